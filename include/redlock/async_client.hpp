@@ -1,0 +1,102 @@
+// The asynchronous client: Redlock on the caller's libuv loop.
+//
+// Threading: every member function must be called on the loop's thread, and
+// every callback runs on that thread.
+//
+// Callback contract (as libuv's and hiredis's):
+//   * A completion callback is called exactly once per started operation,
+//     also when the operation is cancelled (errc::cancelled) or the client
+//     closes (errc::shutting_down).
+//   * It is never called from inside the call that started the operation;
+//     at the earliest on the next loop iteration.
+//   * The result is passed by value; it is the callback's to keep.
+//   * A callback must not throw. An exception escaping it terminates the
+//     program (it would otherwise unwind through libuv's C frames).
+//   * A callback may start new operations and may call close().
+//
+// Lifetime:
+//   * The client connects to every node when constructed, and reconnects with
+//     capped backoff whenever a connection fails.
+//   * close() (or the destructor) stops the client: pending operations
+//     complete with errc::shutting_down and all handles begin closing. The
+//     memory behind them is freed by libuv's close callbacks, so the loop must
+//     run once more after close() before uv_loop_close() can succeed.
+//     `on_closed`, if given, runs on the loop once every handle is closed.
+//   * The loop must outlive the client.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <uv.h>
+
+#include "redlock/clock.hpp"
+#include "redlock/config.hpp"
+#include "redlock/export.hpp"
+#include "redlock/options.hpp"
+#include "redlock/outcome.hpp"
+
+namespace redlock {
+
+namespace detail {
+class ClientCore;
+class Operation;
+}  // namespace detail
+
+// Cancels an operation in flight. Cheap to copy; outliving the operation or
+// the client is harmless (cancel() then does nothing).
+class REDLOCK_API OperationHandle {
+ public:
+  OperationHandle() = default;
+  explicit OperationHandle(std::weak_ptr<detail::Operation> op) : op_(std::move(op)) {}
+  // Requests cancellation. The operation's callback still runs exactly once,
+  // with errc::cancelled unless it had already been decided. A cancelled
+  // acquire releases whatever it had been granted.
+  void cancel() const;
+
+ private:
+  std::weak_ptr<detail::Operation> op_;
+};
+
+struct ClientOptions {
+  // The time source; must outlive the client. Tests inject a manual clock.
+  const MonotonicClock* clock = &steady_clock_source();
+};
+
+class REDLOCK_API AsyncClient {
+ public:
+  using AcquireCallback = std::function<void(AcquireResult)>;
+  using ExtendCallback = std::function<void(ExtendResult)>;
+  using ReleaseCallback = std::function<void(ReleaseResult)>;
+
+  // Validates the configuration (errors are reported by every operation as
+  // errc::config_error) and starts connecting to every node.
+  AsyncClient(uv_loop_t* loop, QuorumConfig config, ClientOptions options = {});
+  ~AsyncClient();
+  AsyncClient(const AsyncClient&) = delete;
+  AsyncClient& operator=(const AsyncClient&) = delete;
+  AsyncClient(AsyncClient&&) = delete;
+  AsyncClient& operator=(AsyncClient&&) = delete;
+
+  // Acquires `resource` on a majority (DESIGN 2.1), retrying as configured.
+  OperationHandle acquire(const Resource& resource, const AcquireOptions& options,
+                          AcquireCallback callback);
+  // Extends a lock we hold on a majority (DESIGN 2.2). Never re-creates a key
+  // that has expired. Fails with errc::lost when a majority refused.
+  OperationHandle extend(const Lock& lock, const ExtendOptions& options,
+                         ExtendCallback callback);
+  // Releases a lock on every node (DESIGN 2.3); deletes only our own value.
+  OperationHandle release(const Lock& lock, ReleaseCallback callback);
+
+  // See the lifetime contract above. Idempotent.
+  void close(std::function<void()> on_closed = {});
+
+  [[nodiscard]] const QuorumConfig& config() const noexcept;
+  // Majority size: nodes / 2 + 1.
+  [[nodiscard]] std::size_t quorum() const noexcept;
+
+ private:
+  std::shared_ptr<detail::ClientCore> core_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,43 @@
+// The blocking client: for code without an event loop.
+//
+// It owns a thread that runs a private libuv loop with an AsyncClient on it.
+// Every member function may be called from any number of threads at once;
+// each call blocks its caller until the operation's outcome is known (every
+// operation is bounded by node timeouts and the retry budget, so none blocks
+// forever). Calls must not be made from inside the client's own loop thread.
+//
+// The destructor stops the loop thread after pending operations complete
+// with errc::shutting_down; it never throws.
+#pragma once
+
+#include <memory>
+
+#include "redlock/config.hpp"
+#include "redlock/export.hpp"
+#include "redlock/options.hpp"
+#include "redlock/outcome.hpp"
+
+namespace redlock {
+
+class REDLOCK_API BlockingClient {
+ public:
+  explicit BlockingClient(QuorumConfig config);
+  ~BlockingClient();
+  BlockingClient(const BlockingClient&) = delete;
+  BlockingClient& operator=(const BlockingClient&) = delete;
+  BlockingClient(BlockingClient&&) = delete;
+  BlockingClient& operator=(BlockingClient&&) = delete;
+
+  [[nodiscard]] AcquireResult acquire(const Resource& resource,
+                                      const AcquireOptions& options = {});
+  [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
+  ReleaseResult release(const Lock& lock);
+
+  [[nodiscard]] const QuorumConfig& config() const noexcept;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,154 @@
+// The quorum file: which N Redis masters hold the lock, and the timing.
+//
+// Parsing never throws. A failure returns a ConfigError naming the file,
+// line and column and what was expected there; unknown keys are errors.
+// Secrets are never read from the file itself unless written in a
+// redis:// address: `password_env` names an environment variable that is
+// read when the file is loaded. Passwords are never printed.
+//
+// Minimum file:
+//
+//   [[node]]
+//   address = "127.0.0.1:7101"
+//   [[node]]
+//   address = "127.0.0.1:7102"
+//   [[node]]
+//   address = "127.0.0.1:7103"
+//
+//   [lock]
+//   ttl_ms = 10000
+//
+// docs/configuration.md lists every key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redlock/export.hpp"
+#include "redlock/types.hpp"
+
+namespace redlock {
+
+// One Redis master of the quorum.
+struct NodeConfig {
+  // Shown in results, errors and metrics. Default: "host:port".
+  std::string name;
+  std::string host;
+  std::uint16_t port = 6379;
+  // AUTH username (Redis 6 ACL). Empty: AUTH with the password alone.
+  std::string username;
+  // The password, resolved at load time from `password_env` or from a
+  // redis://user:pass@ address. Empty: no AUTH.
+  std::string password;
+  // The environment variable the password was read from (for messages).
+  std::string password_env;
+  // SELECT db after connecting. Default 0 (no SELECT sent).
+  int db = 0;
+  // Per-request deadline on this node. Unset: LockConfig::node_timeout.
+  std::optional<Milliseconds> timeout;
+  // When > 0, every grant on this node is followed by a pipelined
+  // `WAIT min_replicas replica_timeout_ms`, and the node's vote counts only
+  // if at least that many replicas acknowledged the write.
+  int min_replicas = 0;
+  // WAIT's timeout. Unset: the node's request timeout.
+  std::optional<Milliseconds> replica_timeout;
+};
+
+// Timing and behaviour shared by every lock taken with this configuration.
+// The defaults are those of DESIGN.md section 3.
+struct LockConfig {
+  // How long a lock lives on a node without renewal.
+  Milliseconds ttl{10000};
+  // Clock drift allowance: drift = ttl * drift_factor + drift_ms.
+  double drift_factor = 0.01;
+  Milliseconds drift_ms{2};
+  // A lock is handed out only if validity > min_validity.
+  Milliseconds min_validity{0};
+  // Per-request deadline on a node; a node that has not answered by then
+  // counts as "no". Zero means automatic: min(50 ms, ttl / 100), at least 2 ms.
+  Milliseconds node_timeout{0};
+  // TCP connect (plus handshake) deadline.
+  Milliseconds connect_timeout{1000};
+  // Retries after the first attempt; -1 retries until the wait deadline.
+  int retry_count = 3;
+  // Mean delay between attempts; each delay is drawn uniformly from
+  // [0, 2 * retry_delay) ("full jitter" around the mean).
+  Milliseconds retry_delay{200};
+  // Prefix of every key the library touches on a node.
+  std::string key_prefix = "redlock:";
+  // Whether locks are fenced unless the caller says otherwise.
+  bool fenced = false;
+  // Reconnect backoff: doubles from the first value up to the cap.
+  Milliseconds reconnect_min{50};
+  Milliseconds reconnect_max{2000};
+};
+
+struct QuorumConfig {
+  std::vector<NodeConfig> nodes;
+  LockConfig lock;
+  // Where the configuration came from (a path, or a label for text).
+  std::string source;
+};
+
+// Where and why a configuration is invalid. line/column are 1-based; 0 when
+// the error is not tied to a position (e.g. a file that cannot be opened).
+struct ConfigError {
+  std::string file;
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+  std::string message;
+  // "file:line:col: message" (or "file: message" without a position).
+  [[nodiscard]] REDLOCK_API std::string to_string() const;
+};
+
+struct ConfigResult {
+  std::optional<QuorumConfig> config;
+  ConfigError error;  // meaningful only when !config
+  [[nodiscard]] bool ok() const noexcept { return config.has_value(); }
+};
+
+// Parses TOML text. `source_name` is used in error messages.
+[[nodiscard]] REDLOCK_API ConfigResult parse_config(std::string_view toml_text,
+                                                    std::string_view source_name);
+
+// Reads and parses a file.
+[[nodiscard]] REDLOCK_API ConfigResult load_config(const std::filesystem::path& file);
+
+// The node timeout in force: the configured one, or the automatic default.
+[[nodiscard]] REDLOCK_API Milliseconds effective_node_timeout(const LockConfig& lock,
+                                                              const NodeConfig& node) noexcept;
+
+// A parsed node address: "host:port", "[::1]:port", or
+// "redis://[user[:pass]@]host[:port][/db]".
+struct ParsedAddress {
+  std::string host;
+  std::uint16_t port = 6379;
+  std::string username;
+  std::string password;
+  std::optional<int> db;
+};
+struct AddressResult {
+  std::optional<ParsedAddress> address;
+  std::string error;  // what was expected, when !address
+};
+[[nodiscard]] REDLOCK_API AddressResult parse_address(std::string_view text);
+
+// Which file to read: `explicit_path` if given (a --config flag), else
+// $REDLOCK_CONFIG if set and non-empty, else ./redlock.toml if it exists.
+// Returns nullopt when none applies.
+[[nodiscard]] REDLOCK_API std::optional<std::filesystem::path> find_config_file(
+    const std::optional<std::filesystem::path>& explicit_path);
+
+// find_config_file + load_config, with a ConfigError when no file is found.
+[[nodiscard]] REDLOCK_API ConfigResult load_default_config(
+    const std::optional<std::filesystem::path>& explicit_path = std::nullopt);
+
+// A configuration built from addresses alone (the CLI's --node flags).
+[[nodiscard]] REDLOCK_API ConfigResult config_from_addresses(
+    const std::vector<std::string>& addresses);
+
+}  // namespace redlock

@@ -1,0 +1,28 @@
+// Per-call options. Every field left unset takes the quorum file's value.
+#pragma once
+
+#include <optional>
+
+#include "redlock/types.hpp"
+
+namespace redlock {
+
+struct AcquireOptions {
+  // Lock time-to-live. Default: LockConfig::ttl.
+  std::optional<Milliseconds> ttl;
+  // Retries after the first attempt (-1: until `wait` runs out).
+  // Default: LockConfig::retry_count, or -1 when `wait` is set.
+  std::optional<int> retry_count;
+  // Mean retry delay (full jitter). Default: LockConfig::retry_delay.
+  std::optional<Milliseconds> retry_delay;
+  // Bound on the whole acquire, retries included: no attempt starts after
+  // it. Zero means one attempt only.
+  std::optional<Milliseconds> wait;
+};
+
+struct ExtendOptions {
+  // The new TTL. Default: the lock's own ttl.
+  std::optional<Milliseconds> ttl;
+};
+
+}  // namespace redlock

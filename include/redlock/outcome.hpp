@@ -1,0 +1,91 @@
+// Results of lock operations, as values: an error code plus what each node
+// answered and how fast.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "redlock/export.hpp"
+#include "redlock/types.hpp"
+
+namespace redlock {
+
+// What one node said to one request.
+enum class NodeStatus {
+  granted,        // acquire: SET NX succeeded (and enough replicas acked)
+  busy,           // acquire: another value holds the key
+  extended,       // extend: our value was there; its TTL was reset
+  released,       // release: our value was there and was deleted
+  not_held,       // extend / release: the key is gone or holds another value
+  replicas_short, // acquire: granted, but WAIT saw fewer replicas than required
+  timeout,        // no answer within the node timeout
+  unreachable,    // not connected, or the connection failed meanwhile
+  error,          // an error reply (see NodeOutcome::detail)
+  not_asked,      // the operation was decided or cancelled before asking
+};
+
+[[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;
+
+struct NodeOutcome {
+  std::size_t node = 0;     // index into QuorumConfig::nodes
+  std::string name;         // NodeConfig::name
+  NodeStatus status = NodeStatus::not_asked;
+  // From sending the request to its reply (zero when there was none).
+  Microseconds latency{0};
+  // acquire + busy: the holder's remaining PTTL on this node, or -1.
+  std::int64_t holder_ttl_ms = -1;
+  // acquire + granted: the node's fence counter for the resource.
+  std::int64_t fence_counter = 0;
+  // Error text: the node's error reply, or why it was unreachable.
+  std::string detail;
+};
+
+// One holding of a lock. Copyable: it is only a record; the guard type of
+// the library owns renewal and release.
+struct Lock {
+  Resource resource;
+  LockValue value;
+  Milliseconds ttl{0};
+  // When the attempt that won started (t0), and the local validity deadline
+  // t0 + validity. Past the deadline the lock must be treated as lost.
+  TimePoint started{};
+  TimePoint valid_until{};
+  // The fencing token, when the lock was taken fenced.
+  std::optional<std::uint64_t> fence;
+
+  [[nodiscard]] bool valid_at(TimePoint now) const noexcept { return now < valid_until; }
+};
+
+struct AcquireResult {
+  std::error_code error;   // empty on success
+  std::optional<Lock> lock;
+  // Validity left when the lock was handed out.
+  Milliseconds validity{0};
+  int attempts = 0;
+  // The per-node outcomes of the last attempt.
+  std::vector<NodeOutcome> nodes;
+  [[nodiscard]] bool ok() const noexcept { return lock.has_value() && !error; }
+};
+
+struct ExtendResult {
+  std::error_code error;
+  // The lock with its new deadline (on success), else as it was passed in.
+  std::optional<Lock> lock;
+  Milliseconds validity{0};
+  std::vector<NodeOutcome> nodes;
+  [[nodiscard]] bool ok() const noexcept { return !error; }
+};
+
+struct ReleaseResult {
+  std::error_code error;   // empty when every node answered
+  // How many nodes deleted our value.
+  std::size_t released = 0;
+  std::vector<NodeOutcome> nodes;
+};
+
+}  // namespace redlock

@@ -1,0 +1,11 @@
+// Everything public in one include.
+#pragma once
+
+#include "redlock/async_client.hpp"
+#include "redlock/blocking_client.hpp"
+#include "redlock/clock.hpp"
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+#include "redlock/options.hpp"
+#include "redlock/outcome.hpp"
+#include "redlock/types.hpp"

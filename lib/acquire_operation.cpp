@@ -1,0 +1,205 @@
+#include "acquire_operation.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "reply_parse.hpp"
+
+namespace redlock::detail {
+
+namespace {
+// Late grants older than this many attempts are left to the unlock that was
+// queued behind them on the same connection, and to their TTL.
+constexpr std::size_t kAbandonedKept = 64;
+}  // namespace
+
+AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      resource_(std::move(resource)),
+      ttl_(options.ttl.value_or(core.config().lock.ttl)),
+      callback_(std::move(callback)) {
+  const LockConfig& lock = core.config().lock;
+  const std::string& prefix = lock.key_prefix;
+  lock_key_ = lock_key(prefix, resource_.str());
+  fence_key_ = fence_key(prefix);
+  channel_ = release_channel(prefix, resource_.str());
+  ttl_text_ = std::to_string(ttl_.count());
+  plan_.mean_delay = options.retry_delay.value_or(lock.retry_delay);
+  plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
+  if (options.wait) plan_.deadline = core.clock().now() + *options.wait;
+  if (resource_.empty() || ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
+      (options.wait && options.wait->count() < 0)) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+  }
+}
+
+void AcquireOperation::start() {
+  if (!core_.config_problem().empty()) {
+    finished_ = true;
+    core_.turn().post([self = shared_from_this(), this] {
+      core_.finished(this);
+      finish(make_error_code(errc::config_error));
+    });
+    return;
+  }
+  if (argument_problem_) {
+    finished_ = true;
+    core_.turn().post([self = shared_from_this(), this] {
+      core_.finished(this);
+      finish(argument_problem_);
+    });
+    return;
+  }
+  begin_attempt();
+}
+
+void AcquireOperation::begin_attempt() {
+  ++tag_;
+  ++result_.attempts;
+  value_ = LockValue::random();
+  auto& nodes = core_.nodes();
+  tally_ = QuorumTally(nodes.size());
+  busy_ = 0;
+  outcomes_.assign(nodes.size(), NodeOutcome{});
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    outcomes_[i].node = i;
+    outcomes_[i].name = nodes[i]->config().name;
+  }
+  attempt_open_ = true;
+  // t0 is read before the first request is queued, so everything that
+  // delays the requests counts against validity.
+  started_ = core_.clock().now();
+  auto self = shared_from_this();
+  for (auto& node : nodes) {
+    node->send(acquire_script(), {lock_key_, fence_key_}, {value_.str(), ttl_text_, resource_.str()},
+               true, self, tag_);
+  }
+}
+
+void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
+                                   const NodeResponse& response) {
+  if (tag == kCleanupTag) return;
+  if (tag != tag_ || !attempt_open_ || response.late) {
+    handle_stale(tag, node, response);
+    return;
+  }
+  NodeOutcome& outcome = outcomes_[node];
+  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
+  if (outcome.status == NodeStatus::granted) {
+    tally_.yes();
+  } else {
+    if (outcome.status == NodeStatus::busy) ++busy_;
+    tally_.no();
+  }
+  if (tally_.decision() != Decision::pending) decide();
+}
+
+void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
+                                    const NodeResponse& response) {
+  // A grant for an attempt that failed (or was cancelled) must not linger:
+  // undo it on that node. A grant for the winning attempt is simply ours.
+  if (response.kind != NodeResponse::Kind::reply) return;
+  NodeOutcome outcome;
+  parse_acquire_response(response, 0, outcome);
+  if (outcome.status != NodeStatus::granted) return;
+  auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
+                            [tag](const auto& entry) { return entry.first == tag; });
+  if (found == abandoned_.end()) return;
+  core_.nodes()[node]->send(release_script(), {lock_key_}, {found->second.str(), channel_},
+                            false, shared_from_this(), kCleanupTag);
+}
+
+void AcquireOperation::decide() {
+  attempt_open_ = false;
+  if (tally_.decision() == Decision::won) {
+    const TimePoint now = core_.clock().now();
+    const Microseconds validity =
+        validity_left(ttl_, elapsed_between(started_, now), core_.drift_for(ttl_));
+    if (validity_sufficient(validity, core_.config().lock.min_validity)) {
+      succeed(validity);
+      return;
+    }
+    fail_attempt(make_error_code(errc::validity_too_short));
+    return;
+  }
+  fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
+}
+
+void AcquireOperation::unlock_attempt() {
+  abandoned_.emplace_back(tag_, value_);
+  if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
+  auto self = shared_from_this();
+  auto& nodes = core_.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    // A node that answered "busy" provably does not hold this attempt's fresh
+    // value; every other node might (a grant, or a reply still on its way).
+    if (outcomes_[i].status == NodeStatus::busy) continue;
+    nodes[i]->send(release_script(), {lock_key_}, {value_.str(), channel_}, false, self,
+                   kCleanupTag);
+  }
+}
+
+void AcquireOperation::fail_attempt(std::error_code why) {
+  last_failure_ = why;
+  unlock_attempt();
+  const auto delay = next_retry_delay(plan_, result_.attempts, core_.clock().now(), random_unit());
+  if (!delay) {
+    complete(why);
+    return;
+  }
+  retry_timer_ = core_.timers().schedule_after(*delay, [self = shared_from_this(), this] {
+    retry_timer_ = TimerQueue::kNone;
+    if (!finished_) begin_attempt();
+  });
+}
+
+void AcquireOperation::succeed(Microseconds validity) {
+  Lock lock{resource_, value_, ttl_, started_, started_ + validity, std::nullopt};
+  result_.validity = std::chrono::floor<Milliseconds>(validity);
+  result_.lock = std::move(lock);
+  complete({});
+}
+
+void AcquireOperation::complete(std::error_code error) {
+  // The core may hold the last reference; keep this alive to the end.
+  auto keep = shared_from_this();
+  core_.finished(this);
+  finish(error);
+}
+
+void AcquireOperation::finish(std::error_code error) {
+  finished_ = true;
+  result_.error = error;
+  result_.nodes = std::move(outcomes_);
+  outcomes_.clear();
+  deliver(callback_, std::move(result_));
+}
+
+void AcquireOperation::cancel() {
+  if (finished_) return;
+  finished_ = true;
+  if (attempt_open_) {
+    attempt_open_ = false;
+    unlock_attempt();
+  }
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  core_.turn().post([self = shared_from_this(), this] {
+    complete(make_error_code(errc::cancelled));
+  });
+}
+
+void AcquireOperation::abort(std::error_code why) {
+  if (finished_) return;
+  if (attempt_open_) {
+    attempt_open_ = false;
+    unlock_attempt();
+  }
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  finish(why);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,62 @@
+// DESIGN 2.1: one acquire, possibly over several attempts.
+#pragma once
+
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "client_core.hpp"
+#include "operation.hpp"
+#include "quorum.hpp"
+#include "retry_policy.hpp"
+
+namespace redlock::detail {
+
+class AcquireOperation final : public Operation {
+ public:
+  AcquireOperation(ClientCore& core, Resource resource, const AcquireOptions& options,
+                   AsyncClient::AcquireCallback callback);
+
+  void start();
+  void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
+  void cancel() override;
+  void abort(std::error_code why) override;
+
+ private:
+  void begin_attempt();
+  void decide();
+  void fail_attempt(std::error_code why);
+  void unlock_attempt();
+  void succeed(Microseconds validity);
+  void complete(std::error_code error);
+  void finish(std::error_code error);
+  void handle_stale(std::uint32_t tag, std::size_t node, const NodeResponse& response);
+
+  Resource resource_;
+  std::string lock_key_;
+  std::string fence_key_;
+  std::string channel_;
+  Milliseconds ttl_;
+  std::string ttl_text_;
+  RetryPlan plan_;
+  std::error_code argument_problem_;
+  AsyncClient::AcquireCallback callback_;
+
+  // The attempt in progress (or the last one).
+  std::uint32_t tag_ = 0;
+  LockValue value_{""};
+  TimePoint started_{};
+  QuorumTally tally_{0};
+  std::size_t busy_ = 0;
+  std::vector<NodeOutcome> outcomes_;
+  bool attempt_open_ = false;
+
+  // Values of failed attempts whose late grants must still be undone.
+  std::deque<std::pair<std::uint32_t, LockValue>> abandoned_;
+  TimerQueue::Id retry_timer_ = TimerQueue::kNone;
+  std::error_code last_failure_;
+  bool finished_ = false;
+  AcquireResult result_;
+};
+
+}  // namespace redlock::detail

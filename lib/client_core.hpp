@@ -1,0 +1,74 @@
+// What the operations of one client share: the loop, the configuration, the
+// node connections, the timer queue and the end-of-turn hook. Owns itself
+// while open: it is freed by the last close callback of its libuv handles.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <uv.h>
+
+#include "loop_turn.hpp"
+#include "node_connection.hpp"
+#include "operation.hpp"
+#include "quorum.hpp"
+#include "redlock/error.hpp"
+#include "redlock/async_client.hpp"
+#include "redlock/config.hpp"
+#include "timer_queue.hpp"
+#include "validity.hpp"
+
+namespace redlock::detail {
+
+class ClientCore {
+ public:
+  static std::shared_ptr<ClientCore> create(uv_loop_t* loop, QuorumConfig config,
+                                            ClientOptions options);
+  ClientCore(const ClientCore&) = delete;
+  ClientCore& operator=(const ClientCore&) = delete;
+  ~ClientCore();
+
+  [[nodiscard]] uv_loop_t* loop() const noexcept { return loop_; }
+  [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
+  [[nodiscard]] const MonotonicClock& clock() const noexcept { return *clock_; }
+  [[nodiscard]] TimerQueue& timers() noexcept { return *timers_; }
+  [[nodiscard]] LoopTurn& turn() noexcept { return *turn_; }
+  [[nodiscard]] std::vector<std::unique_ptr<NodeConnection>>& nodes() noexcept { return nodes_; }
+  [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
+  [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
+  // Empty when the configuration is usable.
+  [[nodiscard]] const std::string& config_problem() const noexcept { return config_problem_; }
+  [[nodiscard]] bool closing() const noexcept { return closing_; }
+
+  // Keeps `op` alive until it calls finished(); close() aborts it.
+  void started(const std::shared_ptr<Operation>& op);
+  void finished(const Operation* op) noexcept;
+
+  void close(std::function<void()> on_closed);
+
+  // Accounting of open libuv handles and requests: the core frees itself
+  // when the last one closes after close().
+  void handle_opened() noexcept { ++open_handles_; }
+  void handle_closed();
+
+ private:
+  ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options);
+
+  uv_loop_t* loop_;
+  QuorumConfig config_;
+  const MonotonicClock* clock_;
+  std::string config_problem_;
+  std::unique_ptr<TimerQueue> timers_;
+  std::unique_ptr<LoopTurn> turn_;
+  std::vector<std::unique_ptr<NodeConnection>> nodes_;
+  std::unordered_map<const Operation*, std::shared_ptr<Operation>> live_;
+  std::shared_ptr<ClientCore> self_;
+  std::function<void()> on_closed_;
+  std::size_t open_handles_ = 0;
+  bool closing_ = false;
+};
+
+}  // namespace redlock::detail

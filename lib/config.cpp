@@ -1,0 +1,778 @@
+// The quorum file: TOML text to QuorumConfig.
+//
+// toml++ checks the syntax; this file checks everything after it (types,
+// ranges, unknown keys, rules between keys) and pins each error on the
+// offending key or value as file:line:col. The first error wins. Keys are
+// read in file order, then the rules between keys are checked, then the
+// password variables are read from the environment, so a missing variable
+// never hides a typo further up the file.
+#include <arpa/inet.h>
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "redlock/config.hpp"
+
+namespace redlock {
+namespace {
+
+// Upper bound of every *_ms key, about 24.8 days. Anything larger is a typo,
+// and the bound keeps deadline arithmetic in nanoseconds far from overflow.
+constexpr std::int64_t kMaxMilliseconds = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// The automatic node timeout: min(ttl / 100, 50 ms), never below 2 ms, so
+// that a short TTL still leaves a node time for one round trip.
+constexpr Milliseconds kAutoNodeTimeoutCap{50};
+constexpr Milliseconds kAutoNodeTimeoutFloor{2};
+constexpr int kAutoNodeTimeoutTtlDivisor = 100;
+
+constexpr std::string_view kRootKeys = "[[node]] and [lock]";
+constexpr std::string_view kNodeKeys[] = {"address", "name", "username", "password_env",
+                                          "db", "timeout_ms", "min_replicas",
+                                          "replica_timeout_ms"};
+constexpr std::string_view kLockKeys[] = {
+    "ttl_ms",          "drift_factor",       "drift_ms",    "min_validity_ms",
+    "node_timeout_ms", "connect_timeout_ms", "retry_count", "retry_delay_ms",
+    "key_prefix",      "fenced",             "reconnect_min_ms", "reconnect_max_ms"};
+
+std::string_view toml_type_name(toml::node_type type) noexcept {
+  switch (type) {
+    case toml::node_type::table: return "table";
+    case toml::node_type::array: return "array";
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::date: return "date";
+    case toml::node_type::time: return "time";
+    case toml::node_type::date_time: return "date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+std::string join(const std::string_view* first, const std::string_view* last) {
+  std::string out;
+  for (const std::string_view* it = first; it != last; ++it) {
+    if (!out.empty()) out += ", ";
+    out += *it;
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown key; did you mean ttl_ms?" or the list of the keys allowed here.
+template <std::size_t N>
+std::string unknown_key_message(std::string_view key, const std::string_view (&allowed)[N]) {
+  for (const std::string_view candidate : allowed) {
+    const bool missing_unit = candidate.size() == key.size() + 3 &&
+                              candidate.substr(0, key.size()) == key &&
+                              candidate.substr(key.size()) == "_ms";
+    if (missing_unit || edit_distance(key, candidate) <= 2) {
+      return "unknown key; did you mean " + std::string(candidate) + "?";
+    }
+  }
+  return "unknown key; expected one of " + join(std::begin(allowed), std::end(allowed));
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Two spellings of one endpoint compare equal: host names ignore case and
+// IPv6 literals are compared in canonical form ("0:0::1" is "::1").
+std::string endpoint_identity(const NodeConfig& node) {
+  std::string host = lowercase(node.host);
+  in6_addr ipv6{};
+  if (inet_pton(AF_INET6, host.c_str(), &ipv6) == 1) {
+    char canonical[INET6_ADDRSTRLEN] = {};
+    if (inet_ntop(AF_INET6, &ipv6, canonical, sizeof canonical) != nullptr) host = canonical;
+  }
+  return host + " " + std::to_string(node.port);
+}
+
+std::string default_node_name(const std::string& host, std::uint16_t port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+NodeConfig node_from_address(ParsedAddress address) {
+  NodeConfig node;
+  node.name = default_node_name(address.host, address.port);
+  node.host = std::move(address.host);
+  node.port = address.port;
+  node.username = std::move(address.username);
+  node.password = std::move(address.password);
+  node.db = address.db.value_or(0);
+  return node;
+}
+
+struct RepeatedEntry {
+  std::size_t earlier;
+  std::size_t later;
+};
+
+// The first node whose identity (by `identity_of`) an earlier node already has.
+template <typename IdentityOf>
+std::optional<RepeatedEntry> find_repeated(const std::vector<NodeConfig>& nodes,
+                                           IdentityOf identity_of) {
+  for (std::size_t later = 1; later < nodes.size(); ++later) {
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      if (identity_of(nodes[earlier]) == identity_of(nodes[later])) {
+        return RepeatedEntry{earlier, later};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// "redis://user:secret@host" becomes "redis://user:***@host", so that an
+// address can be quoted in a message.
+std::string redact_address_password(std::string_view address) {
+  const std::size_t at = address.rfind('@');
+  if (at == std::string_view::npos) return std::string(address);
+  const std::size_t scheme_end = address.find("://");
+  const std::size_t userinfo_start =
+      scheme_end == std::string_view::npos || scheme_end > at ? 0 : scheme_end + 3;
+  const std::size_t colon = address.find(':', userinfo_start);
+  if (colon == std::string_view::npos || colon > at) return std::string(address);
+  return std::string(address.substr(0, colon + 1)) + "***" + std::string(address.substr(at));
+}
+
+bool is_environment_variable_name(std::string_view name) noexcept {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_';
+  });
+}
+
+ConfigError error_without_position(std::string_view file, std::string message) {
+  return ConfigError{std::string(file), 0, 0, std::move(message)};
+}
+
+ConfigResult failure(ConfigError error) { return ConfigResult{std::nullopt, std::move(error)}; }
+
+// The inclusive range an integer key accepts, and how to say so.
+struct IntegerRule {
+  std::int64_t minimum;
+  std::int64_t maximum;
+  std::string_view expected;  // "a positive integer (milliseconds)"
+};
+
+constexpr IntegerRule kPositiveMilliseconds{1, kMaxMilliseconds,
+                                            "a positive integer (milliseconds)"};
+constexpr IntegerRule kNonNegativeMilliseconds{0, kMaxMilliseconds,
+                                               "a non-negative integer (milliseconds)"};
+constexpr IntegerRule kDatabaseIndex{0, kMaxInt, "a non-negative integer (database index)"};
+constexpr IntegerRule kReplicaCount{0, kMaxInt, "a non-negative integer (replica count)"};
+constexpr IntegerRule kRetryCount{-1, kMaxInt,
+                                  "an integer >= -1 (-1: retry until the deadline)"};
+
+// One [[node]] table while it is being read; the keys that may also come
+// from a redis:// address are kept apart until both are known.
+struct NodeDraft {
+  const toml::table* table = nullptr;
+  std::string path;  // "node[0]"
+  std::optional<ParsedAddress> address;
+  std::optional<std::string> name;
+  std::optional<std::string> username;
+  std::optional<std::string> password_env;
+  std::optional<int> db;
+  std::optional<Milliseconds> timeout;
+  int min_replicas = 0;
+  std::optional<Milliseconds> replica_timeout;
+};
+
+// Reads one parsed TOML document. Every read_* and check_* returns false
+// once it has recorded the error; the caller then stops.
+class QuorumFileReader {
+ public:
+  explicit QuorumFileReader(std::string_view source) : source_(source) {}
+
+  ConfigResult read(const toml::table& root) {
+    if (!read_root(root) || !check_lock_rules() || !check_node_rules() ||
+        !resolve_passwords()) {
+      return failure(std::move(error_));
+    }
+    return ConfigResult{QuorumConfig{std::move(nodes_), lock_, source_}, {}};
+  }
+
+ private:
+  bool fail(const toml::source_region& where, std::string_view path, std::string_view message) {
+    std::string text(path);
+    if (!text.empty()) text += ": ";
+    text += message;
+    error_ = ConfigError{source_, where.begin.line, where.begin.column, std::move(text)};
+    return false;
+  }
+
+  // Where `key` is written in `table`, or the table itself when the key is
+  // absent (its default was used), or nowhere.
+  static toml::source_region where(const toml::table* table, std::string_view key) {
+    if (table == nullptr) return {};
+    if (const toml::node* value = table->get(key)) return value->source();
+    return table->source();
+  }
+
+  // A table's entries sorted by where their keys appear, so that the first
+  // error reported is the first one in the file.
+  static std::vector<std::pair<const toml::key*, const toml::node*>> entries_in_file_order(
+      const toml::table& table) {
+    std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+    for (const auto& [key, value] : table) entries.emplace_back(&key, &value);
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      const toml::source_position& left = a.first->source().begin;
+      const toml::source_position& right = b.first->source().begin;
+      return left.line != right.line ? left.line < right.line : left.column < right.column;
+    });
+    return entries;
+  }
+
+  bool read_integer(const toml::node& value, std::string_view path, const IntegerRule& rule,
+                    std::int64_t& out) {
+    const std::string expected = "expected " + std::string(rule.expected);
+    const toml::value<std::int64_t>* integer = value.as_integer();
+    if (integer == nullptr) {
+      return fail(value.source(), path,
+                  expected + ", got " + std::string(toml_type_name(value.type())));
+    }
+    const std::int64_t number = integer->get();
+    if (number > rule.maximum) {
+      return fail(value.source(), path,
+                  expected + " no larger than " + std::to_string(rule.maximum) + ", got " +
+                      std::to_string(number));
+    }
+    if (number < rule.minimum) {
+      return fail(value.source(), path, expected + ", got " + std::to_string(number));
+    }
+    out = number;
+    return true;
+  }
+
+  bool read_int(const toml::node& value, std::string_view path, const IntegerRule& rule,
+                int& out) {
+    std::int64_t number = 0;
+    if (!read_integer(value, path, rule, number)) return false;
+    out = static_cast<int>(number);  // The rule's range fits in int.
+    return true;
+  }
+
+  bool read_milliseconds(const toml::node& value, std::string_view path,
+                         const IntegerRule& rule, Milliseconds& out) {
+    std::int64_t number = 0;
+    if (!read_integer(value, path, rule, number)) return false;
+    out = Milliseconds{number};
+    return true;
+  }
+
+  bool read_milliseconds(const toml::node& value, std::string_view path,
+                         const IntegerRule& rule, std::optional<Milliseconds>& out) {
+    Milliseconds duration{};
+    if (!read_milliseconds(value, path, rule, duration)) return false;
+    out = duration;
+    return true;
+  }
+
+  bool read_string(const toml::node& value, std::string_view path, bool allow_empty,
+                   std::string& out) {
+    const toml::value<std::string>* text = value.as_string();
+    if (text == nullptr) {
+      return fail(value.source(), path,
+                  std::string(allow_empty ? "expected a string" : "expected a non-empty string") +
+                      ", got " + std::string(toml_type_name(value.type())));
+    }
+    if (!allow_empty && text->get().empty()) {
+      return fail(value.source(), path, "expected a non-empty string, got an empty string");
+    }
+    out = text->get();
+    return true;
+  }
+
+  bool read_string(const toml::node& value, std::string_view path, bool allow_empty,
+                   std::optional<std::string>& out) {
+    std::string text;
+    if (!read_string(value, path, allow_empty, text)) return false;
+    out = std::move(text);
+    return true;
+  }
+
+  bool read_bool(const toml::node& value, std::string_view path, bool& out) {
+    const toml::value<bool>* flag = value.as_boolean();
+    if (flag == nullptr) {
+      return fail(value.source(), path,
+                  "expected true or false, got " + std::string(toml_type_name(value.type())));
+    }
+    out = flag->get();
+    return true;
+  }
+
+  bool read_drift_factor(const toml::node& value, std::string_view path, double& out) {
+    constexpr std::string_view kExpected = "expected a number in [0, 0.5)";
+    double number = 0.0;
+    if (const toml::value<double>* real = value.as_floating_point()) {
+      number = real->get();
+    } else if (const toml::value<std::int64_t>* integer = value.as_integer()) {
+      number = static_cast<double>(integer->get());  // "drift_factor = 0" is a number too.
+    } else {
+      return fail(value.source(), path,
+                  std::string(kExpected) + ", got " + std::string(toml_type_name(value.type())));
+    }
+    // Written so that NaN fails too. At 0.5 or more the drift would eat half
+    // the TTL or more, which leaves no useful validity.
+    if (!(number >= 0.0 && number < 0.5)) {
+      return fail(value.source(), path,
+                  std::string(kExpected) + ", got " + format_number(number));
+    }
+    out = number;
+    return true;
+  }
+
+  static std::string format_number(double number) {
+    char buffer[64] = {};
+    std::snprintf(buffer, sizeof buffer, "%g", number);
+    return buffer;
+  }
+
+  // ---- [[node]] ----
+
+  bool read_root(const toml::table& root) {
+    bool saw_nodes = false;
+    for (const auto& [key, value] : entries_in_file_order(root)) {
+      const std::string_view name = key->str();
+      if (name == "node") {
+        saw_nodes = true;
+        if (!read_nodes(*value)) return false;
+      } else if (name == "lock") {
+        if (!read_lock(*value)) return false;
+      } else {
+        return fail(key->source(), name, "unknown key; expected only " + std::string(kRootKeys));
+      }
+    }
+    if (!saw_nodes) {
+      error_ = error_without_position(
+          source_,
+          "no [[node]] table: expected at least one Redis master, e.g.\n"
+          "  [[node]]\n  address = \"127.0.0.1:6379\"");
+      return false;
+    }
+    return true;
+  }
+
+  bool read_nodes(const toml::node& value) {
+    const toml::array* tables = value.as_array();
+    if (tables == nullptr) {
+      return fail(value.source(), "node",
+                  "expected an array of tables ([[node]]), got " +
+                      std::string(toml_type_name(value.type())) +
+                      (value.is_table() ? " (write [[node]], not [node])" : ""));
+    }
+    if (tables->empty()) {
+      return fail(value.source(), "node", "expected at least one [[node]] table, got none");
+    }
+    for (std::size_t index = 0; index < tables->size(); ++index) {
+      const toml::node& element = *tables->get(index);
+      const std::string path = "node[" + std::to_string(index) + "]";
+      const toml::table* table = element.as_table();
+      if (table == nullptr) {
+        return fail(element.source(), path,
+                    "expected a table, got " + std::string(toml_type_name(element.type())));
+      }
+      if (!read_node(*table, path)) return false;
+    }
+    return true;
+  }
+
+  bool read_node(const toml::table& table, const std::string& path) {
+    NodeDraft draft;
+    draft.table = &table;
+    draft.path = path;
+    for (const auto& [key, value] : entries_in_file_order(table)) {
+      if (!read_node_key(*key, *value, draft)) return false;
+    }
+    return finish_node(std::move(draft));
+  }
+
+  bool read_node_key(const toml::key& key, const toml::node& value, NodeDraft& draft) {
+    const std::string_view name = key.str();
+    const std::string path = draft.path + "." + std::string(name);
+    if (name == "address") return read_address(value, path, draft.address);
+    if (name == "name") return read_string(value, path, false, draft.name);
+    if (name == "username") return read_string(value, path, false, draft.username);
+    if (name == "password_env") return read_password_env(value, path, draft.password_env);
+    if (name == "db") {
+      int db = 0;
+      if (!read_int(value, path, kDatabaseIndex, db)) return false;
+      draft.db = db;
+      return true;
+    }
+    if (name == "timeout_ms") return read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
+    if (name == "min_replicas") return read_int(value, path, kReplicaCount, draft.min_replicas);
+    if (name == "replica_timeout_ms") {
+      return read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
+    }
+    if (name == "password") {
+      return fail(key.source(), path,
+                  "passwords are not read from the file; put the password in an environment "
+                  "variable and name that variable in password_env");
+    }
+    return fail(key.source(), path, unknown_key_message(name, kNodeKeys));
+  }
+
+  bool read_address(const toml::node& value, const std::string& path,
+                    std::optional<ParsedAddress>& out) {
+    std::string text;
+    if (!read_string(value, path, false, text)) return false;
+    AddressResult parsed = parse_address(text);
+    if (!parsed.address) return fail(value.source(), path, parsed.error);
+    out = std::move(parsed.address);
+    return true;
+  }
+
+  bool read_password_env(const toml::node& value, const std::string& path,
+                         std::optional<std::string>& out) {
+    std::string variable;
+    if (!read_string(value, path, false, variable)) return false;
+    // Not quoted: a value that is no variable name may be the password itself.
+    if (!is_environment_variable_name(variable)) {
+      return fail(value.source(), path,
+                  "expected the name of an environment variable (letters, digits and '_'), "
+                  "not the password itself");
+    }
+    out = std::move(variable);
+    return true;
+  }
+
+  // Merges the address with the keys that may repeat it.
+  bool finish_node(NodeDraft draft) {
+    const toml::table* table = draft.table;
+    const std::string& path = draft.path;
+    if (!draft.address) {
+      return fail(table->source(), path,
+                  "missing key address: expected the node's address, e.g. "
+                  "address = \"127.0.0.1:6379\"");
+    }
+    const bool url_has_username = !draft.address->username.empty();
+    const bool url_has_password = !draft.address->password.empty();
+    const bool url_has_db = draft.address->db.has_value();
+    NodeConfig node = node_from_address(std::move(*draft.address));
+    if (draft.username) {
+      if (url_has_username) {
+        return fail(where(table, "username"), path + ".username",
+                    "the address already names a user; give it in one place only");
+      }
+      node.username = std::move(*draft.username);
+    }
+    if (draft.password_env) {
+      if (url_has_password) {
+        return fail(where(table, "password_env"), path + ".password_env",
+                    "the address already carries a password; give it in one place only");
+      }
+      node.password_env = std::move(*draft.password_env);
+    }
+    if (draft.db) {
+      if (url_has_db) {
+        return fail(where(table, "db"), path + ".db",
+                    "the address already selects a database; give it in one place only");
+      }
+      node.db = *draft.db;
+    }
+    if (!node.username.empty() && !url_has_password && node.password_env.empty()) {
+      const bool key_given = table->contains("username");
+      return fail(where(table, key_given ? "username" : "address"),
+                  path + (key_given ? ".username" : ".address"),
+                  "a username needs a password: set password_env, or put the password in "
+                  "the redis:// address");
+    }
+    if (draft.name) node.name = std::move(*draft.name);
+    node.timeout = draft.timeout;
+    node.min_replicas = draft.min_replicas;
+    node.replica_timeout = draft.replica_timeout;
+    nodes_.push_back(std::move(node));
+    node_tables_.push_back(table);
+    return true;
+  }
+
+  // ---- [lock] ----
+
+  bool read_lock(const toml::node& value) {
+    const toml::table* table = value.as_table();
+    if (table == nullptr) {
+      return fail(value.source(), "lock",
+                  "expected a table ([lock]), got " + std::string(toml_type_name(value.type())));
+    }
+    lock_table_ = table;
+    for (const auto& [key, entry] : entries_in_file_order(*table)) {
+      if (!read_lock_key(*key, *entry)) return false;
+    }
+    return true;
+  }
+
+  bool read_lock_key(const toml::key& key, const toml::node& value) {
+    const std::string_view name = key.str();
+    const std::string path = "lock." + std::string(name);
+    if (name == "ttl_ms") return read_milliseconds(value, path, kPositiveMilliseconds, lock_.ttl);
+    if (name == "drift_factor") return read_drift_factor(value, path, lock_.drift_factor);
+    if (name == "drift_ms") return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
+    if (name == "min_validity_ms") {
+      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.min_validity);
+    }
+    if (name == "node_timeout_ms") {
+      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.node_timeout);
+    }
+    if (name == "connect_timeout_ms") {
+      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.connect_timeout);
+    }
+    if (name == "retry_count") return read_int(value, path, kRetryCount, lock_.retry_count);
+    if (name == "retry_delay_ms") {
+      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.retry_delay);
+    }
+    if (name == "key_prefix") return read_string(value, path, true, lock_.key_prefix);
+    if (name == "fenced") return read_bool(value, path, lock_.fenced);
+    if (name == "reconnect_min_ms") {
+      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_min);
+    }
+    if (name == "reconnect_max_ms") {
+      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_max);
+    }
+    return fail(key.source(), path, unknown_key_message(name, kLockKeys));
+  }
+
+  // "ttl_ms (10000)" or "ttl_ms (10000, the default)".
+  std::string describe_lock_setting(std::string_view key, Milliseconds value) const {
+    const bool written = lock_table_ != nullptr && lock_table_->contains(key);
+    return std::string(key) + " (" + std::to_string(value.count()) +
+           (written ? ")" : ", the default)");
+  }
+
+  bool check_lock_rules() {
+    const Milliseconds ttl = lock_.ttl;
+    if (lock_.min_validity >= ttl) {
+      return fail(where(lock_table_, "min_validity_ms"), "lock.min_validity_ms",
+                  "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
+                      std::to_string(lock_.min_validity.count()));
+    }
+    if (lock_.node_timeout >= ttl) {
+      return fail(where(lock_table_, "node_timeout_ms"), "lock.node_timeout_ms",
+                  "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
+                      std::to_string(lock_.node_timeout.count()));
+    }
+    // validity = ttl - elapsed - drift must exceed min_validity; when it
+    // cannot even with zero elapsed time, no acquire can ever succeed.
+    const double drift =
+        static_cast<double>(ttl.count()) * lock_.drift_factor +
+        static_cast<double>(lock_.drift_ms.count());
+    if (static_cast<double>(ttl.count()) - drift <=
+        static_cast<double>(lock_.min_validity.count())) {
+      const char* key = lock_table_ != nullptr && lock_table_->contains("drift_ms")
+                            ? "drift_ms"
+                            : "drift_factor";
+      return fail(where(lock_table_, key), std::string("lock.") + key,
+                  "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
+                      " minus the drift (ttl_ms * drift_factor + drift_ms = " +
+                      format_number(drift) + " ms) is not above " +
+                      describe_lock_setting("min_validity_ms", lock_.min_validity));
+    }
+    if (lock_.reconnect_min > lock_.reconnect_max) {
+      const bool min_written = lock_table_ != nullptr && lock_table_->contains("reconnect_min_ms");
+      const char* key = min_written ? "reconnect_min_ms" : "reconnect_max_ms";
+      return fail(where(lock_table_, key), std::string("lock.") + key,
+                  "expected reconnect_min_ms <= reconnect_max_ms, got " +
+                      describe_lock_setting("reconnect_min_ms", lock_.reconnect_min) + " > " +
+                      describe_lock_setting("reconnect_max_ms", lock_.reconnect_max));
+    }
+    return true;
+  }
+
+  // ---- rules across nodes ----
+
+  bool check_node_timeout(std::size_t index, std::string_view key,
+                          const std::optional<Milliseconds>& timeout) {
+    if (!timeout || *timeout < lock_.ttl) return true;
+    return fail(where(node_tables_[index], key),
+                "node[" + std::to_string(index) + "]." + std::string(key),
+                "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) +
+                    ", got " + std::to_string(timeout->count()));
+  }
+
+  bool check_node_rules() {
+    for (std::size_t index = 0; index < nodes_.size(); ++index) {
+      if (!check_node_timeout(index, "timeout_ms", nodes_[index].timeout) ||
+          !check_node_timeout(index, "replica_timeout_ms", nodes_[index].replica_timeout)) {
+        return false;
+      }
+    }
+    if (const auto repeated = find_repeated(nodes_, endpoint_identity)) {
+      return fail(where(node_tables_[repeated->later], "address"),
+                  "node[" + std::to_string(repeated->later) + "].address",
+                  "same host and port as node[" + std::to_string(repeated->earlier) +
+                      "]; every node must be a different Redis master");
+    }
+    if (const auto repeated =
+            find_repeated(nodes_, [](const NodeConfig& node) { return node.name; })) {
+      const toml::table* table = node_tables_[repeated->later];
+      const bool named = table->contains("name");
+      return fail(where(table, named ? "name" : "address"),
+                  "node[" + std::to_string(repeated->later) + "]." + (named ? "name" : "address"),
+                  std::string(named ? "the name \"" : "the default name \"") +
+                      nodes_[repeated->later].name + "\" is already used by node[" +
+                      std::to_string(repeated->earlier) + "]; names must be unique");
+    }
+    return true;
+  }
+
+  bool resolve_passwords() {
+    for (std::size_t index = 0; index < nodes_.size(); ++index) {
+      NodeConfig& node = nodes_[index];
+      if (node.password_env.empty()) continue;
+      const char* password = std::getenv(node.password_env.c_str());
+      if (password == nullptr || *password == '\0') {
+        return fail(where(node_tables_[index], "password_env"),
+                    "node[" + std::to_string(index) + "].password_env",
+                    "the environment variable " + node.password_env +
+                        " is not set or is empty; it must hold this node's password");
+      }
+      node.password = password;
+    }
+    return true;
+  }
+
+  std::string source_;
+  ConfigError error_;
+  std::vector<NodeConfig> nodes_;
+  std::vector<const toml::table*> node_tables_;  // parallel to nodes_
+  LockConfig lock_;
+  const toml::table* lock_table_ = nullptr;
+};
+
+// Runs `body`, turning any exception into a ConfigError: no exception may
+// leave the public functions.
+template <typename Body>
+ConfigResult without_exceptions(std::string_view source, Body&& body) {
+  try {
+    return body();
+  } catch (const toml::parse_error& error) {
+    const toml::source_position& at = error.source().begin;
+    return failure(ConfigError{std::string(source), at.line, at.column,
+                               "invalid TOML: " + std::string(error.description())});
+  } catch (const std::exception& error) {
+    return failure(error_without_position(source, std::string("internal error: ") + error.what()));
+  }
+}
+
+// Reads a whole file, or says why it could not ("cannot open: ...").
+std::optional<std::string> read_file(const std::filesystem::path& file, std::string& text) {
+  struct CloseFile {
+    void operator()(std::FILE* stream) const noexcept { std::fclose(stream); }
+  };
+  const std::unique_ptr<std::FILE, CloseFile> stream(std::fopen(file.c_str(), "rb"));
+  if (!stream) return "cannot open: " + std::generic_category().message(errno);
+  char buffer[16384];
+  std::size_t count = 0;
+  while ((count = std::fread(buffer, 1, sizeof buffer, stream.get())) > 0) {
+    text.append(buffer, count);
+  }
+  if (std::ferror(stream.get()) != 0) {
+    return "cannot read: " + std::generic_category().message(errno);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ConfigError::to_string() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line);
+    if (column > 0) out += ":" + std::to_string(column);
+  }
+  if (!out.empty()) out += ": ";
+  return out + message;
+}
+
+ConfigResult parse_config(std::string_view toml_text, std::string_view source_name) {
+  return without_exceptions(source_name, [&] {
+    const toml::table root = toml::parse(toml_text, source_name);
+    return QuorumFileReader(source_name).read(root);
+  });
+}
+
+ConfigResult load_config(const std::filesystem::path& file) {
+  return without_exceptions(file.native(), [&] {
+    std::string text;
+    if (auto problem = read_file(file, text)) {
+      return failure(error_without_position(file.native(), std::move(*problem)));
+    }
+    return parse_config(text, file.native());
+  });
+}
+
+Milliseconds effective_node_timeout(const LockConfig& lock, const NodeConfig& node) noexcept {
+  if (node.timeout) return *node.timeout;
+  if (lock.node_timeout > Milliseconds::zero()) return lock.node_timeout;
+  return std::max(kAutoNodeTimeoutFloor,
+                  std::min(kAutoNodeTimeoutCap, lock.ttl / kAutoNodeTimeoutTtlDivisor));
+}
+
+ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
+  constexpr std::string_view kSource = "--node";
+  return without_exceptions(kSource, [&] {
+    if (addresses.empty()) {
+      return failure(error_without_position(kSource, "expected at least one node address"));
+    }
+    QuorumConfig config;
+    config.source = std::string(kSource);
+    for (const std::string& text : addresses) {
+      AddressResult parsed = parse_address(text);
+      const std::string quoted = "\"" + redact_address_password(text) + "\": ";
+      if (!parsed.address) return failure(error_without_position(kSource, quoted + parsed.error));
+      if (!parsed.address->username.empty() && parsed.address->password.empty()) {
+        return failure(error_without_position(
+            kSource, quoted + "a username needs a password: redis://user:password@host"));
+      }
+      config.nodes.push_back(node_from_address(std::move(*parsed.address)));
+    }
+    if (const auto repeated = find_repeated(config.nodes, endpoint_identity)) {
+      return failure(error_without_position(
+          kSource, "\"" + redact_address_password(addresses[repeated->later]) +
+                       "\": same host and port as \"" +
+                       redact_address_password(addresses[repeated->earlier]) +
+                       "\"; every node must be a different Redis master"));
+    }
+    return ConfigResult{std::move(config), {}};
+  });
+}
+
+}  // namespace redlock

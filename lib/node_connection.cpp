@@ -1,0 +1,535 @@
+#include "node_connection.hpp"
+
+#include <hiredis/hiredis.h>
+#include <hiredis/read.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "client_core.hpp"
+#include "resp_writer.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+constexpr std::size_t kReadBufferSize = 16 * 1024;
+
+std::string number_text(long long value) {
+  std::array<char, 24> digits{};
+  auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  (void)ec;
+  return std::string(digits.data(), end);
+}
+
+std::string uv_error_text(std::string_view what, int status) {
+  std::string text(what);
+  text += ": ";
+  text += uv_strerror(status);
+  return text;
+}
+
+}  // namespace
+
+struct NodeConnection::Slot {
+  bool handshake = false;
+  std::string what;  // handshake: the command, for error messages
+  std::shared_ptr<ResponseSink> sink;
+  std::uint32_t tag = 0;
+  const Script* script = nullptr;
+  // RESP of "numkeys key... arg..." — identical after EVALSHA sha and after
+  // EVAL body, so a NOSCRIPT fallback re-encodes only the head.
+  std::string tail;
+  std::size_t argc = 0;
+  bool with_wait = false;
+  bool evaled = false;
+  bool answered = false;  // the sink has been told `timeout`
+  TimePoint sent_at{};
+  TimePoint deadline{};
+  std::uint8_t expected = 1;
+  std::uint8_t received = 0;
+  std::array<ReplyPtr, 2> replies{};
+};
+
+struct NodeConnection::TcpHolder {
+  uv_tcp_t tcp{};
+  NodeConnection* owner = nullptr;  // null once the connection let go of it
+  ClientCore* core = nullptr;
+  std::uint64_t generation = 0;
+  std::array<char, kReadBufferSize> read_buffer{};
+};
+
+namespace {
+
+struct ConnectRequest {
+  uv_connect_t req{};
+};
+
+struct WriteRequest {
+  uv_write_t req{};
+  std::string data;
+  std::uint64_t generation = 0;
+};
+
+struct ResolveRequest {
+  uv_getaddrinfo_t req{};
+  std::uint64_t generation = 0;
+};
+
+}  // namespace
+
+NodeConnection::NodeConnection(ClientCore& core, std::size_t index, const NodeConfig& node,
+                               const LockConfig& lock)
+    : core_(core),
+      index_(index),
+      node_(node),
+      request_timeout_(effective_node_timeout(lock, node)),
+      connect_timeout_(lock.connect_timeout),
+      wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
+      reconnect_min_(lock.reconnect_min),
+      reconnect_max_(lock.reconnect_max),
+      backoff_(lock.reconnect_min) {}
+
+NodeConnection::~NodeConnection() {
+  if (reader_ != nullptr) redisReaderFree(reader_);
+}
+
+void NodeConnection::start() {
+  if (state_ == State::closed) return;
+  ++generation_;
+  last_error_.clear();
+  sockaddr_storage address{};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+  if (uv_ip4_addr(node_.host.c_str(), node_.port, v4) == 0 ||
+      uv_ip6_addr(node_.host.c_str(), node_.port, v6) == 0) {
+    connect_to(reinterpret_cast<const sockaddr*>(&address));
+  } else {
+    begin_resolve();
+  }
+}
+
+void NodeConnection::begin_resolve() {
+  state_ = State::resolving;
+  auto* request = new ResolveRequest{};
+  request->generation = generation_;
+  request->req.data = this;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  const std::string port = number_text(node_.port);
+  core_.handle_opened();
+  const int rc = uv_getaddrinfo(
+      core_.loop(), &request->req,
+      [](uv_getaddrinfo_t* req, int status, addrinfo* result) {
+        auto* resolve = reinterpret_cast<ResolveRequest*>(req);
+        auto* self = static_cast<NodeConnection*>(req->data);
+        if (self->generation_ == resolve->generation && self->state_ == State::resolving) {
+          if (status < 0 || result == nullptr) {
+            self->reset(uv_error_text("cannot resolve " + self->node_.host, status));
+          } else {
+            self->connect_to(result->ai_addr);
+          }
+        }
+        uv_freeaddrinfo(result);
+        ClientCore& core = self->core_;
+        delete resolve;
+        core.handle_closed();
+      },
+      node_.host.c_str(), port.c_str(), &hints);
+  if (rc < 0) {
+    delete request;
+    core_.handle_closed();
+    reset(uv_error_text("cannot resolve " + node_.host, rc));
+  }
+}
+
+void NodeConnection::connect_to(const sockaddr* address) {
+  state_ = State::connecting;
+  reader_ = redisReaderCreate();
+  tcp_ = new TcpHolder{};
+  tcp_->owner = this;
+  tcp_->core = &core_;
+  tcp_->generation = generation_;
+  uv_tcp_init(core_.loop(), &tcp_->tcp);
+  tcp_->tcp.data = tcp_;
+  core_.handle_opened();
+  uv_tcp_nodelay(&tcp_->tcp, 1);
+
+  connect_timer_ = core_.timers().schedule_after(connect_timeout_, [this] {
+    connect_timer_ = TimerQueue::kNone;
+    reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
+  });
+
+  auto* request = new ConnectRequest{};
+  const int rc = uv_tcp_connect(&request->req, &tcp_->tcp, address, [](uv_connect_t* req,
+                                                                        int status) {
+    auto* holder = static_cast<TcpHolder*>(req->handle->data);
+    delete reinterpret_cast<ConnectRequest*>(req);
+    if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
+      holder->owner->on_connected(status);
+    }
+  });
+  if (rc < 0) {
+    delete request;
+    reset(uv_error_text("connect", rc));
+  }
+}
+
+void NodeConnection::on_connected(int status) {
+  if (status < 0) {
+    reset(uv_error_text("connect", status));
+    return;
+  }
+  state_ = State::handshaking;
+  const int rc = uv_read_start(
+      reinterpret_cast<uv_stream_t*>(&tcp_->tcp),
+      [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+        auto* holder = static_cast<TcpHolder*>(handle->data);
+        buf->base = holder->read_buffer.data();
+        buf->len = holder->read_buffer.size();
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        auto* holder = static_cast<TcpHolder*>(stream->data);
+        if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
+          holder->owner->on_read(nread, buf->base);
+        }
+      });
+  if (rc < 0) {
+    reset(uv_error_text("read", rc));
+    return;
+  }
+  queue_handshake();
+  start_write();
+}
+
+void NodeConnection::queue_handshake() {
+  // The handshake goes in front of requests queued while connecting; Redis
+  // runs it first, so those requests see an authenticated, selected session.
+  std::string head;
+  std::deque<Slot> handshake;
+  auto add = [&](std::string what) {
+    Slot slot;
+    slot.handshake = true;
+    slot.what = std::move(what);
+    handshake.push_back(std::move(slot));
+  };
+  if (!node_.password.empty()) {
+    if (node_.username.empty()) {
+      append_command(head, {"AUTH", node_.password});
+    } else {
+      append_command(head, {"AUTH", node_.username, node_.password});
+    }
+    add("AUTH");
+  }
+  if (node_.db != 0) {
+    append_command(head, {"SELECT", number_text(node_.db)});
+    add("SELECT " + number_text(node_.db));
+  }
+  for (const Script* script : {&acquire_script(), &extend_script(), &release_script()}) {
+    append_command(head, {"SCRIPT", "LOAD", script->body});
+    add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
+  }
+  handshake_pending_ = handshake.size();
+  outbuf_.insert(0, head);
+  for (auto it = handshake.rbegin(); it != handshake.rend(); ++it) {
+    slots_.push_front(std::move(*it));
+  }
+}
+
+void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
+                          std::initializer_list<std::string_view> args, bool require_replicas,
+                          std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
+    return;
+  }
+  Slot slot;
+  slot.sink = std::move(sink);
+  slot.tag = tag;
+  slot.script = &script;
+  slot.argc = 3 + keys.size() + args.size();
+  append_bulk(slot.tail, number_text(static_cast<long long>(keys.size())));
+  for (std::string_view key : keys) append_bulk(slot.tail, key);
+  for (std::string_view arg : args) append_bulk(slot.tail, arg);
+  slot.with_wait = require_replicas && node_.min_replicas > 0;
+  slot.expected = slot.with_wait ? 2 : 1;
+  slot.sent_at = core_.clock().now();
+  slot.deadline = SteadyClock::now() + request_timeout_ +
+                  (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
+  enqueue_request(std::move(slot), false);
+}
+
+void NodeConnection::enqueue_request(Slot slot, bool use_eval) {
+  append_array_header(outbuf_, slot.argc);
+  if (use_eval) {
+    append_bulk(outbuf_, "EVAL");
+    append_bulk(outbuf_, slot.script->body);
+  } else {
+    append_bulk(outbuf_, "EVALSHA");
+    append_bulk(outbuf_, slot.script->sha1);
+  }
+  outbuf_ += slot.tail;
+  if (slot.with_wait) {
+    append_command(outbuf_, {"WAIT", number_text(node_.min_replicas),
+                             number_text(wait_timeout_.count())});
+  }
+  const TimePoint deadline = slot.deadline;
+  const bool answered = slot.answered;
+  slots_.push_back(std::move(slot));
+  if (state_ == State::handshaking || state_ == State::ready) core_.turn().want_flush(this);
+  if (!answered && deadline < deadline_armed_for_) arm_deadline();
+}
+
+void NodeConnection::flush() { start_write(); }
+
+void NodeConnection::start_write() {
+  if (write_in_flight_ || outbuf_.empty()) return;
+  if (state_ != State::handshaking && state_ != State::ready) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_->tcp);
+  // Try the write at once: on an idle socket it completes without a
+  // write request, a callback or an extra poll registration.
+  uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+  const int written = uv_try_write(stream, &buf, 1);
+  if (written < 0 && written != UV_EAGAIN) {
+    reset(uv_error_text("write", written));
+    return;
+  }
+  if (written > 0) outbuf_.erase(0, static_cast<std::size_t>(written));
+  if (outbuf_.empty()) return;
+
+  auto* request = new WriteRequest{};
+  request->data = std::move(outbuf_);
+  outbuf_.clear();
+  request->generation = generation_;
+  request->req.data = this;
+  buf = uv_buf_init(request->data.data(), static_cast<unsigned>(request->data.size()));
+  write_in_flight_ = true;
+  const int rc = uv_write(&request->req, stream, &buf, 1, [](uv_write_t* req, int status) {
+    auto* write = reinterpret_cast<WriteRequest*>(req);
+    auto* self = static_cast<NodeConnection*>(req->data);
+    const bool current = write->generation == self->generation_;
+    delete write;
+    if (!current) return;
+    self->write_in_flight_ = false;
+    if (status < 0) {
+      self->reset(uv_error_text("write", status));
+    } else {
+      self->start_write();
+    }
+  });
+  if (rc < 0) {
+    delete request;
+    write_in_flight_ = false;
+    reset(uv_error_text("write", rc));
+  }
+}
+
+void NodeConnection::on_read(ssize_t nread, const char* data) {
+  if (nread == 0) return;
+  if (nread < 0) {
+    reset(nread == UV_EOF ? std::string("connection closed by the node")
+                          : uv_error_text("read", static_cast<int>(nread)));
+    return;
+  }
+  if (redisReaderFeed(reader_, data, static_cast<std::size_t>(nread)) != REDIS_OK) {
+    reset("protocol error");
+    return;
+  }
+  const std::uint64_t generation = generation_;
+  while (generation == generation_) {
+    void* reply = nullptr;
+    if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
+      reset(std::string("protocol error: ") + reader_->errstr);
+      return;
+    }
+    if (reply == nullptr) return;
+    on_reply(static_cast<redisReply*>(reply));
+  }
+}
+
+void NodeConnection::on_reply(redisReply* reply) {
+  ReplyPtr owned(reply);
+  if (slots_.empty()) {
+    reset("reply without a request (protocol out of step)");
+    return;
+  }
+  Slot& front = slots_.front();
+  front.replies[front.received++] = std::move(owned);
+  if (front.received == front.expected) complete_front();
+}
+
+void NodeConnection::complete_front() {
+  Slot slot = std::move(slots_.front());
+  slots_.pop_front();
+  if (slot.handshake) {
+    on_handshake_reply(slot);
+    return;
+  }
+  const redisReply* first = slot.replies[0].get();
+  if (!slot.evaled && first->type == REDIS_REPLY_ERROR &&
+      std::strncmp(first->str, "NOSCRIPT", 8) == 0) {
+    // The node lost its script cache (restart, SCRIPT FLUSH): send the body;
+    // EVAL also caches it again for the next EVALSHA.
+    slot.evaled = true;
+    slot.received = 0;
+    slot.replies = {};
+    enqueue_request(std::move(slot), true);
+    return;
+  }
+  std::array<const redisReply*, 2> views{slot.replies[0].get(), slot.replies[1].get()};
+  NodeResponse response;
+  response.kind = NodeResponse::Kind::reply;
+  response.replies = views.data();
+  response.reply_count = slot.expected;
+  const TimePoint now = core_.clock().now();
+  response.latency =
+      now > slot.sent_at ? std::chrono::ceil<Microseconds>(now - slot.sent_at) : Microseconds(0);
+  response.late = slot.answered;
+  slot.sink->on_response(index_, slot.tag, response);
+}
+
+void NodeConnection::on_handshake_reply(Slot& slot) {
+  const redisReply* reply = slot.replies[0].get();
+  if (reply->type == REDIS_REPLY_ERROR) {
+    reset(slot.what + " failed: " + std::string(reply->str, reply->len));
+    return;
+  }
+  if (--handshake_pending_ == 0 && state_ == State::handshaking) {
+    state_ = State::ready;
+    core_.timers().cancel(connect_timer_);
+    connect_timer_ = TimerQueue::kNone;
+    backoff_ = reconnect_min_;
+    last_error_.clear();
+  }
+}
+
+void NodeConnection::arm_deadline() {
+  TimePoint earliest = TimePoint::max();
+  for (const Slot& slot : slots_) {
+    if (!slot.handshake && !slot.answered) earliest = std::min(earliest, slot.deadline);
+  }
+  if (earliest == deadline_armed_for_) return;
+  core_.timers().cancel(deadline_timer_);
+  deadline_timer_ = TimerQueue::kNone;
+  deadline_armed_for_ = earliest;
+  if (earliest == TimePoint::max()) return;
+  const auto wait = std::chrono::ceil<Microseconds>(earliest - SteadyClock::now());
+  deadline_timer_ = core_.timers().schedule_after(std::max(wait, Microseconds(0)), [this] {
+    deadline_timer_ = TimerQueue::kNone;
+    deadline_armed_for_ = TimePoint::max();
+    on_deadline();
+  });
+}
+
+void NodeConnection::on_deadline() {
+  const TimePoint now = SteadyClock::now();
+  const std::uint64_t generation = generation_;
+  const std::string detail =
+      "no answer within " +
+      number_text(std::chrono::duration_cast<Milliseconds>(request_timeout_).count()) + " ms";
+  // Index loop: a sink may send() more requests, which appends to slots_.
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.handshake || slot.answered || slot.deadline > now) continue;
+    slot.answered = true;
+    std::shared_ptr<ResponseSink> sink = slot.sink;
+    NodeResponse response;
+    response.kind = NodeResponse::Kind::timeout;
+    response.detail = detail;
+    response.latency = std::chrono::ceil<Microseconds>(core_.clock().now() - slot.sent_at);
+    sink->on_response(index_, slot.tag, response);
+    if (generation != generation_) return;
+  }
+  arm_deadline();
+}
+
+void NodeConnection::reset(std::string why) {
+  ++generation_;
+  last_error_ = std::move(why);
+  core_.timers().cancel(connect_timer_);
+  connect_timer_ = TimerQueue::kNone;
+  core_.timers().cancel(deadline_timer_);
+  deadline_timer_ = TimerQueue::kNone;
+  deadline_armed_for_ = TimePoint::max();
+  if (tcp_ != nullptr) {
+    TcpHolder* holder = std::exchange(tcp_, nullptr);
+    holder->owner = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
+      auto* closing = static_cast<TcpHolder*>(handle->data);
+      ClientCore* core = closing->core;
+      delete closing;
+      core->handle_closed();
+    });
+  }
+  if (reader_ != nullptr) {
+    redisReaderFree(reader_);
+    reader_ = nullptr;
+  }
+  outbuf_.clear();
+  write_in_flight_ = false;
+  handshake_pending_ = 0;
+  core_.turn().forget(this);
+  std::deque<Slot> failed = std::exchange(slots_, {});
+  if (state_ != State::closed) {
+    state_ = State::backoff;
+    schedule_reconnect();
+  }
+  const std::string detail = last_error_;
+  fail_slots(failed, detail);
+}
+
+void NodeConnection::fail_slots(std::deque<Slot>& slots, std::string_view why) {
+  for (Slot& slot : slots) {
+    if (slot.handshake || slot.answered) continue;
+    NodeResponse response;
+    response.kind = NodeResponse::Kind::unreachable;
+    response.detail = why;
+    slot.sink->on_response(index_, slot.tag, response);
+  }
+}
+
+void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag,
+                                std::string why) {
+  core_.turn().post([sink = std::move(sink), tag, why = std::move(why), index = index_] {
+    NodeResponse response;
+    response.kind = NodeResponse::Kind::unreachable;
+    response.detail = why;
+    sink->on_response(index, tag, response);
+  });
+}
+
+void NodeConnection::schedule_reconnect() {
+  core_.timers().cancel(reconnect_timer_);
+  reconnect_timer_ = core_.timers().schedule_after(backoff_, [this] {
+    reconnect_timer_ = TimerQueue::kNone;
+    start();
+  });
+  backoff_ = std::min(backoff_ * 2, reconnect_max_);
+}
+
+void NodeConnection::close() {
+  if (state_ == State::closed) return;
+  if ((state_ == State::ready || state_ == State::handshaking) && !write_in_flight_ &&
+      !outbuf_.empty()) {
+    // Releases issued just before closing deserve one chance to leave.
+    uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+    (void)uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_->tcp), &buf, 1);
+  }
+  state_ = State::closed;
+  core_.timers().cancel(reconnect_timer_);
+  reconnect_timer_ = TimerQueue::kNone;
+  reset("client closed");
+}
+
+}  // namespace redlock::detail

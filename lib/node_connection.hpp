@@ -1,0 +1,135 @@
+// The transport to one Redis node, on the client's libuv loop.
+//
+// It owns its uv_tcp_t and uses hiredis only as the reply parser
+// (redisReader); commands are encoded by resp_writer into one buffer per
+// node, written once per loop turn (LoopTurn). Redis answers a connection's
+// commands in order, so replies are matched to requests by position in a
+// FIFO of slots; a request that timed out keeps its slot, and its reply,
+// when it comes, is handed to the sink marked `late`.
+//
+// Requests are never answered from inside send(): a request that cannot be
+// sent (node unreachable) is failed from a posted task.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <uv.h>
+
+#include "loop_turn.hpp"
+#include "redlock/config.hpp"
+#include "redlock/types.hpp"
+#include "scripts.hpp"
+#include "timer_queue.hpp"
+
+struct redisReader;
+struct redisReply;
+
+namespace redlock::detail {
+
+class ClientCore;
+
+struct NodeResponse {
+  enum class Kind { reply, timeout, unreachable };
+  Kind kind = Kind::reply;
+  // For Kind::reply: the replies of the request's commands (the script's,
+  // then WAIT's when replicas are required). Valid only during the call.
+  const redisReply* const* replies = nullptr;
+  std::size_t reply_count = 0;
+  Microseconds latency{0};
+  // For timeout / unreachable: why.
+  std::string_view detail;
+  // A reply that arrived after the sink had been told `timeout`.
+  bool late = false;
+};
+
+// Receives the responses of requests. Each request gets exactly one
+// non-late response, and at most one late one after a timeout.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  virtual void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) = 0;
+};
+
+class NodeConnection final : public Flushable {
+ public:
+  NodeConnection(ClientCore& core, std::size_t index, const NodeConfig& node,
+                 const LockConfig& lock);
+  NodeConnection(const NodeConnection&) = delete;
+  NodeConnection& operator=(const NodeConnection&) = delete;
+  ~NodeConnection();
+
+  void start();
+
+  // Runs `script` with `keys` and `args` under the node's request timeout.
+  // With `require_replicas`, a pipelined `WAIT min_replicas timeout` follows
+  // (when the node's config asks for replicas).
+  void send(const Script& script, std::initializer_list<std::string_view> keys,
+            std::initializer_list<std::string_view> args, bool require_replicas,
+            std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+
+  void flush() override;
+  // Best-effort write of what is queued, then closes the socket; pending
+  // requests fail as unreachable. Further sends fail at once (posted).
+  void close();
+
+  [[nodiscard]] std::size_t index() const noexcept { return index_; }
+  [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
+  [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
+  [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
+
+ private:
+  enum class State { idle, resolving, connecting, handshaking, ready, backoff, closed };
+  struct Slot;
+  struct TcpHolder;
+
+  void connect_to(const struct sockaddr* address);
+  void begin_resolve();
+  void on_connected(int status);
+  void queue_handshake();
+  void on_read(ssize_t nread, const char* data);
+  void on_reply(redisReply* reply);
+  void complete_front();
+  void on_handshake_reply(Slot& slot);
+  void on_deadline();
+  void arm_deadline();
+  void reset(std::string why);
+  void fail_slots(std::deque<Slot>& slots, std::string_view why);
+  void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
+  void schedule_reconnect();
+  void enqueue_request(Slot slot, bool use_eval);
+  void start_write();
+
+  ClientCore& core_;
+  std::size_t index_;
+  NodeConfig node_;
+  Microseconds request_timeout_;
+  Milliseconds connect_timeout_;
+  Milliseconds wait_timeout_;
+  Milliseconds reconnect_min_;
+  Milliseconds reconnect_max_;
+  Milliseconds backoff_;
+
+  State state_ = State::idle;
+  // Bumped whenever the socket is reset, so callbacks from a previous
+  // socket (connect, read, resolve) recognise they are stale.
+  std::uint64_t generation_ = 0;
+  TcpHolder* tcp_ = nullptr;
+  redisReader* reader_ = nullptr;
+  std::deque<Slot> slots_;
+  std::size_t handshake_pending_ = 0;
+  std::string outbuf_;
+  bool write_in_flight_ = false;
+  TimerQueue::Id deadline_timer_ = TimerQueue::kNone;
+  TimePoint deadline_armed_for_ = TimePoint::max();
+  TimerQueue::Id connect_timer_ = TimerQueue::kNone;
+  TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
+  std::string last_error_;
+};
+
+}  // namespace redlock::detail

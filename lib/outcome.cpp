@@ -1,0 +1,21 @@
+#include "redlock/outcome.hpp"
+
+namespace redlock {
+
+std::string_view to_string(NodeStatus status) noexcept {
+  switch (status) {
+    case NodeStatus::granted: return "granted";
+    case NodeStatus::busy: return "busy";
+    case NodeStatus::extended: return "extended";
+    case NodeStatus::released: return "released";
+    case NodeStatus::not_held: return "not_held";
+    case NodeStatus::replicas_short: return "replicas_short";
+    case NodeStatus::timeout: return "timeout";
+    case NodeStatus::unreachable: return "unreachable";
+    case NodeStatus::error: return "error";
+    case NodeStatus::not_asked: return "not_asked";
+  }
+  return "unknown";
+}
+
+}  // namespace redlock

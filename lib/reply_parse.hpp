@@ -1,0 +1,17 @@
+// Turns node responses into NodeOutcomes: pure functions of hiredis reply
+// trees, unit-tested by feeding RESP bytes through a redisReader.
+#pragma once
+
+#include "node_connection.hpp"
+#include "redlock/outcome.hpp"
+
+namespace redlock::detail {
+
+// The response to the acquire script (and WAIT, when replicas are required).
+// `min_replicas` is the node's requirement (0: none).
+void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out);
+
+// The response to the extend or release script: 1 → `yes`, 0 → not_held.
+void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);
+
+}  // namespace redlock::detail

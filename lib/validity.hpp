@@ -1,0 +1,28 @@
+// Validity arithmetic of DESIGN 2.1 step 4: pure functions of durations.
+#pragma once
+
+#include "redlock/types.hpp"
+
+namespace redlock::detail {
+
+// Clock drift allowance: ttl * factor (rounded up to whole ms) + extra.
+// The reference implementation's defaults are factor 0.01 and 2 ms.
+[[nodiscard]] Milliseconds drift_allowance(Milliseconds ttl, double factor,
+                                           Milliseconds extra) noexcept;
+
+// validity = ttl - elapsed - drift; may be negative.
+[[nodiscard]] Microseconds validity_left(Milliseconds ttl, Microseconds elapsed,
+                                         Milliseconds drift) noexcept;
+
+// The lock may be handed out only if validity > min_validity (strictly).
+[[nodiscard]] constexpr bool validity_sufficient(Microseconds validity,
+                                                 Milliseconds min_validity) noexcept {
+  return validity > min_validity;
+}
+
+// The elapsed time between two readings of the monotonic clock; a reading
+// that went backwards (a broken clock) counts as zero, never as negative time
+// that would lengthen a lock.
+[[nodiscard]] Microseconds elapsed_between(TimePoint start, TimePoint end) noexcept;
+
+}  // namespace redlock::detail

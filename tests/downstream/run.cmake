@@ -1,0 +1,139 @@
+# The downstream_find_package test, run by ctest as `cmake -P` (arguments in
+# register.cmake). Each step is fatal on failure:
+#   1. cmake --install REDLOCK_BUILD_DIR --prefix WORK_DIR/prefix
+#   2. configure and build tests/downstream with CMAKE_PREFIX_PATH=prefix,
+#      check that it found this prefix's redlockConfig.cmake, run the program;
+#   3. pkg-config --cflags --libs redlock (--static for a static library) with
+#      PKG_CONFIG_PATH in the prefix; compile, link and run main.cpp with it.
+# Run with no quorum file, the program must print an error and exit non-zero
+# (no crash, no sanitizer report): proof that it linked and started, without
+# needing a Redis server.
+cmake_minimum_required(VERSION 3.20)
+
+foreach(var REDLOCK_BUILD_DIR DOWNSTREAM_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "run.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+# Runs a command, echoing it; its output goes to the test log.
+function(run_step what)
+  execute_process(COMMAND ${ARGN} COMMAND_ECHO STDOUT RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "downstream: ${what} failed (${rc})")
+  endif()
+endfunction()
+
+# Runs the built program without a configuration and checks that it refused.
+function(expect_config_error program)
+  set(empty_dir "${WORK_DIR}/no-config")
+  file(MAKE_DIRECTORY "${empty_dir}")
+  unset(ENV{REDLOCK_CONFIG})
+  execute_process(COMMAND "${program}"
+    WORKING_DIRECTORY "${empty_dir}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "${program} exited with ${rc}\n  stdout: ${out}\n  stderr: ${err}")
+  if(NOT rc MATCHES "^[0-9]+$" OR rc EQUAL 0)
+    message(FATAL_ERROR "downstream: ${program} should exit non-zero without a config, got '${rc}'")
+  endif()
+  if(NOT err MATCHES "redlock: " OR err MATCHES "Sanitizer")
+    message(FATAL_ERROR "downstream: ${program} should print one config error, printed '${err}'")
+  endif()
+endfunction()
+
+set(prefix "${WORK_DIR}/prefix")
+set(build "${WORK_DIR}/build")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+set(sanitizer_flags "")
+if(SANITIZE)
+  set(sanitizer_flags "-fsanitize=${SANITIZE} -fno-omit-frame-pointer")
+endif()
+string(STRIP "${CXX_FLAGS} ${sanitizer_flags}" downstream_cxx_flags)
+string(STRIP "${EXE_LINKER_FLAGS} ${sanitizer_flags}" downstream_linker_flags)
+set(config_args "")
+if(CONFIG)
+  set(config_args --config "${CONFIG}")
+endif()
+
+# 1. Install.
+run_step("install" "${CMAKE_COMMAND}" --install "${REDLOCK_BUILD_DIR}" --prefix "${prefix}"
+  ${config_args})
+
+# 2. find_package(redlock CONFIG). The package registry is off so that only
+# the scratch prefix (or a system copy, which the check below rejects) can
+# satisfy it.
+set(configure_args
+  -S "${DOWNSTREAM_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
+  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_CXX_FLAGS=${downstream_cxx_flags}"
+  "-DCMAKE_EXE_LINKER_FLAGS=${downstream_linker_flags}"
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+if(MAKE_PROGRAM)
+  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(CONFIG)
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
+endif()
+run_step("configure" "${CMAKE_COMMAND}" ${configure_args})
+file(STRINGS "${build}/CMakeCache.txt" redlock_dir_line REGEX "^redlock_DIR:")
+string(REGEX REPLACE "^redlock_DIR:[A-Z]+=" "" redlock_dir "${redlock_dir_line}")
+string(FIND "${redlock_dir}" "${prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "downstream: found redlock in '${redlock_dir}', not under ${prefix}")
+endif()
+run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
+set(app "${build}/app")
+if(CONFIG AND EXISTS "${build}/${CONFIG}/app")
+  set(app "${build}/${CONFIG}/app")
+endif()
+expect_config_error("${app}")
+
+# 3. pkg-config.
+find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf REQUIRED)
+file(GLOB_RECURSE pc_files "${prefix}/*/redlock.pc")
+list(LENGTH pc_files pc_count)
+if(NOT pc_count EQUAL 1)
+  message(FATAL_ERROR "downstream: expected one redlock.pc under ${prefix}, found '${pc_files}'")
+endif()
+get_filename_component(pc_dir "${pc_files}" DIRECTORY)
+get_filename_component(lib_dir "${pc_dir}" DIRECTORY)
+if(DEFINED ENV{PKG_CONFIG_PATH} AND NOT "$ENV{PKG_CONFIG_PATH}" STREQUAL "")
+  set(ENV{PKG_CONFIG_PATH} "${pc_dir}:$ENV{PKG_CONFIG_PATH}")
+else()
+  set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
+endif()
+set(pkg_config_args --cflags --libs redlock)
+set(expected_flags -lredlock)
+if(LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
+  # A static archive's users link its private dependencies too.
+  list(PREPEND pkg_config_args --static)
+  list(APPEND expected_flags -lhiredis -ltomlplusplus)
+endif()
+execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" ${pkg_config_args}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE pc_flags ERROR_VARIABLE pc_err
+  OUTPUT_STRIP_TRAILING_WHITESPACE)
+message(STATUS "pkg-config ${pkg_config_args}: ${pc_flags}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "downstream: pkg-config failed (${rc}): ${pc_err}")
+endif()
+separate_arguments(pc_flag_list UNIX_COMMAND "${pc_flags}")
+foreach(flag IN LISTS expected_flags)
+  if(NOT flag IN_LIST pc_flag_list)
+    message(FATAL_ERROR "downstream: pkg-config output lacks ${flag}")
+  endif()
+endforeach()
+string(FIND "${pc_flags}" "-I${prefix}/" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "downstream: pkg-config output has no -I into ${prefix}")
+endif()
+separate_arguments(cxx_flag_list UNIX_COMMAND "${downstream_cxx_flags} ${downstream_linker_flags}")
+run_step("compile with pkg-config flags" "${CXX_COMPILER}" -std=c++20 ${cxx_flag_list}
+  "${DOWNSTREAM_SOURCE_DIR}/main.cpp" -o "${WORK_DIR}/app-pkgconfig" ${pc_flag_list})
+# A shared libredlock in the scratch prefix is not on the loader's path.
+set(ENV{LD_LIBRARY_PATH} "${lib_dir}")
+expect_config_error("${WORK_DIR}/app-pkgconfig")
+
+message(STATUS "downstream: find_package and pkg-config consumers built and ran")

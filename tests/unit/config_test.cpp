@@ -1,0 +1,615 @@
+// parse_config, load_config, effective_node_timeout, config_from_addresses
+// and ConfigError::to_string. No network, no Redis.
+#include "redlock/config.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>  // mkdtemp, setenv, unsetenv (POSIX)
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Sets (or, with nullopt, unsets) an environment variable for one test and
+// puts back whatever was there before.
+class ScopedEnvironmentVariable {
+ public:
+  ScopedEnvironmentVariable(std::string name, const std::optional<std::string>& value)
+      : name_(std::move(name)) {
+    if (const char* old = std::getenv(name_.c_str())) previous_ = old;
+    if (value) {
+      ::setenv(name_.c_str(), value->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ~ScopedEnvironmentVariable() {
+    if (previous_) {
+      ::setenv(name_.c_str(), previous_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnvironmentVariable(const ScopedEnvironmentVariable&) = delete;
+  ScopedEnvironmentVariable& operator=(const ScopedEnvironmentVariable&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> previous_;
+};
+
+// A fresh directory under $TMPDIR, removed with its contents at the end.
+class ScopedTemporaryDirectory {
+ public:
+  ScopedTemporaryDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "redlock-config-XXXXXX");
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScopedTemporaryDirectory() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScopedTemporaryDirectory(const ScopedTemporaryDirectory&) = delete;
+  ScopedTemporaryDirectory& operator=(const ScopedTemporaryDirectory&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  std::filesystem::path write(const std::string& name, const std::string& contents) const {
+    const std::filesystem::path file = path_ / name;
+    std::ofstream(file, std::ios::binary) << contents;
+    return file;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+constexpr const char* kSource = "redlock.toml";
+
+// Two lines: every error case below that is not about nodes starts with it.
+const std::string kOneNode = "[[node]]\naddress = \"127.0.0.1:7101\"\n";
+
+const std::string kThreeNodes =
+    "[[node]]\naddress = \"127.0.0.1:7101\"\n"
+    "[[node]]\naddress = \"127.0.0.1:7102\"\n"
+    "[[node]]\naddress = \"127.0.0.1:7103\"\n";
+
+QuorumConfig parse_ok(const std::string& text) {
+  ConfigResult result = parse_config(text, kSource);
+  EXPECT_TRUE(result.ok()) << result.error.to_string();
+  return result.ok() ? *result.config : QuorumConfig{};
+}
+
+TEST(ParseConfig, ReadsTheMinimalFileOfDesignSection4) {
+  const QuorumConfig config = parse_ok(kThreeNodes + "\n[lock]\nttl_ms = 10000\n");
+  ASSERT_EQ(config.nodes.size(), 3U);
+  EXPECT_EQ(config.nodes[0].host, "127.0.0.1");
+  EXPECT_EQ(config.nodes[0].port, 7101);
+  EXPECT_EQ(config.nodes[2].port, 7103);
+  EXPECT_EQ(config.lock.ttl, milliseconds(10000));
+}
+
+TEST(ParseConfig, RecordsTheSourceName) {
+  EXPECT_EQ(parse_ok(kOneNode).source, kSource);
+}
+
+TEST(ParseConfig, LeavesUnwrittenKeysAtTheirDefaults) {
+  const QuorumConfig config = parse_ok(kOneNode);
+  const LockConfig defaults;
+  EXPECT_EQ(config.lock.ttl, defaults.ttl);
+  EXPECT_EQ(config.lock.drift_factor, defaults.drift_factor);
+  EXPECT_EQ(config.lock.drift_ms, defaults.drift_ms);
+  EXPECT_EQ(config.lock.min_validity, defaults.min_validity);
+  EXPECT_EQ(config.lock.node_timeout, defaults.node_timeout);
+  EXPECT_EQ(config.lock.connect_timeout, defaults.connect_timeout);
+  EXPECT_EQ(config.lock.retry_count, defaults.retry_count);
+  EXPECT_EQ(config.lock.retry_delay, defaults.retry_delay);
+  EXPECT_EQ(config.lock.key_prefix, defaults.key_prefix);
+  EXPECT_EQ(config.lock.fenced, defaults.fenced);
+  EXPECT_EQ(config.lock.reconnect_min, defaults.reconnect_min);
+  EXPECT_EQ(config.lock.reconnect_max, defaults.reconnect_max);
+
+  const NodeConfig& node = config.nodes.at(0);
+  EXPECT_EQ(node.name, "127.0.0.1:7101");
+  EXPECT_TRUE(node.username.empty());
+  EXPECT_TRUE(node.password.empty());
+  EXPECT_TRUE(node.password_env.empty());
+  EXPECT_EQ(node.db, 0);
+  EXPECT_FALSE(node.timeout.has_value());
+  EXPECT_EQ(node.min_replicas, 0);
+  EXPECT_FALSE(node.replica_timeout.has_value());
+}
+
+TEST(ParseConfig, ReadsEveryKey) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", "pa55");
+  const QuorumConfig config = parse_ok(R"(
+[[node]]
+address = "redis-a.internal:7101"
+name = "a"
+username = "locker"
+password_env = "REDLOCK_TEST_PASSWORD_A"
+db = 2
+timeout_ms = 40
+min_replicas = 1
+replica_timeout_ms = 30
+
+[lock]
+ttl_ms = 30000
+drift_factor = 0.02
+drift_ms = 5
+min_validity_ms = 100
+node_timeout_ms = 60
+connect_timeout_ms = 500
+retry_count = -1
+retry_delay_ms = 0
+key_prefix = "app:"
+fenced = true
+reconnect_min_ms = 10
+reconnect_max_ms = 10
+)");
+  ASSERT_EQ(config.nodes.size(), 1U);
+  const NodeConfig& node = config.nodes[0];
+  EXPECT_EQ(node.name, "a");
+  EXPECT_EQ(node.host, "redis-a.internal");
+  EXPECT_EQ(node.port, 7101);
+  EXPECT_EQ(node.username, "locker");
+  EXPECT_EQ(node.password, "pa55");
+  EXPECT_EQ(node.password_env, "REDLOCK_TEST_PASSWORD_A");
+  EXPECT_EQ(node.db, 2);
+  EXPECT_EQ(node.timeout, milliseconds(40));
+  EXPECT_EQ(node.min_replicas, 1);
+  EXPECT_EQ(node.replica_timeout, milliseconds(30));
+
+  const LockConfig& lock = config.lock;
+  EXPECT_EQ(lock.ttl, milliseconds(30000));
+  EXPECT_DOUBLE_EQ(lock.drift_factor, 0.02);
+  EXPECT_EQ(lock.drift_ms, milliseconds(5));
+  EXPECT_EQ(lock.min_validity, milliseconds(100));
+  EXPECT_EQ(lock.node_timeout, milliseconds(60));
+  EXPECT_EQ(lock.connect_timeout, milliseconds(500));
+  EXPECT_EQ(lock.retry_count, -1);
+  EXPECT_EQ(lock.retry_delay, milliseconds(0));
+  EXPECT_EQ(lock.key_prefix, "app:");
+  EXPECT_TRUE(lock.fenced);
+  EXPECT_EQ(lock.reconnect_min, milliseconds(10));
+  EXPECT_EQ(lock.reconnect_max, milliseconds(10));
+}
+
+TEST(ParseConfig, TakesUserPasswordAndDbFromARedisUrl) {
+  const NodeConfig node =
+      parse_ok("[[node]]\naddress = \"redis://alice:s%3Acret@[::1]:7101/4\"\n").nodes.at(0);
+  EXPECT_EQ(node.host, "::1");
+  EXPECT_EQ(node.port, 7101);
+  EXPECT_EQ(node.name, "[::1]:7101");
+  EXPECT_EQ(node.username, "alice");
+  EXPECT_EQ(node.password, "s:cret");
+  EXPECT_EQ(node.db, 4);
+}
+
+TEST(ParseConfig, CombinesAUrlUsernameWithAPasswordVariable) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", "pa55");
+  const NodeConfig node = parse_ok(
+                              "[[node]]\naddress = \"redis://alice@h:1\"\n"
+                              "password_env = \"REDLOCK_TEST_PASSWORD_A\"\n")
+                              .nodes.at(0);
+  EXPECT_EQ(node.username, "alice");
+  EXPECT_EQ(node.password, "pa55");
+}
+
+TEST(ParseConfig, AllowsEvenNodeCounts) {
+  EXPECT_EQ(parse_ok(kOneNode + "[[node]]\naddress = \"127.0.0.1:7102\"\n").nodes.size(), 2U);
+}
+
+TEST(ParseConfig, AcceptsAnIntegerDriftFactor) {
+  EXPECT_EQ(parse_ok(kOneNode + "[lock]\ndrift_factor = 0\n").lock.drift_factor, 0.0);
+}
+
+TEST(ParseConfig, AcceptsAnEmptyKeyPrefix) {
+  EXPECT_EQ(parse_ok(kOneNode + "[lock]\nkey_prefix = \"\"\n").lock.key_prefix, "");
+}
+
+TEST(ParseConfig, AcceptsInlineTables) {
+  const QuorumConfig config =
+      parse_ok("node = [{ address = \"a:1\" }, { address = \"b:2\" }]\nlock = { ttl_ms = 500 }\n");
+  EXPECT_EQ(config.nodes.size(), 2U);
+  EXPECT_EQ(config.lock.ttl, milliseconds(500));
+}
+
+TEST(ParseConfig, ReadsThePasswordFromTheNamedVariable) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", "correct horse");
+  const NodeConfig node =
+      parse_ok(kOneNode + "password_env = \"REDLOCK_TEST_PASSWORD_A\"\n").nodes.at(0);
+  EXPECT_EQ(node.password, "correct horse");
+  EXPECT_EQ(node.password_env, "REDLOCK_TEST_PASSWORD_A");
+}
+
+// The variable is read at load time; unset and empty are both errors that
+// name the variable at the password_env value.
+class PasswordVariableMissing : public testing::TestWithParam<std::optional<std::string>> {};
+
+TEST_P(PasswordVariableMissing, IsAnErrorNamingTheVariable) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", GetParam());
+  const ConfigResult result =
+      parse_config(kOneNode + "password_env = \"REDLOCK_TEST_PASSWORD_A\"\n", kSource);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.line, 3U);
+  EXPECT_EQ(result.error.column, 16U);
+  EXPECT_EQ(result.error.message,
+            "node[0].password_env: the environment variable REDLOCK_TEST_PASSWORD_A is not set "
+            "or is empty; it must hold this node's password");
+}
+
+INSTANTIATE_TEST_SUITE_P(UnsetOrEmpty, PasswordVariableMissing,
+                         testing::Values(std::nullopt, std::string()));
+
+TEST(ParseConfig, ReportsAMissingPasswordVariableOnlyAfterOtherErrors) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", std::nullopt);
+  const ConfigResult result = parse_config(
+      kOneNode + "password_env = \"REDLOCK_TEST_PASSWORD_A\"\n[lock]\nttl_ms = -1\n", kSource);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.line, 5U);
+}
+
+// Whatever goes wrong, a password written in a URL or held in the
+// environment never appears in the message.
+TEST(ParseConfig, NeverPrintsAPassword) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", "env-secret");
+  const std::vector<std::string> files = {
+      "[[node]]\naddress = \"redis://u:url-secret@h:1\"\npassword_env = "
+      "\"REDLOCK_TEST_PASSWORD_A\"\n",
+      "[[node]]\naddress = \"redis://u:url-secret@h:1\"\n[[node]]\naddress = "
+      "\"redis://v:url-secret@h:1\"\n",
+      "[[node]]\naddress = \"redis://u:url-secret@h:1/x\"\n",
+      "[[node]]\naddress = \"redis://u:url-secret@h:99999\"\n",
+      "[[node]]\naddress = \"redis://u:url-secret\"\n",
+      "[[node]]\naddress = \"h:1\"\npassword_env = \"env-secret\"\n",
+      "[[node]]\naddress = \"h:1\"\npassword = \"url-secret\"\n",
+      "[[node]]\naddress = \"u:url-secret@h:1\"\n",
+  };
+  for (const std::string& file : files) {
+    const ConfigResult result = parse_config(file, kSource);
+    ASSERT_FALSE(result.ok()) << file;
+    const std::string message = result.error.to_string();
+    EXPECT_EQ(message.find("secret"), std::string::npos) << message;
+  }
+}
+
+struct ErrorCase {
+  const char* name;
+  std::string text;
+  std::uint32_t line;
+  std::uint32_t column;
+  std::string message;  // exact, or a prefix when it ends in "..."
+};
+
+void PrintTo(const ErrorCase& error_case, std::ostream* out) { *out << error_case.name; }
+
+class ParseConfigError : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ParseConfigError, NamesThePlaceAndWhatWasExpected) {
+  const ErrorCase& expected = GetParam();
+  const ConfigResult result = parse_config(expected.text, kSource);
+  ASSERT_FALSE(result.ok()) << expected.text;
+  EXPECT_EQ(result.error.file, kSource);
+  EXPECT_EQ(result.error.line, expected.line);
+  EXPECT_EQ(result.error.column, expected.column);
+  const std::string& want = expected.message;
+  if (want.size() > 3 && want.compare(want.size() - 3, 3, "...") == 0) {
+    EXPECT_EQ(result.error.message.substr(0, want.size() - 3), want.substr(0, want.size() - 3));
+  } else {
+    EXPECT_EQ(result.error.message, want);
+  }
+}
+
+const std::string kLock = kOneNode + "[lock]\n";  // keys under it start on line 4
+
+INSTANTIATE_TEST_SUITE_P(
+    LockTable, ParseConfigError,
+    testing::Values(
+        ErrorCase{"TtlIsAString", kLock + "ttl_ms = \"10s\"\n", 4, 10,
+                  "lock.ttl_ms: expected a positive integer (milliseconds), got string"},
+        ErrorCase{"TtlIsZero", kLock + "ttl_ms = 0\n", 4, 10,
+                  "lock.ttl_ms: expected a positive integer (milliseconds), got 0"},
+        ErrorCase{"TtlIsAFloat", kLock + "ttl_ms = 10000.0\n", 4, 10,
+                  "lock.ttl_ms: expected a positive integer (milliseconds), got float"},
+        ErrorCase{"TtlIsHuge", kLock + "ttl_ms = 3000000000\n", 4, 10,
+                  "lock.ttl_ms: expected a positive integer (milliseconds) no larger than "
+                  "2147483647, got 3000000000"},
+        ErrorCase{"DriftFactorIsHalf", kLock + "drift_factor = 0.5\n", 4, 16,
+                  "lock.drift_factor: expected a number in [0, 0.5), got 0.5"},
+        ErrorCase{"DriftFactorIsNegative", kLock + "drift_factor = -0.1\n", 4, 16,
+                  "lock.drift_factor: expected a number in [0, 0.5), got -0.1"},
+        ErrorCase{"DriftFactorIsNan", kLock + "drift_factor = nan\n", 4, 16,
+                  "lock.drift_factor: expected a number in [0, 0.5), got nan"},
+        ErrorCase{"DriftFactorIsABoolean", kLock + "drift_factor = true\n", 4, 16,
+                  "lock.drift_factor: expected a number in [0, 0.5), got boolean"},
+        ErrorCase{"DriftMsIsNegative", kLock + "drift_ms = -1\n", 4, 12,
+                  "lock.drift_ms: expected a non-negative integer (milliseconds), got -1"},
+        ErrorCase{"MinValidityIsNotBelowTtl", kLock + "ttl_ms = 1000\nmin_validity_ms = 1000\n",
+                  5, 19,
+                  "lock.min_validity_ms: expected less than ttl_ms (1000), got 1000"},
+        ErrorCase{"NodeTimeoutIsNotBelowDefaultTtl", kLock + "node_timeout_ms = 10000\n", 4, 19,
+                  "lock.node_timeout_ms: expected less than ttl_ms (10000, the default), got "
+                  "10000"},
+        ErrorCase{"NodeTimeoutIsZero", kLock + "node_timeout_ms = 0\n", 4, 19,
+                  "lock.node_timeout_ms: expected a positive integer (milliseconds), got 0"},
+        ErrorCase{"ConnectTimeoutIsZero", kLock + "connect_timeout_ms = 0\n", 4, 22,
+                  "lock.connect_timeout_ms: expected a positive integer (milliseconds), got 0"},
+        ErrorCase{"RetryCountIsBelowMinusOne", kLock + "retry_count = -2\n", 4, 15,
+                  "lock.retry_count: expected an integer >= -1 (-1: retry until the deadline), "
+                  "got -2"},
+        ErrorCase{"RetryDelayIsNegative", kLock + "retry_delay_ms = -5\n", 4, 18,
+                  "lock.retry_delay_ms: expected a non-negative integer (milliseconds), got -5"},
+        ErrorCase{"KeyPrefixIsANumber", kLock + "key_prefix = 5\n", 4, 14,
+                  "lock.key_prefix: expected a string, got integer"},
+        ErrorCase{"FencedIsAString", kLock + "fenced = \"yes\"\n", 4, 10,
+                  "lock.fenced: expected true or false, got string"},
+        ErrorCase{"ReconnectMinIsAboveMax",
+                  kLock + "reconnect_min_ms = 500\nreconnect_max_ms = 100\n", 4, 20,
+                  "lock.reconnect_min_ms: expected reconnect_min_ms <= reconnect_max_ms, got "
+                  "reconnect_min_ms (500) > reconnect_max_ms (100)"},
+        ErrorCase{"ReconnectMaxIsBelowDefaultMin", kLock + "reconnect_max_ms = 10\n", 4, 20,
+                  "lock.reconnect_max_ms: expected reconnect_min_ms <= reconnect_max_ms, got "
+                  "reconnect_min_ms (50, the default) > reconnect_max_ms (10)"},
+        ErrorCase{"DriftLeavesNoValidity", kLock + "ttl_ms = 100\ndrift_ms = 99\n", 5, 12,
+                  "lock.drift_ms: no lock could ever be acquired: ttl_ms (100) minus the drift "
+                  "(ttl_ms * drift_factor + drift_ms = 100 ms) is not above min_validity_ms "
+                  "(0, the default)"},
+        ErrorCase{"UnknownKeyCloseToAKnownOne", kLock + "ttl = 5\n", 4, 1,
+                  "lock.ttl: unknown key; did you mean ttl_ms?"},
+        ErrorCase{"UnknownKeyMisspelt", kLock + "retry_cont = 5\n", 4, 1,
+                  "lock.retry_cont: unknown key; did you mean retry_count?"},
+        ErrorCase{"UnknownKey", kLock + "colour = \"blue\"\n", 4, 1,
+                  "lock.colour: unknown key; expected one of ttl_ms, drift_factor, drift_ms, "
+                  "min_validity_ms, node_timeout_ms, connect_timeout_ms, retry_count, "
+                  "retry_delay_ms, key_prefix, fenced, reconnect_min_ms, reconnect_max_ms"},
+        ErrorCase{"UnknownSubtable", kOneNode + "[lock.metrics]\nenabled = true\n", 3, 7,
+                  "lock.metrics: unknown key; expected one of ..."},
+        ErrorCase{"FirstErrorInFileOrderWins", kLock + "ttl_ms = \"x\"\nfenced = 1\n", 4, 10,
+                  "lock.ttl_ms: expected a positive integer (milliseconds), got string"},
+        ErrorCase{"LockIsNotATable", "lock = 5\n" + kOneNode, 1, 8,
+                  "lock: expected a table ([lock]), got integer"}),
+    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    NodeTables, ParseConfigError,
+    testing::Values(
+        ErrorCase{"EmptyNodeArray", "node = []\n", 1, 8,
+                  "node: expected at least one [[node]] table, got none"},
+        ErrorCase{"NodeIsASingleTable", "[node]\naddress = \"a:1\"\n", 1, 1,
+                  "node: expected an array of tables ([[node]]), got table (write [[node]], "
+                  "not [node])"},
+        ErrorCase{"NodeArrayHoldsAString", "node = [\"a:1\"]\n", 1, 9,
+                  "node[0]: expected a table, got string"},
+        ErrorCase{"MissingAddress", "[[node]]\nname = \"a\"\n", 1, 1,
+                  "node[0]: missing key address: expected the node's address, e.g. address = "
+                  "\"127.0.0.1:6379\""},
+        ErrorCase{"AddressIsANumber", "[[node]]\naddress = 7101\n", 2, 11,
+                  "node[0].address: expected a non-empty string, got integer"},
+        ErrorCase{"AddressIsEmpty", "[[node]]\naddress = \"\"\n", 2, 11,
+                  "node[0].address: expected a non-empty string, got an empty string"},
+        ErrorCase{"AddressPortIsOutOfRange", "[[node]]\naddress = \"127.0.0.1:70000\"\n", 2, 11,
+                  "node[0].address: expected a port in 1..65535, got 70000"},
+        ErrorCase{"AddressInLaterNode", kThreeNodes + "[[node]]\naddress = \"h:x\"\n", 8, 11,
+                  "node[3].address: expected a port number (1..65535) after ':'"},
+        ErrorCase{"UnknownKeyMisspelt", "[[node]]\nadress = \"a:1\"\n", 2, 1,
+                  "node[0].adress: unknown key; did you mean address?"},
+        ErrorCase{"UnknownKey", kOneNode + "weight = 2\n", 3, 1,
+                  "node[0].weight: unknown key; expected one of address, name, username, "
+                  "password_env, db, timeout_ms, min_replicas, replica_timeout_ms"},
+        ErrorCase{"PasswordWrittenInTheFile", kOneNode + "password = \"x\"\n", 3, 1,
+                  "node[0].password: passwords are not read from the file; put the password in "
+                  "an environment variable and name that variable in password_env"},
+        ErrorCase{"PasswordEnvIsNotAVariableName", kOneNode + "password_env = \"hunter2!\"\n", 3,
+                  16,
+                  "node[0].password_env: expected the name of an environment variable (letters, "
+                  "digits and '_'), not the password itself"},
+        ErrorCase{"NameIsEmpty", kOneNode + "name = \"\"\n", 3, 8,
+                  "node[0].name: expected a non-empty string, got an empty string"},
+        ErrorCase{"DbIsNegative", kOneNode + "db = -1\n", 3, 6,
+                  "node[0].db: expected a non-negative integer (database index), got -1"},
+        ErrorCase{"MinReplicasIsNegative", kOneNode + "min_replicas = -1\n", 3, 16,
+                  "node[0].min_replicas: expected a non-negative integer (replica count), got -1"},
+        ErrorCase{"TimeoutIsZero", kOneNode + "timeout_ms = 0\n", 3, 14,
+                  "node[0].timeout_ms: expected a positive integer (milliseconds), got 0"},
+        ErrorCase{"TimeoutIsNotBelowTtl", kOneNode + "timeout_ms = 500\n[lock]\nttl_ms = 500\n",
+                  3, 14, "node[0].timeout_ms: expected less than lock.ttl_ms (500), got 500"},
+        ErrorCase{"ReplicaTimeoutIsNotBelowTtl", kOneNode + "replica_timeout_ms = 10000\n", 3, 22,
+                  "node[0].replica_timeout_ms: expected less than lock.ttl_ms (10000, the "
+                  "default), got 10000"},
+        ErrorCase{"SameEndpointTwice", kOneNode + "[[node]]\naddress = \"127.0.0.1:7101\"\n", 4,
+                  11,
+                  "node[1].address: same host and port as node[0]; every node must be a "
+                  "different Redis master"},
+        ErrorCase{"SameHostNameInAnotherCase",
+                  "[[node]]\naddress = \"redis.local\"\n[[node]]\naddress = \"REDIS.local:6379\"\n",
+                  4, 11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"SameIpv6AddressSpeltTwoWays",
+                  "[[node]]\naddress = \"[::1]:7101\"\n[[node]]\naddress = "
+                  "\"redis://[0:0::1]:7101\"\n",
+                  4, 11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"SameNameTwice",
+                  "[[node]]\naddress = \"a:1\"\nname = \"x\"\n[[node]]\naddress = \"b:1\"\nname = "
+                  "\"x\"\n",
+                  6, 8,
+                  "node[1].name: the name \"x\" is already used by node[0]; names must be "
+                  "unique"},
+        ErrorCase{"DefaultNameTakenByAnExplicitOne",
+                  "[[node]]\naddress = \"a:1\"\nname = \"b:2\"\n[[node]]\naddress = \"b:2\"\n", 5,
+                  11,
+                  "node[1].address: the default name \"b:2\" is already used by node[0]; names "
+                  "must be unique"},
+        ErrorCase{"UsernameInUrlAndKey",
+                  "[[node]]\naddress = \"redis://alice:pw@h:1\"\nusername = \"bob\"\n", 3, 12,
+                  "node[0].username: the address already names a user; give it in one place "
+                  "only"},
+        ErrorCase{"PasswordInUrlAndVariable",
+                  "[[node]]\naddress = \"redis://:pw@h:1\"\npassword_env = \"PW\"\n", 3, 16,
+                  "node[0].password_env: the address already carries a password; give it in "
+                  "one place only"},
+        ErrorCase{"DbInUrlAndKey", "[[node]]\naddress = \"redis://h:1/2\"\ndb = 3\n", 3, 6,
+                  "node[0].db: the address already selects a database; give it in one place "
+                  "only"},
+        ErrorCase{"UsernameWithoutPassword", kOneNode + "username = \"alice\"\n", 3, 12,
+                  "node[0].username: a username needs a password: set password_env, or put the "
+                  "password in the redis:// address"},
+        ErrorCase{"UrlUsernameWithoutPassword", "[[node]]\naddress = \"redis://alice@h:1\"\n", 2,
+                  11, "node[0].address: a username needs a password: ..."}),
+    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    Document, ParseConfigError,
+    testing::Values(
+        ErrorCase{"UnknownTopLevelKey", kOneNode + "[metrics]\nport = 9100\n", 3, 2,
+                  "metrics: unknown key; expected only [[node]] and [lock]"},
+        ErrorCase{"UnclosedTableHeader", "[[node]\naddress = \"a:1\"\n", 1, 7, "invalid TOML: ..."},
+        ErrorCase{"KeyWrittenTwice", kLock + "ttl_ms = 5\nttl_ms = 6\n", 5, 10,
+                  "invalid TOML: ..."},
+        ErrorCase{"ValueMissing", kLock + "ttl_ms =\n", 4, 9, "invalid TOML: ..."}),
+    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+TEST(ParseConfig, RequiresAtLeastOneNode) {
+  const ConfigResult result = parse_config("[lock]\nttl_ms = 100\n", kSource);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.line, 0U);
+  EXPECT_EQ(result.error.message.rfind("no [[node]] table: expected at least one Redis master", 0),
+            0U)
+      << result.error.message;
+}
+
+TEST(ParseConfig, RejectsAnEmptyDocument) { EXPECT_FALSE(parse_config("", kSource).ok()); }
+
+struct NodeTimeoutCase {
+  Milliseconds ttl;
+  Milliseconds lock_node_timeout;
+  std::optional<Milliseconds> node_timeout;
+  Milliseconds expected;
+};
+
+TEST(EffectiveNodeTimeout, PrefersNodeThenLockThenAutomatic) {
+  const std::vector<NodeTimeoutCase> cases = {
+      {milliseconds(10000), milliseconds(0), std::nullopt, milliseconds(50)},
+      {milliseconds(5000), milliseconds(0), std::nullopt, milliseconds(50)},
+      {milliseconds(3000), milliseconds(0), std::nullopt, milliseconds(30)},
+      {milliseconds(1000), milliseconds(0), std::nullopt, milliseconds(10)},
+      {milliseconds(300), milliseconds(0), std::nullopt, milliseconds(3)},
+      {milliseconds(150), milliseconds(0), std::nullopt, milliseconds(2)},
+      {milliseconds(10), milliseconds(0), std::nullopt, milliseconds(2)},
+      {milliseconds(10000), milliseconds(25), std::nullopt, milliseconds(25)},
+      {milliseconds(10000), milliseconds(25), milliseconds(7), milliseconds(7)},
+      {milliseconds(10000), milliseconds(0), milliseconds(700), milliseconds(700)},
+  };
+  for (const NodeTimeoutCase& c : cases) {
+    LockConfig lock;
+    lock.ttl = c.ttl;
+    lock.node_timeout = c.lock_node_timeout;
+    NodeConfig node;
+    node.timeout = c.node_timeout;
+    EXPECT_EQ(effective_node_timeout(lock, node), c.expected)
+        << "ttl " << c.ttl.count() << ", lock " << c.lock_node_timeout.count();
+  }
+}
+
+TEST(ConfigErrorToString, FormatsWhatIsKnown) {
+  const std::vector<std::pair<ConfigError, std::string>> cases = {
+      {{"redlock.toml", 7, 10, "lock.ttl_ms: bad"}, "redlock.toml:7:10: lock.ttl_ms: bad"},
+      {{"redlock.toml", 7, 0, "bad"}, "redlock.toml:7: bad"},
+      {{"redlock.toml", 0, 0, "cannot open: x"}, "redlock.toml: cannot open: x"},
+      {{"", 0, 0, "no configuration file"}, "no configuration file"},
+  };
+  for (const auto& [error, expected] : cases) EXPECT_EQ(error.to_string(), expected);
+}
+
+TEST(LoadConfig, ReadsAFileAndNamesItAsTheSource) {
+  const ScopedTemporaryDirectory directory;
+  const auto file = directory.write("quorum.toml", kThreeNodes);
+  const ConfigResult result = load_config(file);
+  ASSERT_TRUE(result.ok()) << result.error.to_string();
+  EXPECT_EQ(result.config->nodes.size(), 3U);
+  EXPECT_EQ(result.config->source, file.string());
+}
+
+TEST(LoadConfig, PutsThePathInPositionedErrors) {
+  const ScopedTemporaryDirectory directory;
+  const auto file = directory.write("quorum.toml", kLock + "ttl_ms = \"10s\"\n");
+  const ConfigResult result = load_config(file);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            file.string() +
+                ":4:10: lock.ttl_ms: expected a positive integer (milliseconds), got string");
+}
+
+TEST(LoadConfig, PutsThePathInTomlSyntaxErrors) {
+  const ScopedTemporaryDirectory directory;
+  const auto file = directory.write("quorum.toml", "[[node]\n");
+  const ConfigResult result = load_config(file);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.file, file.string());
+  EXPECT_EQ(result.error.line, 1U);
+}
+
+TEST(LoadConfig, SaysWhyAFileCannotBeOpened) {
+  const ScopedTemporaryDirectory directory;
+  const auto missing = directory.path() / "absent.toml";
+  const ConfigResult result = load_config(missing);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            missing.string() + ": cannot open: No such file or directory");
+}
+
+TEST(LoadConfig, SaysWhyADirectoryCannotBeRead) {
+  const ScopedTemporaryDirectory directory;
+  const ConfigResult result = load_config(directory.path());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.line, 0U);
+  EXPECT_NE(result.error.message.find("Is a directory"), std::string::npos)
+      << result.error.message;
+}
+
+TEST(ConfigFromAddresses, BuildsOneNodePerAddressWithDefaultTiming) {
+  const ConfigResult result =
+      config_from_addresses({"127.0.0.1:7101", "redis://:pw@[::1]:7102/1", "redis-c"});
+  ASSERT_TRUE(result.ok()) << result.error.to_string();
+  const QuorumConfig& config = *result.config;
+  EXPECT_EQ(config.source, "--node");
+  ASSERT_EQ(config.nodes.size(), 3U);
+  EXPECT_EQ(config.nodes[0].name, "127.0.0.1:7101");
+  EXPECT_EQ(config.nodes[1].name, "[::1]:7102");
+  EXPECT_EQ(config.nodes[1].password, "pw");
+  EXPECT_EQ(config.nodes[1].db, 1);
+  EXPECT_EQ(config.nodes[2].name, "redis-c:6379");
+  EXPECT_EQ(config.lock.ttl, LockConfig{}.ttl);
+  EXPECT_EQ(config.lock.key_prefix, LockConfig{}.key_prefix);
+}
+
+TEST(ConfigFromAddresses, ErrorsNameTheBadAddressButNotItsPassword) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "--node: expected at least one node address"},
+      {{"a:1", "a:99999"}, "--node: \"a:99999\": expected a port in 1..65535, got 99999"},
+      {{"redis://u:secret@a:x"},
+       "--node: \"redis://u:***@a:x\": expected a port number (1..65535) after ':'"},
+      {{"redis://alice@a"},
+       "--node: \"redis://alice@a\": a username needs a password: redis://user:password@host"},
+      {{"a:1", "A:1"},
+       "--node: \"A:1\": same host and port as \"a:1\"; every node must be a different Redis "
+       "master"},
+  };
+  for (const auto& [addresses, expected] : cases) {
+    const ConfigResult result = config_from_addresses(addresses);
+    ASSERT_FALSE(result.ok()) << expected;
+    EXPECT_EQ(result.error.file, "--node");
+    EXPECT_EQ(result.error.to_string(), expected);
+  }
+}
+
+}  // namespace
+}  // namespace redlock
