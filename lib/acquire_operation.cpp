@@ -66,6 +66,7 @@ void AcquireOperation::begin_attempt() {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     outcomes_[i].node = i;
     outcomes_[i].name = nodes[i]->config().name;
+    outcomes_[i].status = NodeStatus::pending;
   }
   attempt_open_ = true;
   // t0 is read before the first request is queued, so everything that

@@ -33,8 +33,8 @@ bool is_ascii_alnum(char c) noexcept {
 }
 
 bool is_all_digits(std::string_view text) noexcept {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string lowercase(std::string_view text) {
@@ -87,8 +87,8 @@ Problem check_hostname(std::string_view host) {
   for (const char c : host) {
     if (is_ascii_alnum(c) || c == '-' || c == '.' || c == '_') continue;
     if (c == ':') return "expected brackets around an IPv6 address, e.g. [::1]:6379";
-    return "expected a host name or IP address, got an unexpected character '" +
-           std::string(1, c) + "' in the host";
+    return "expected a host name or IP address, got an unexpected character '" + std::string(1, c) +
+           "' in the host";
   }
   return std::nullopt;
 }
@@ -104,10 +104,9 @@ Problem check_ipv6_literal(std::string_view host) {
   }
   if (zone_start != std::string_view::npos) {
     const std::string_view zone = host.substr(zone_start + 1);
-    const bool zone_ok =
-        !zone.empty() && std::all_of(zone.begin(), zone.end(), [](char c) {
-          return is_ascii_alnum(c) || c == '-' || c == '_' || c == '.';
-        });
+    const bool zone_ok = !zone.empty() && std::all_of(zone.begin(), zone.end(), [](char c) {
+      return is_ascii_alnum(c) || c == '-' || c == '_' || c == '.';
+    });
     if (!zone_ok) return "expected an interface name after '%' in the IPv6 address";
   }
   return std::nullopt;
@@ -144,8 +143,7 @@ Problem parse_host_and_port(std::string_view text, ParsedAddress& out) {
     return parse_port(after.substr(1), out.port);
   }
   const std::size_t colon = text.find(':');
-  if (colon != std::string_view::npos &&
-      text.find(':', colon + 1) != std::string_view::npos) {
+  if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
     return "expected brackets around an IPv6 address, e.g. [::1]:6379";
   }
   const std::string_view host = text.substr(0, colon);
@@ -178,8 +176,7 @@ Problem parse_database(std::string_view text, ParsedAddress& out) {
   if (text.empty()) return std::nullopt;
   const auto db = parse_decimal<int>(text);
   if (!db) {
-    return "expected a database number (0, 1, ...) after '/', got \"" + std::string(text) +
-           "\"";
+    return "expected a database number (0, 1, ...) after '/', got \"" + std::string(text) + "\"";
   }
   out.db = *db;
   return std::nullopt;
@@ -217,8 +214,9 @@ AddressResult parse_address_or_throw(std::string_view text) {
       problem = "expected redis://, got the scheme \"" + scheme + "://\"";
     }
   } else if (text.find_first_of("@/") != std::string_view::npos) {
-    problem = "a user, password or database needs the URL form "
-              "redis://[user[:pass]@]host[:port][/db]";
+    problem =
+        "a user, password or database needs the URL form "
+        "redis://[user[:pass]@]host[:port][/db]";
   } else {
     problem = parse_host_and_port(text, parsed);
   }

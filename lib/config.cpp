@@ -6,8 +6,9 @@
 // read in file order, then the rules between keys are checked, then the
 // password variables are read from the environment, so a missing variable
 // never hides a typo further up the file.
-#include <arpa/inet.h>
+#include "redlock/config.hpp"
 
+#include <arpa/inet.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -24,8 +25,6 @@
 #include <utility>
 #include <vector>
 
-#include "redlock/config.hpp"
-
 namespace redlock {
 namespace {
 
@@ -41,26 +40,37 @@ constexpr Milliseconds kAutoNodeTimeoutFloor{2};
 constexpr int kAutoNodeTimeoutTtlDivisor = 100;
 
 constexpr std::string_view kRootKeys = "[[node]] and [lock]";
-constexpr std::string_view kNodeKeys[] = {"address", "name", "username", "password_env",
-                                          "db", "timeout_ms", "min_replicas",
-                                          "replica_timeout_ms"};
+constexpr std::string_view kNodeKeys[] = {
+    "address", "name",       "username",     "password_env",
+    "db",      "timeout_ms", "min_replicas", "replica_timeout_ms"};
 constexpr std::string_view kLockKeys[] = {
-    "ttl_ms",          "drift_factor",       "drift_ms",    "min_validity_ms",
-    "node_timeout_ms", "connect_timeout_ms", "retry_count", "retry_delay_ms",
-    "key_prefix",      "fenced",             "reconnect_min_ms", "reconnect_max_ms"};
+    "ttl_ms",          "drift_factor",     "drift_ms",
+    "min_validity_ms", "node_timeout_ms",  "connect_timeout_ms",
+    "retry_count",     "retry_delay_ms",   "key_prefix",
+    "fenced",          "reconnect_min_ms", "reconnect_max_ms"};
 
 std::string_view toml_type_name(toml::node_type type) noexcept {
   switch (type) {
-    case toml::node_type::table: return "table";
-    case toml::node_type::array: return "array";
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::date: return "date";
-    case toml::node_type::time: return "time";
-    case toml::node_type::date_time: return "date-time";
-    case toml::node_type::none: break;
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    case toml::node_type::date:
+      return "date";
+    case toml::node_type::time:
+      return "time";
+    case toml::node_type::date_time:
+      return "date-time";
+    case toml::node_type::none:
+      break;
   }
   return "nothing";
 }
@@ -174,8 +184,7 @@ std::string redact_address_password(std::string_view address) {
 bool is_environment_variable_name(std::string_view name) noexcept {
   if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   });
 }
 
@@ -198,8 +207,7 @@ constexpr IntegerRule kNonNegativeMilliseconds{0, kMaxMilliseconds,
                                                "a non-negative integer (milliseconds)"};
 constexpr IntegerRule kDatabaseIndex{0, kMaxInt, "a non-negative integer (database index)"};
 constexpr IntegerRule kReplicaCount{0, kMaxInt, "a non-negative integer (replica count)"};
-constexpr IntegerRule kRetryCount{-1, kMaxInt,
-                                  "an integer >= -1 (-1: retry until the deadline)"};
+constexpr IntegerRule kRetryCount{-1, kMaxInt, "an integer >= -1 (-1: retry until the deadline)"};
 
 // One [[node]] table while it is being read; the keys that may also come
 // from a redis:// address are kept apart until both are known.
@@ -223,8 +231,7 @@ class QuorumFileReader {
   explicit QuorumFileReader(std::string_view source) : source_(source) {}
 
   ConfigResult read(const toml::table& root) {
-    if (!read_root(root) || !check_lock_rules() || !check_node_rules() ||
-        !resolve_passwords()) {
+    if (!read_root(root) || !check_lock_rules() || !check_node_rules() || !resolve_passwords()) {
       return failure(std::move(error_));
     }
     return ConfigResult{QuorumConfig{std::move(nodes_), lock_, source_}, {}};
@@ -282,24 +289,23 @@ class QuorumFileReader {
     return true;
   }
 
-  bool read_int(const toml::node& value, std::string_view path, const IntegerRule& rule,
-                int& out) {
+  bool read_int(const toml::node& value, std::string_view path, const IntegerRule& rule, int& out) {
     std::int64_t number = 0;
     if (!read_integer(value, path, rule, number)) return false;
     out = static_cast<int>(number);  // The rule's range fits in int.
     return true;
   }
 
-  bool read_milliseconds(const toml::node& value, std::string_view path,
-                         const IntegerRule& rule, Milliseconds& out) {
+  bool read_milliseconds(const toml::node& value, std::string_view path, const IntegerRule& rule,
+                         Milliseconds& out) {
     std::int64_t number = 0;
     if (!read_integer(value, path, rule, number)) return false;
     out = Milliseconds{number};
     return true;
   }
 
-  bool read_milliseconds(const toml::node& value, std::string_view path,
-                         const IntegerRule& rule, std::optional<Milliseconds>& out) {
+  bool read_milliseconds(const toml::node& value, std::string_view path, const IntegerRule& rule,
+                         std::optional<Milliseconds>& out) {
     Milliseconds duration{};
     if (!read_milliseconds(value, path, rule, duration)) return false;
     out = duration;
@@ -353,8 +359,7 @@ class QuorumFileReader {
     // Written so that NaN fails too. At 0.5 or more the drift would eat half
     // the TTL or more, which leaves no useful validity.
     if (!(number >= 0.0 && number < 0.5)) {
-      return fail(value.source(), path,
-                  std::string(kExpected) + ", got " + format_number(number));
+      return fail(value.source(), path, std::string(kExpected) + ", got " + format_number(number));
     }
     out = number;
     return true;
@@ -382,10 +387,10 @@ class QuorumFileReader {
       }
     }
     if (!saw_nodes) {
-      error_ = error_without_position(
-          source_,
-          "no [[node]] table: expected at least one Redis master, e.g.\n"
-          "  [[node]]\n  address = \"127.0.0.1:6379\"");
+      error_ =
+          error_without_position(source_,
+                                 "no [[node]] table: expected at least one Redis master, e.g.\n"
+                                 "  [[node]]\n  address = \"127.0.0.1:6379\"");
       return false;
     }
     return true;
@@ -438,7 +443,8 @@ class QuorumFileReader {
       draft.db = db;
       return true;
     }
-    if (name == "timeout_ms") return read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
+    if (name == "timeout_ms")
+      return read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
     if (name == "min_replicas") return read_int(value, path, kReplicaCount, draft.min_replicas);
     if (name == "replica_timeout_ms") {
       return read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
@@ -534,10 +540,10 @@ class QuorumFileReader {
                   "expected a table ([lock]), got " + std::string(toml_type_name(value.type())));
     }
     lock_table_ = table;
-    for (const auto& [key, entry] : entries_in_file_order(*table)) {
-      if (!read_lock_key(*key, *entry)) return false;
-    }
-    return true;
+    const auto entries = entries_in_file_order(*table);
+    return std::all_of(entries.begin(), entries.end(), [this](const auto& entry) {
+      return read_lock_key(*entry.first, *entry.second);
+    });
   }
 
   bool read_lock_key(const toml::key& key, const toml::node& value) {
@@ -545,7 +551,8 @@ class QuorumFileReader {
     const std::string path = "lock." + std::string(name);
     if (name == "ttl_ms") return read_milliseconds(value, path, kPositiveMilliseconds, lock_.ttl);
     if (name == "drift_factor") return read_drift_factor(value, path, lock_.drift_factor);
-    if (name == "drift_ms") return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
+    if (name == "drift_ms")
+      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
     if (name == "min_validity_ms") {
       return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.min_validity);
     }
@@ -571,7 +578,7 @@ class QuorumFileReader {
   }
 
   // "ttl_ms (10000)" or "ttl_ms (10000, the default)".
-  std::string describe_lock_setting(std::string_view key, Milliseconds value) const {
+  [[nodiscard]] std::string describe_lock_setting(std::string_view key, Milliseconds value) const {
     const bool written = lock_table_ != nullptr && lock_table_->contains(key);
     return std::string(key) + " (" + std::to_string(value.count()) +
            (written ? ")" : ", the default)");
@@ -591,19 +598,17 @@ class QuorumFileReader {
     }
     // validity = ttl - elapsed - drift must exceed min_validity; when it
     // cannot even with zero elapsed time, no acquire can ever succeed.
-    const double drift =
-        static_cast<double>(ttl.count()) * lock_.drift_factor +
-        static_cast<double>(lock_.drift_ms.count());
+    const double drift = static_cast<double>(ttl.count()) * lock_.drift_factor +
+                         static_cast<double>(lock_.drift_ms.count());
     if (static_cast<double>(ttl.count()) - drift <=
         static_cast<double>(lock_.min_validity.count())) {
-      const char* key = lock_table_ != nullptr && lock_table_->contains("drift_ms")
-                            ? "drift_ms"
-                            : "drift_factor";
-      return fail(where(lock_table_, key), std::string("lock.") + key,
-                  "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
-                      " minus the drift (ttl_ms * drift_factor + drift_ms = " +
-                      format_number(drift) + " ms) is not above " +
-                      describe_lock_setting("min_validity_ms", lock_.min_validity));
+      const char* key =
+          lock_table_ != nullptr && lock_table_->contains("drift_ms") ? "drift_ms" : "drift_factor";
+      return fail(
+          where(lock_table_, key), std::string("lock.") + key,
+          "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
+              " minus the drift (ttl_ms * drift_factor + drift_ms = " + format_number(drift) +
+              " ms) is not above " + describe_lock_setting("min_validity_ms", lock_.min_validity));
     }
     if (lock_.reconnect_min > lock_.reconnect_max) {
       const bool min_written = lock_table_ != nullptr && lock_table_->contains("reconnect_min_ms");
@@ -623,8 +628,8 @@ class QuorumFileReader {
     if (!timeout || *timeout < lock_.ttl) return true;
     return fail(where(node_tables_[index], key),
                 "node[" + std::to_string(index) + "]." + std::string(key),
-                "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) +
-                    ", got " + std::to_string(timeout->count()));
+                "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) + ", got " +
+                    std::to_string(timeout->count()));
   }
 
   bool check_node_rules() {
@@ -657,6 +662,8 @@ class QuorumFileReader {
     for (std::size_t index = 0; index < nodes_.size(); ++index) {
       NodeConfig& node = nodes_[index];
       if (node.password_env.empty()) continue;
+      // Read once, at load time; the library itself never writes the environment.
+      // NOLINTNEXTLINE(concurrency-mt-unsafe)
       const char* password = std::getenv(node.password_env.c_str());
       if (password == nullptr || *password == '\0') {
         return fail(where(node_tables_[index], "password_env"),

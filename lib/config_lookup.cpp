@@ -20,6 +20,8 @@ constexpr const char* kLocalConfigFile = "redlock.toml";
 std::optional<std::filesystem::path> find_config_file_or_throw(
     const std::optional<std::filesystem::path>& explicit_path) {
   if (explicit_path) return *explicit_path;
+  // The library never writes the environment, so reading it here is safe.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
   if (const char* from_environment = std::getenv(kConfigVariable);
       from_environment != nullptr && *from_environment != '\0') {
     return std::filesystem::path(from_environment);

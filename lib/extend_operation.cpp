@@ -39,6 +39,7 @@ void ExtendOperation::start() {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     result_.nodes[i].node = i;
     result_.nodes[i].name = nodes[i]->config().name;
+    result_.nodes[i].status = NodeStatus::pending;
   }
   open_ = true;
   const std::string ttl_text = std::to_string(ttl_.count());

@@ -13,6 +13,7 @@ std::string_view to_string(NodeStatus status) noexcept {
     case NodeStatus::timeout: return "timeout";
     case NodeStatus::unreachable: return "unreachable";
     case NodeStatus::error: return "error";
+    case NodeStatus::pending: return "pending";
     case NodeStatus::not_asked: return "not_asked";
   }
   return "unknown";

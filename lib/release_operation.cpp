@@ -30,6 +30,7 @@ void ReleaseOperation::start() {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     result_.nodes[i].node = i;
     result_.nodes[i].name = nodes[i]->config().name;
+    result_.nodes[i].status = NodeStatus::pending;
   }
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.

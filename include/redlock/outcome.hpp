@@ -26,7 +26,8 @@ enum class NodeStatus {
   timeout,        // no answer within the node timeout
   unreachable,    // not connected, or the connection failed meanwhile
   error,          // an error reply (see NodeOutcome::detail)
-  not_asked,      // the operation was decided or cancelled before asking
+  pending,        // asked, but no answer yet when the outcome was decided
+  not_asked,      // the operation was refused before any node was asked
 };
 
 [[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;

@@ -115,7 +115,8 @@ endif()
 execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" ${pkg_config_args}
   RESULT_VARIABLE rc OUTPUT_VARIABLE pc_flags ERROR_VARIABLE pc_err
   OUTPUT_STRIP_TRAILING_WHITESPACE)
-message(STATUS "pkg-config ${pkg_config_args}: ${pc_flags}")
+list(JOIN pkg_config_args " " pkg_config_shown)
+message(STATUS "pkg-config ${pkg_config_shown}: ${pc_flags}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "downstream: pkg-config failed (${rc}): ${pc_err}")
 endif()

@@ -11,6 +11,12 @@
 namespace redlock {
 namespace {
 
+// Names each parameterized case after its `name` field.
+template <typename Case>
+std::string CaseName(const testing::TestParamInfo<Case>& case_info) {
+  return case_info.param.name;
+}
+
 struct AcceptedCase {
   const char* name;
   std::string text;
@@ -40,8 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
     Forms, AcceptedAddress,
     testing::Values(
         AcceptedCase{"HostAndPort", "127.0.0.1:7101", "127.0.0.1", 7101, "", "", std::nullopt},
-        AcceptedCase{"HostNameAndPort", "redis-a.internal:7000", "redis-a.internal", 7000, "",
-                     "", std::nullopt},
+        AcceptedCase{"HostNameAndPort", "redis-a.internal:7000", "redis-a.internal", 7000, "", "",
+                     std::nullopt},
         AcceptedCase{"HostAlone", "localhost", "localhost", 6379, "", "", std::nullopt},
         AcceptedCase{"LowestPort", "h:1", "h", 1, "", "", std::nullopt},
         AcceptedCase{"HighestPort", "h:65535", "h", 65535, "", "", std::nullopt},
@@ -65,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                      std::nullopt},
         AcceptedCase{"UrlUnescapedSlashInPassword", "redis://u:p/ss@h:1", "h", 1, "u", "p/ss",
                      std::nullopt}),
-    [](const testing::TestParamInfo<AcceptedCase>& info) { return info.param.name; });
+    CaseName<AcceptedCase>);
 
 struct RejectedCase {
   const char* name;
@@ -126,8 +132,9 @@ INSTANTIATE_TEST_SUITE_P(
         RejectedCase{"OtherScheme", "http://h:1", "expected redis://, got the scheme \"http://\""},
         RejectedCase{"TlsScheme", "rediss://h:1",
                      "TLS (rediss://) is not supported; expected redis://"},
-        RejectedCase{"UrlWithoutHost", "redis://", "expected a host name or IP address, got an "
-                                                   "empty host"},
+        RejectedCase{"UrlWithoutHost", "redis://",
+                     "expected a host name or IP address, got an "
+                     "empty host"},
         RejectedCase{"UrlWithOnlyCredentials", "redis://u:pw@",
                      "expected a host name or IP address, got an empty host"},
         RejectedCase{"UrlDbNotANumber", "redis://h/one",
@@ -142,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "expected %XX escapes (two hex digits) in the URL's user and password"},
         RejectedCase{"UrlEmptyPasswordAfterColon", "redis://u:@h",
                      "expected a password after ':' in the URL (or no ':' at all)"}),
-    [](const testing::TestParamInfo<RejectedCase>& info) { return info.param.name; });
+    CaseName<RejectedCase>);
 
 // A message may be logged, so it never quotes the credentials of a URL.
 TEST(ParseAddress, NeverQuotesAPassword) {

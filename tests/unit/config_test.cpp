@@ -3,7 +3,6 @@
 #include "redlock/config.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>  // mkdtemp, setenv, unsetenv (POSIX)
 
 #include <chrono>
 #include <cstdint>
@@ -14,8 +13,18 @@
 #include <string>
 #include <vector>
 
+// The tests change the environment from a single thread; the warning is
+// about threads that read it concurrently.
+// NOLINTBEGIN(concurrency-mt-unsafe)
+
 namespace redlock {
 namespace {
+
+// Names each parameterized case after its `name` field.
+template <typename Case>
+std::string CaseName(const testing::TestParamInfo<Case>& case_info) {
+  return case_info.param.name;
+}
 
 using std::chrono::milliseconds;
 
@@ -63,8 +72,9 @@ class ScopedTemporaryDirectory {
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
-  std::filesystem::path write(const std::string& name, const std::string& contents) const {
-    const std::filesystem::path file = path_ / name;
+  [[nodiscard]] std::filesystem::path write(const std::string& name,
+                                            const std::string& contents) const {
+    std::filesystem::path file = path_ / name;
     std::ofstream(file, std::ios::binary) << contents;
     return file;
   }
@@ -98,9 +108,7 @@ TEST(ParseConfig, ReadsTheMinimalFileOfDesignSection4) {
   EXPECT_EQ(config.lock.ttl, milliseconds(10000));
 }
 
-TEST(ParseConfig, RecordsTheSourceName) {
-  EXPECT_EQ(parse_ok(kOneNode).source, kSource);
-}
+TEST(ParseConfig, RecordsTheSourceName) { EXPECT_EQ(parse_ok(kOneNode).source, kSource); }
 
 TEST(ParseConfig, LeavesUnwrittenKeysAtTheirDefaults) {
   const QuorumConfig config = parse_ok(kOneNode);
@@ -264,16 +272,27 @@ TEST(ParseConfig, ReportsAMissingPasswordVariableOnlyAfterOtherErrors) {
 TEST(ParseConfig, NeverPrintsAPassword) {
   const ScopedEnvironmentVariable password("REDLOCK_TEST_PASSWORD_A", "env-secret");
   const std::vector<std::string> files = {
-      "[[node]]\naddress = \"redis://u:url-secret@h:1\"\npassword_env = "
-      "\"REDLOCK_TEST_PASSWORD_A\"\n",
-      "[[node]]\naddress = \"redis://u:url-secret@h:1\"\n[[node]]\naddress = "
-      "\"redis://v:url-secret@h:1\"\n",
-      "[[node]]\naddress = \"redis://u:url-secret@h:1/x\"\n",
-      "[[node]]\naddress = \"redis://u:url-secret@h:99999\"\n",
-      "[[node]]\naddress = \"redis://u:url-secret\"\n",
-      "[[node]]\naddress = \"h:1\"\npassword_env = \"env-secret\"\n",
-      "[[node]]\naddress = \"h:1\"\npassword = \"url-secret\"\n",
-      "[[node]]\naddress = \"u:url-secret@h:1\"\n",
+      R"([[node]]
+         address = "redis://u:url-secret@h:1"
+         password_env = "REDLOCK_TEST_PASSWORD_A")",
+      R"([[node]]
+         address = "redis://u:url-secret@h:1"
+         [[node]]
+         address = "redis://v:url-secret@h:1")",
+      R"([[node]]
+         address = "redis://u:url-secret@h:1/x")",
+      R"([[node]]
+         address = "redis://u:url-secret@h:99999")",
+      R"([[node]]
+         address = "redis://u:url-secret")",
+      R"([[node]]
+         address = "h:1"
+         password_env = "env-secret")",
+      R"([[node]]
+         address = "h:1"
+         password = "url-secret")",
+      R"([[node]]
+         address = "u:url-secret@h:1")",
   };
   for (const std::string& file : files) {
     const ConfigResult result = parse_config(file, kSource);
@@ -334,9 +353,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "lock.drift_factor: expected a number in [0, 0.5), got boolean"},
         ErrorCase{"DriftMsIsNegative", kLock + "drift_ms = -1\n", 4, 12,
                   "lock.drift_ms: expected a non-negative integer (milliseconds), got -1"},
-        ErrorCase{"MinValidityIsNotBelowTtl", kLock + "ttl_ms = 1000\nmin_validity_ms = 1000\n",
-                  5, 19,
-                  "lock.min_validity_ms: expected less than ttl_ms (1000), got 1000"},
+        ErrorCase{"MinValidityIsNotBelowTtl", kLock + "ttl_ms = 1000\nmin_validity_ms = 1000\n", 5,
+                  19, "lock.min_validity_ms: expected less than ttl_ms (1000), got 1000"},
         ErrorCase{"NodeTimeoutIsNotBelowDefaultTtl", kLock + "node_timeout_ms = 10000\n", 4, 19,
                   "lock.node_timeout_ms: expected less than ttl_ms (10000, the default), got "
                   "10000"},
@@ -378,7 +396,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "lock.ttl_ms: expected a positive integer (milliseconds), got string"},
         ErrorCase{"LockIsNotATable", "lock = 5\n" + kOneNode, 1, 8,
                   "lock: expected a table ([lock]), got integer"}),
-    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+    CaseName<ErrorCase>);
 
 INSTANTIATE_TEST_SUITE_P(
     NodeTables, ParseConfigError,
@@ -421,13 +439,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "node[0].min_replicas: expected a non-negative integer (replica count), got -1"},
         ErrorCase{"TimeoutIsZero", kOneNode + "timeout_ms = 0\n", 3, 14,
                   "node[0].timeout_ms: expected a positive integer (milliseconds), got 0"},
-        ErrorCase{"TimeoutIsNotBelowTtl", kOneNode + "timeout_ms = 500\n[lock]\nttl_ms = 500\n",
-                  3, 14, "node[0].timeout_ms: expected less than lock.ttl_ms (500), got 500"},
+        ErrorCase{"TimeoutIsNotBelowTtl", kOneNode + "timeout_ms = 500\n[lock]\nttl_ms = 500\n", 3,
+                  14, "node[0].timeout_ms: expected less than lock.ttl_ms (500), got 500"},
         ErrorCase{"ReplicaTimeoutIsNotBelowTtl", kOneNode + "replica_timeout_ms = 10000\n", 3, 22,
                   "node[0].replica_timeout_ms: expected less than lock.ttl_ms (10000, the "
                   "default), got 10000"},
-        ErrorCase{"SameEndpointTwice", kOneNode + "[[node]]\naddress = \"127.0.0.1:7101\"\n", 4,
-                  11,
+        ErrorCase{"SameEndpointTwice", kOneNode + "[[node]]\naddress = \"127.0.0.1:7101\"\n", 4, 11,
                   "node[1].address: same host and port as node[0]; every node must be a "
                   "different Redis master"},
         ErrorCase{"SameHostNameInAnotherCase",
@@ -464,18 +481,18 @@ INSTANTIATE_TEST_SUITE_P(
                   "password in the redis:// address"},
         ErrorCase{"UrlUsernameWithoutPassword", "[[node]]\naddress = \"redis://alice@h:1\"\n", 2,
                   11, "node[0].address: a username needs a password: ..."}),
-    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+    CaseName<ErrorCase>);
 
 INSTANTIATE_TEST_SUITE_P(
     Document, ParseConfigError,
-    testing::Values(
-        ErrorCase{"UnknownTopLevelKey", kOneNode + "[metrics]\nport = 9100\n", 3, 2,
-                  "metrics: unknown key; expected only [[node]] and [lock]"},
-        ErrorCase{"UnclosedTableHeader", "[[node]\naddress = \"a:1\"\n", 1, 7, "invalid TOML: ..."},
-        ErrorCase{"KeyWrittenTwice", kLock + "ttl_ms = 5\nttl_ms = 6\n", 5, 10,
-                  "invalid TOML: ..."},
-        ErrorCase{"ValueMissing", kLock + "ttl_ms =\n", 4, 9, "invalid TOML: ..."}),
-    [](const testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+    testing::Values(ErrorCase{"UnknownTopLevelKey", kOneNode + "[metrics]\nport = 9100\n", 3, 2,
+                              "metrics: unknown key; expected only [[node]] and [lock]"},
+                    ErrorCase{"UnclosedTableHeader", "[[node]\naddress = \"a:1\"\n", 1, 8,
+                              "invalid TOML: ..."},
+                    ErrorCase{"KeyWrittenTwice", kLock + "ttl_ms = 5\nttl_ms = 6\n", 5, 10,
+                              "invalid TOML: ..."},
+                    ErrorCase{"ValueMissing", kLock + "ttl_ms =\n", 4, 9, "invalid TOML: ..."}),
+    CaseName<ErrorCase>);
 
 TEST(ParseConfig, RequiresAtLeastOneNode) {
   const ConfigResult result = parse_config("[lock]\nttl_ms = 100\n", kSource);
@@ -543,9 +560,9 @@ TEST(LoadConfig, PutsThePathInPositionedErrors) {
   const auto file = directory.write("quorum.toml", kLock + "ttl_ms = \"10s\"\n");
   const ConfigResult result = load_config(file);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error.to_string(),
-            file.string() +
-                ":4:10: lock.ttl_ms: expected a positive integer (milliseconds), got string");
+  EXPECT_EQ(
+      result.error.to_string(),
+      file.string() + ":4:10: lock.ttl_ms: expected a positive integer (milliseconds), got string");
 }
 
 TEST(LoadConfig, PutsThePathInTomlSyntaxErrors) {
@@ -571,8 +588,7 @@ TEST(LoadConfig, SaysWhyADirectoryCannotBeRead) {
   const ConfigResult result = load_config(directory.path());
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error.line, 0U);
-  EXPECT_NE(result.error.message.find("Is a directory"), std::string::npos)
-      << result.error.message;
+  EXPECT_NE(result.error.message.find("Is a directory"), std::string::npos) << result.error.message;
 }
 
 TEST(ConfigFromAddresses, BuildsOneNodePerAddressWithDefaultTiming) {
@@ -613,3 +629,5 @@ TEST(ConfigFromAddresses, ErrorsNameTheBadAddressButNotItsPassword) {
 
 }  // namespace
 }  // namespace redlock
+
+// NOLINTEND(concurrency-mt-unsafe)

@@ -1,1 +1,129 @@
+// Reply interpretation, fed with real RESP bytes through hiredis's reader.
+#include "reply_parse.hpp"
+
+#include <hiredis/hiredis.h>
+#include <hiredis/read.h>
+
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+namespace {
+
+struct ParsedReplies {
+  std::vector<redisReply*> replies;
+  ParsedReplies() = default;
+  ParsedReplies(const ParsedReplies&) = delete;
+  ParsedReplies& operator=(const ParsedReplies&) = delete;
+  ~ParsedReplies() {
+    for (redisReply* reply : replies) freeReplyObject(reply);
+  }
+};
+
+void parse(const std::string& bytes, ParsedReplies& out) {
+  redisReader* reader = redisReaderCreate();
+  ASSERT_EQ(redisReaderFeed(reader, bytes.data(), bytes.size()), REDIS_OK);
+  for (;;) {
+    void* reply = nullptr;
+    ASSERT_EQ(redisReaderGetReply(reader, &reply), REDIS_OK);
+    if (reply == nullptr) break;
+    out.replies.push_back(static_cast<redisReply*>(reply));
+  }
+  redisReaderFree(reader);
+}
+
+NodeResponse response_of(const ParsedReplies& parsed) {
+  NodeResponse response;
+  response.replies = parsed.replies.data();
+  response.reply_count = parsed.replies.size();
+  return response;
+}
+
+TEST(ParseAcquire, GrantedCarriesTheFenceCounter) {
+  ParsedReplies parsed;
+  parse("*2\r\n:1\r\n$2\r\n41\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::granted);
+  EXPECT_EQ(out.fence_counter, 41);
+}
+
+TEST(ParseAcquire, BusyCarriesTheHolderTtl) {
+  ParsedReplies parsed;
+  parse("*2\r\n:0\r\n:9120\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::busy);
+  EXPECT_EQ(out.holder_ttl_ms, 9120);
+}
+
+TEST(ParseAcquire, ErrorReplyIsSurfacedVerbatim) {
+  ParsedReplies parsed;
+  parse("-OOM command not allowed when used memory > 'maxmemory'\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::error);
+  EXPECT_EQ(out.detail, "OOM command not allowed when used memory > 'maxmemory'");
+}
+
+TEST(ParseAcquire, TooFewReplicasVoidTheGrant) {
+  ParsedReplies parsed;
+  parse("*2\r\n:1\r\n$1\r\n0\r\n:0\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 1, out);
+  EXPECT_EQ(out.status, NodeStatus::replicas_short);
+  EXPECT_EQ(out.detail, "0 of 1 replicas acknowledged");
+}
+
+TEST(ParseAcquire, EnoughReplicasKeepTheGrant) {
+  ParsedReplies parsed;
+  parse("*2\r\n:1\r\n$1\r\n7\r\n:2\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 2, out);
+  EXPECT_EQ(out.status, NodeStatus::granted);
+  EXPECT_EQ(out.fence_counter, 7);
+}
+
+TEST(ParseAcquire, MalformedReplyIsAnError) {
+  ParsedReplies parsed;
+  parse("+OK\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::error);
+  EXPECT_NE(out.detail.find("unexpected reply"), std::string::npos);
+}
+
+TEST(ParseAcquire, TimeoutAndUnreachableKeepTheirReason) {
+  NodeResponse response;
+  response.kind = NodeResponse::Kind::timeout;
+  response.detail = "no answer within 50 ms";
+  NodeOutcome out;
+  parse_acquire_response(response, 0, out);
+  EXPECT_EQ(out.status, NodeStatus::timeout);
+  EXPECT_EQ(out.detail, "no answer within 50 ms");
+
+  response.kind = NodeResponse::Kind::unreachable;
+  response.detail = "connect: connection refused";
+  parse_acquire_response(response, 0, out);
+  EXPECT_EQ(out.status, NodeStatus::unreachable);
+  EXPECT_EQ(out.detail, "connect: connection refused");
+}
+
+TEST(ParseFlag, OneIsYesZeroIsNotHeld) {
+  ParsedReplies one;
+  parse(":1\r\n", one);
+  NodeOutcome out;
+  parse_flag_response(response_of(one), NodeStatus::released, out);
+  EXPECT_EQ(out.status, NodeStatus::released);
+
+  ParsedReplies zero;
+  parse(":0\r\n", zero);
+  parse_flag_response(response_of(zero), NodeStatus::extended, out);
+  EXPECT_EQ(out.status, NodeStatus::not_held);
+}
+
+}  // namespace
+}  // namespace redlock::detail

@@ -1,0 +1,143 @@
+// Helpers shared by the integration tests: a quorum configuration for a
+// fixture cluster, and a loop that runs an AsyncClient to completion.
+#pragma once
+
+#include <uv.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "redis_fixture.hpp"
+#include "redlock/redlock.hpp"
+
+namespace redlock::test {
+
+inline NodeConfig node_at(std::uint16_t port) {
+  NodeConfig node;
+  node.host = "127.0.0.1";
+  node.port = port;
+  node.name = "127.0.0.1:" + std::to_string(port);
+  return node;
+}
+
+inline QuorumConfig config_for(const RedisCluster& cluster,
+                               std::chrono::milliseconds ttl = std::chrono::seconds(10)) {
+  QuorumConfig config;
+  for (std::size_t i = 0; i < cluster.size(); ++i) config.nodes.push_back(node_at(cluster.node(i).port()));
+  config.lock.ttl = ttl;
+  config.lock.node_timeout = std::chrono::milliseconds(200);
+  config.lock.retry_count = 0;
+  config.source = "test";
+  return config;
+}
+
+inline std::string key_of(const std::string& resource) { return "redlock:lock:" + resource; }
+
+// Runs one AsyncClient on a private loop. Tests start operations from
+// `run`'s body and call done() when finished; results are recorded in
+// variables and asserted after run() returns (an ASSERT inside a callback
+// would only leave the lambda). A watchdog bounds every run, and teardown
+// proves that no handle leaked: uv_loop_close() must succeed.
+class LoopRun {
+ public:
+  explicit LoopRun(QuorumConfig config, ClientOptions options = {}) {
+    uv_loop_init(&loop_);
+    client_.emplace(&loop_, std::move(config), options);
+    uv_timer_init(&loop_, &watchdog_);
+    watchdog_.data = this;
+  }
+  LoopRun(const LoopRun&) = delete;
+  LoopRun& operator=(const LoopRun&) = delete;
+  ~LoopRun() {
+    if (client_) done();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    client_.reset();
+    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a libuv handle leaked";
+  }
+
+  AsyncClient& client() { return *client_; }
+  uv_loop_t* loop() { return &loop_; }
+
+  // Runs `body` on the loop, then the loop until done() or the watchdog.
+  // Returns false when the watchdog had to stop it.
+  bool run(const std::function<void()>& body,
+           std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+    uv_timer_start(
+        &watchdog_,
+        [](uv_timer_t* timer) {
+          auto* self = static_cast<LoopRun*>(timer->data);
+          self->timed_out_ = true;
+          self->done();
+        },
+        static_cast<std::uint64_t>(limit.count()), 0);
+    body();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    return !timed_out_;
+  }
+
+  // Closes the client and the watchdog; run() then returns.
+  void done() {
+    if (closed_) return;
+    closed_ = true;
+    uv_timer_stop(&watchdog_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&watchdog_), nullptr);
+    client_->close();
+  }
+
+  // Runs `fn` after `delay` on the loop (a one-shot timer the harness owns).
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) {
+    auto* timer = new Timer{{}, std::move(fn)};
+    uv_timer_init(&loop_, &timer->handle);
+    timer->handle.data = timer;
+    uv_timer_start(
+        &timer->handle,
+        [](uv_timer_t* handle) {
+          auto* self = static_cast<Timer*>(handle->data);
+          self->fn();
+          uv_close(reinterpret_cast<uv_handle_t*>(handle),
+                   [](uv_handle_t* h) { delete static_cast<Timer*>(h->data); });
+        },
+        static_cast<std::uint64_t>(delay.count()), 0);
+  }
+
+ private:
+  struct Timer {
+    uv_timer_t handle;
+    std::function<void()> fn;
+  };
+  uv_loop_t loop_{};
+  uv_timer_t watchdog_{};
+  std::optional<AsyncClient> client_;
+  bool timed_out_ = false;
+  bool closed_ = false;
+};
+
+// Acquire, then stop the loop: the common one-shot case.
+inline AcquireResult acquire_once(LoopRun& run, const Resource& resource,
+                                  const AcquireOptions& options = {}) {
+  AcquireResult result;
+  run.run([&] {
+    run.client().acquire(resource, options, [&](AcquireResult r) {
+      result = std::move(r);
+      run.done();
+    });
+  });
+  return result;
+}
+
+// Counts nodes whose lock key exists.
+inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resource) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    if (!cluster.node(i).running() || cluster.node(i).paused()) continue;
+    if (cluster.node(i).probe().exists(key_of(resource))) ++count;
+  }
+  return count;
+}
+
+}  // namespace redlock::test
