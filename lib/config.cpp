@@ -443,8 +443,9 @@ class QuorumFileReader {
       draft.db = db;
       return true;
     }
-    if (name == "timeout_ms")
+    if (name == "timeout_ms") {
       return read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
+    }
     if (name == "min_replicas") return read_int(value, path, kReplicaCount, draft.min_replicas);
     if (name == "replica_timeout_ms") {
       return read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
@@ -551,8 +552,9 @@ class QuorumFileReader {
     const std::string path = "lock." + std::string(name);
     if (name == "ttl_ms") return read_milliseconds(value, path, kPositiveMilliseconds, lock_.ttl);
     if (name == "drift_factor") return read_drift_factor(value, path, lock_.drift_factor);
-    if (name == "drift_ms")
+    if (name == "drift_ms") {
       return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
+    }
     if (name == "min_validity_ms") {
       return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.min_validity);
     }
@@ -602,8 +604,15 @@ class QuorumFileReader {
                          static_cast<double>(lock_.drift_ms.count());
     if (static_cast<double>(ttl.count()) - drift <=
         static_cast<double>(lock_.min_validity.count())) {
-      const char* key =
-          lock_table_ != nullptr && lock_table_->contains("drift_ms") ? "drift_ms" : "drift_factor";
+      // Point at the drift setting the user wrote, or at the TTL when the
+      // default drift is what a too-short TTL cannot carry.
+      const char* key = "ttl_ms";
+      for (const char* candidate : {"drift_ms", "drift_factor"}) {
+        if (lock_table_ != nullptr && lock_table_->contains(candidate)) {
+          key = candidate;
+          break;
+        }
+      }
       return fail(
           where(lock_table_, key), std::string("lock.") + key,
           "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +

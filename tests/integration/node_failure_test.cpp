@@ -1,1 +1,123 @@
+// Nodes that are down, or up but silent: the quorum still decides, quickly.
 #include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "harness.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+using Stopwatch = std::chrono::steady_clock;
+
+std::size_t count_status(const AcquireResult& result, NodeStatus status) {
+  std::size_t count = 0;
+  for (const NodeOutcome& node : result.nodes) count += node.status == status ? 1 : 0;
+  return count;
+}
+
+class NodeFailure : public ::testing::Test {
+ protected:
+  RedisCluster cluster{5};
+};
+
+TEST_F(NodeFailure, AcquiresWithTwoOfFiveDown) {
+  cluster.node(0).stop();
+  cluster.node(3).stop();
+  BlockingClient client(config_for(cluster));
+  AcquireResult result = client.acquire(Resource("two-down"));
+  ASSERT_TRUE(result.ok()) << result.error.message();
+  EXPECT_EQ(count_status(result, NodeStatus::granted), 3u);
+  EXPECT_EQ(result.nodes[0].status, NodeStatus::unreachable);
+  EXPECT_FALSE(result.nodes[0].detail.empty()) << "an unreachable node says why";
+  EXPECT_EQ(client.release(*result.lock).released, 3u);
+}
+
+TEST_F(NodeFailure, FailsBoundedWithThreeOfFiveDownAndLeavesNoKey) {
+  cluster.node(1).stop();
+  cluster.node(2).stop();
+  cluster.node(4).stop();
+  BlockingClient client(config_for(cluster));
+  const auto start = Stopwatch::now();
+  AcquireResult result = client.acquire(Resource("three-down"));
+  const auto took = Stopwatch::now() - start;
+  EXPECT_EQ(result.error, errc::no_quorum);
+  // Generous bound: proves the attempt does not hang on dead nodes.
+  EXPECT_LT(took, std::chrono::seconds(5));
+  // The two live nodes may have granted; the failed attempt unlocked them.
+  // A release through the same connections runs after that unlock.
+  (void)client.release(Lock{Resource("three-down"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  EXPECT_FALSE(cluster.node(0).probe().exists(key_of("three-down")));
+  EXPECT_FALSE(cluster.node(3).probe().exists(key_of("three-down")));
+}
+
+TEST_F(NodeFailure, SilentNodesDoNotDelayAMajorityOfLiveOnes) {
+  // A SIGSTOPped redis-server accepts TCP (the kernel queues it) but never
+  // answers: the worst kind of dead.
+  BlockingClient client(config_for(cluster));
+  AcquireResult warm = client.acquire(Resource("warm-up"));  // connections established
+  ASSERT_TRUE(warm.ok());
+  (void)client.release(*warm.lock);
+
+  cluster.node(1).pause();
+  cluster.node(4).pause();
+  const auto start = Stopwatch::now();
+  AcquireResult result = client.acquire(Resource("silent"));
+  const auto took = Stopwatch::now() - start;
+  ASSERT_TRUE(result.ok()) << result.error.message();
+  EXPECT_EQ(count_status(result, NodeStatus::granted), 3u);
+  // Decided on the third grant, without waiting for the stopped nodes.
+  EXPECT_EQ(result.nodes[1].status, NodeStatus::pending);
+  EXPECT_EQ(result.nodes[4].status, NodeStatus::pending);
+  EXPECT_LT(took, milliseconds(200)) << "must not wait for the node timeout";
+  (void)client.release(*result.lock);
+}
+
+TEST_F(NodeFailure, ThreeSilentNodesFailAfterTheNodeTimeout) {
+  QuorumConfig config = config_for(cluster);
+  config.lock.node_timeout = milliseconds(100);
+  BlockingClient client(config);
+  AcquireResult warm = client.acquire(Resource("warm-up"));
+  ASSERT_TRUE(warm.ok());
+  (void)client.release(*warm.lock);
+
+  for (std::size_t i : {0u, 2u, 3u}) cluster.node(i).pause();
+  const auto start = Stopwatch::now();
+  AcquireResult result = client.acquire(Resource("silent-majority"));
+  const auto took = Stopwatch::now() - start;
+  EXPECT_EQ(result.error, errc::no_quorum);
+  EXPECT_EQ(count_status(result, NodeStatus::timeout), 3u);
+  EXPECT_NE(result.nodes[0].detail.find("100 ms"), std::string::npos) << result.nodes[0].detail;
+  EXPECT_GE(took, milliseconds(100));
+  EXPECT_LT(took, milliseconds(2000)) << "bounded by the node timeout, not hanging";
+
+  // The grants on nodes 1 and 4 were undone.
+  (void)client.release(Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  EXPECT_FALSE(cluster.node(1).probe().exists(key_of("silent-majority")));
+  EXPECT_FALSE(cluster.node(4).probe().exists(key_of("silent-majority")));
+
+  // Once resumed, the late grants that were queued behind the stop are
+  // undone by the unlocks queued behind them on the same connections.
+  for (std::size_t i : {0u, 2u, 3u}) cluster.node(i).resume();
+  (void)client.release(Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  EXPECT_EQ(nodes_holding(cluster, "silent-majority"), 0u);
+}
+
+TEST_F(NodeFailure, UnreachableNodeIsNamed) {
+  QuorumConfig config = config_for(cluster);
+  const std::uint16_t dead_port = cluster.node(4).port();
+  cluster.node(4).stop();
+  config.nodes[4].name = "the-dead-one";
+  BlockingClient client(config);
+  AcquireResult result = client.acquire(Resource("named"));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.nodes[4].name, "the-dead-one");
+  EXPECT_EQ(result.nodes[4].status, NodeStatus::unreachable);
+  EXPECT_NE(result.nodes[4].detail.find("refused"), std::string::npos)
+      << result.nodes[4].detail << " (port " << dead_port << ")";
+  (void)client.release(*result.lock);
+}
+
+}  // namespace
+}  // namespace redlock::test
