@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -600,10 +601,12 @@ class QuorumFileReader {
     }
     // validity = ttl - elapsed - drift must exceed min_validity; when it
     // cannot even with zero elapsed time, no acquire can ever succeed.
-    const double drift = static_cast<double>(ttl.count()) * lock_.drift_factor +
-                         static_cast<double>(lock_.drift_ms.count());
-    if (static_cast<double>(ttl.count()) - drift <=
-        static_cast<double>(lock_.min_validity.count())) {
+    // The drift is computed as the library computes it: the scaled part
+    // rounded up to whole milliseconds.
+    const auto scaled_drift =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(ttl.count()) * lock_.drift_factor));
+    const Milliseconds drift = Milliseconds{scaled_drift} + lock_.drift_ms;
+    if (ttl - drift <= lock_.min_validity) {
       // Point at the drift setting the user wrote, or at the TTL when the
       // default drift is what a too-short TTL cannot carry.
       const char* key = "ttl_ms";
@@ -613,11 +616,11 @@ class QuorumFileReader {
           break;
         }
       }
-      return fail(
-          where(lock_table_, key), std::string("lock.") + key,
-          "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
-              " minus the drift (ttl_ms * drift_factor + drift_ms = " + format_number(drift) +
-              " ms) is not above " + describe_lock_setting("min_validity_ms", lock_.min_validity));
+      return fail(where(lock_table_, key), std::string("lock.") + key,
+                  "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
+                      " minus the drift (ttl_ms * drift_factor + drift_ms = " +
+                      std::to_string(drift.count()) + " ms) is not above " +
+                      describe_lock_setting("min_validity_ms", lock_.min_validity));
     }
     if (lock_.reconnect_min > lock_.reconnect_max) {
       const bool min_written = lock_table_ != nullptr && lock_table_->contains("reconnect_min_ms");

@@ -73,7 +73,7 @@ TEST_P(AcquireRelease, SecondAcquirerIsRefusedWhileHeld) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Nodes, AcquireRelease, ::testing::Values(1, 3, 5),
-                         [](const auto& info) { return "N" + std::to_string(info.param); });
+                         [](const auto& param_info) { return "N" + std::to_string(param_info.param); });
 
 class FiveNodes : public ::testing::Test {
  protected:

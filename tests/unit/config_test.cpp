@@ -384,13 +384,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "(0, the default)"},
         ErrorCase{"TtlTooShortForTheDefaultDrift", kLock + "ttl_ms = 2\n", 4, 10,
                   "lock.ttl_ms: no lock could ever be acquired: ttl_ms (2) minus the drift "
-                  "(ttl_ms * drift_factor + drift_ms = 2.02 ms) is not above min_validity_ms "
+                  "(ttl_ms * drift_factor + drift_ms = 3 ms) is not above min_validity_ms "
                   "(0, the default)"},
         ErrorCase{"DriftFactorLeavesNoValidity",
-                  kLock + "ttl_ms = 100\ndrift_factor = 0.4\nmin_validity_ms = 50\n", 6, 16,
+                  kLock + "ttl_ms = 100\ndrift_factor = 0.4\nmin_validity_ms = 60\n", 5, 16,
                   "lock.drift_factor: no lock could ever be acquired: ttl_ms (100) minus the "
                   "drift (ttl_ms * drift_factor + drift_ms = 42 ms) is not above "
-                  "min_validity_ms (50)"},
+                  "min_validity_ms (60)"},
         ErrorCase{"UnknownKeyCloseToAKnownOne", kLock + "ttl = 5\n", 4, 1,
                   "lock.ttl: unknown key; did you mean ttl_ms?"},
         ErrorCase{"UnknownKeyMisspelt", kLock + "retry_cont = 5\n", 4, 1,
