@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -51,16 +52,18 @@ class BlockingClient::Impl {
       refused.error = make_error_code(errc::invalid_argument);
       return refused;
     }
-    std::promise<Result> promise;
-    std::future<Result> future = promise.get_future();
+    // Shared with the callback: the waiting thread may wake and return
+    // while the loop thread is still inside set_value.
+    auto promise = std::make_shared<std::promise<Result>>();
+    std::future<Result> future = promise->get_future();
     {
       std::lock_guard<std::mutex> guard(mutex_);
       if (stopping_) {
         refused.error = make_error_code(errc::shutting_down);
         return refused;
       }
-      jobs_.emplace_back([this, &promise, &start] {
-        start(*client_, [&promise](Result result) { promise.set_value(std::move(result)); });
+      jobs_.emplace_back([this, promise, &start] {
+        start(*client_, [promise](Result result) { promise->set_value(std::move(result)); });
       });
     }
     uv_async_send(&wake_);

@@ -18,10 +18,13 @@
 //   * The client connects to every node when constructed, and reconnects with
 //     capped backoff whenever a connection fails.
 //   * close() (or the destructor) stops the client: pending operations
-//     complete with errc::shutting_down and all handles begin closing. The
+//     complete with errc::shutting_down before close() returns, queued
+//     requests get one write attempt, and all handles begin closing. The
 //     memory behind them is freed by libuv's close callbacks, so the loop must
 //     run once more after close() before uv_loop_close() can succeed.
 //     `on_closed`, if given, runs on the loop once every handle is closed.
+//   * An operation started after close() completes at once, inside the
+//     starting call, with errc::shutting_down: the loop will not turn for it.
 //   * The loop must outlive the client.
 #pragma once
 

@@ -29,3 +29,10 @@ add_test(NAME downstream_find_package
     -P "${CMAKE_CURRENT_LIST_DIR}/run.cmake")
 # A configure and two small builds: generous, but bounded.
 set_tests_properties(downstream_find_package PROPERTIES LABELS "package" TIMEOUT 600)
+
+add_test(NAME readme_quickstart_is_tested
+  COMMAND "${CMAKE_COMMAND}"
+    "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
+    "-DMAIN_CPP=${CMAKE_CURRENT_LIST_DIR}/main.cpp"
+    -P "${CMAKE_CURRENT_LIST_DIR}/readme_check.cmake")
+set_tests_properties(readme_quickstart_is_tested PROPERTIES LABELS "package")

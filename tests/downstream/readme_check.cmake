@@ -1,0 +1,23 @@
+# ctest readme_quickstart_is_tested: README's quickstart must be, byte for
+# byte, the program tests/downstream builds against the installed package,
+# so the printed example is known to compile as printed.
+foreach(var README MAIN_CPP)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "readme_check.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+file(READ "${README}" readme)
+string(FIND "${readme}" "<!-- quickstart:begin -->" begin)
+string(FIND "${readme}" "<!-- quickstart:end -->" end)
+if(begin LESS 0 OR end LESS begin)
+  message(FATAL_ERROR "README has no <!-- quickstart:begin/end --> markers")
+endif()
+math(EXPR length "${end} - ${begin}")
+string(SUBSTRING "${readme}" ${begin} ${length} block)
+string(REGEX REPLACE "^[^\n]*\n```cpp\n" "" block "${block}")
+string(REGEX REPLACE "```\n*$" "" block "${block}")
+file(READ "${MAIN_CPP}" program)
+if(NOT block STREQUAL program)
+  message(FATAL_ERROR "README quickstart differs from ${MAIN_CPP}:\n--- README ---\n${block}\n--- main.cpp ---\n${program}")
+endif()
+message(STATUS "README quickstart matches ${MAIN_CPP}")
