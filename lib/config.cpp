@@ -5,7 +5,8 @@
 // offending key or value as file:line:col. The first error wins. Keys are
 // read in file order, then the rules between keys are checked, then the
 // password variables are read from the environment, so a missing variable
-// never hides a typo further up the file.
+// never hides a typo further up the file. The schema lives here; the typed
+// reads and their messages are config_reader.hpp's.
 #include "redlock/config.hpp"
 
 #include <arpa/inet.h>
@@ -26,8 +27,17 @@
 #include <utility>
 #include <vector>
 
+#include "config_reader.hpp"
+
 namespace redlock {
 namespace {
+
+using detail::entries_in_file_order;
+using detail::IntegerRule;
+using detail::NumberRule;
+using detail::toml_type_name;
+using detail::unknown_key_message;
+using detail::where;
 
 // Upper bound of every *_ms key, about 24.8 days. Anything larger is a typo,
 // and the bound keeps deadline arithmetic in nanoseconds far from overflow.
@@ -49,70 +59,6 @@ constexpr std::string_view kLockKeys[] = {
     "min_validity_ms", "node_timeout_ms",  "connect_timeout_ms",
     "retry_count",     "retry_delay_ms",   "key_prefix",
     "fenced",          "reconnect_min_ms", "reconnect_max_ms"};
-
-std::string_view toml_type_name(toml::node_type type) noexcept {
-  switch (type) {
-    case toml::node_type::table:
-      return "table";
-    case toml::node_type::array:
-      return "array";
-    case toml::node_type::string:
-      return "string";
-    case toml::node_type::integer:
-      return "integer";
-    case toml::node_type::floating_point:
-      return "float";
-    case toml::node_type::boolean:
-      return "boolean";
-    case toml::node_type::date:
-      return "date";
-    case toml::node_type::time:
-      return "time";
-    case toml::node_type::date_time:
-      return "date-time";
-    case toml::node_type::none:
-      break;
-  }
-  return "nothing";
-}
-
-std::string join(const std::string_view* first, const std::string_view* last) {
-  std::string out;
-  for (const std::string_view* it = first; it != last; ++it) {
-    if (!out.empty()) out += ", ";
-    out += *it;
-  }
-  return out;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
-
-// "unknown key; did you mean ttl_ms?" or the list of the keys allowed here.
-template <std::size_t N>
-std::string unknown_key_message(std::string_view key, const std::string_view (&allowed)[N]) {
-  for (const std::string_view candidate : allowed) {
-    const bool missing_unit = candidate.size() == key.size() + 3 &&
-                              candidate.substr(0, key.size()) == key &&
-                              candidate.substr(key.size()) == "_ms";
-    if (missing_unit || edit_distance(key, candidate) <= 2) {
-      return "unknown key; did you mean " + std::string(candidate) + "?";
-    }
-  }
-  return "unknown key; expected one of " + join(std::begin(allowed), std::end(allowed));
-}
 
 std::string lowercase(std::string_view text) {
   std::string out(text);
@@ -195,13 +141,6 @@ ConfigError error_without_position(std::string_view file, std::string message) {
 
 ConfigResult failure(ConfigError error) { return ConfigResult{std::nullopt, std::move(error)}; }
 
-// The inclusive range an integer key accepts, and how to say so.
-struct IntegerRule {
-  std::int64_t minimum;
-  std::int64_t maximum;
-  std::string_view expected;  // "a positive integer (milliseconds)"
-};
-
 constexpr IntegerRule kPositiveMilliseconds{1, kMaxMilliseconds,
                                             "a positive integer (milliseconds)"};
 constexpr IntegerRule kNonNegativeMilliseconds{0, kMaxMilliseconds,
@@ -209,6 +148,9 @@ constexpr IntegerRule kNonNegativeMilliseconds{0, kMaxMilliseconds,
 constexpr IntegerRule kDatabaseIndex{0, kMaxInt, "a non-negative integer (database index)"};
 constexpr IntegerRule kReplicaCount{0, kMaxInt, "a non-negative integer (replica count)"};
 constexpr IntegerRule kRetryCount{-1, kMaxInt, "an integer >= -1 (-1: retry until the deadline)"};
+// At 0.5 or more the drift would eat half the TTL or more, which leaves no
+// useful validity.
+constexpr NumberRule kDriftFactor{0.0, 0.5, "a number in [0, 0.5)"};
 
 // One [[node]] table while it is being read; the keys that may also come
 // from a redis:// address are kept apart until both are known.
@@ -225,153 +167,21 @@ struct NodeDraft {
   std::optional<Milliseconds> replica_timeout;
 };
 
-// Reads one parsed TOML document. Every read_* and check_* returns false
-// once it has recorded the error; the caller then stops.
+// Reads one parsed TOML document against the quorum-file schema; `reader_`
+// does the typed reads and keeps the first error, after which every step
+// returns false and the caller stops.
 class QuorumFileReader {
  public:
-  explicit QuorumFileReader(std::string_view source) : source_(source) {}
+  explicit QuorumFileReader(std::string_view source) : reader_(source) {}
 
   ConfigResult read(const toml::table& root) {
     if (!read_root(root) || !check_lock_rules() || !check_node_rules() || !resolve_passwords()) {
-      return failure(std::move(error_));
+      return failure(reader_.take_error());
     }
-    return ConfigResult{QuorumConfig{std::move(nodes_), lock_, source_}, {}};
+    return ConfigResult{QuorumConfig{std::move(nodes_), lock_, reader_.source()}, {}};
   }
 
  private:
-  bool fail(const toml::source_region& where, std::string_view path, std::string_view message) {
-    std::string text(path);
-    if (!text.empty()) text += ": ";
-    text += message;
-    error_ = ConfigError{source_, where.begin.line, where.begin.column, std::move(text)};
-    return false;
-  }
-
-  // Where `key` is written in `table`, or the table itself when the key is
-  // absent (its default was used), or nowhere.
-  static toml::source_region where(const toml::table* table, std::string_view key) {
-    if (table == nullptr) return {};
-    if (const toml::node* value = table->get(key)) return value->source();
-    return table->source();
-  }
-
-  // A table's entries sorted by where their keys appear, so that the first
-  // error reported is the first one in the file.
-  static std::vector<std::pair<const toml::key*, const toml::node*>> entries_in_file_order(
-      const toml::table& table) {
-    std::vector<std::pair<const toml::key*, const toml::node*>> entries;
-    for (const auto& [key, value] : table) entries.emplace_back(&key, &value);
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-      const toml::source_position& left = a.first->source().begin;
-      const toml::source_position& right = b.first->source().begin;
-      return left.line != right.line ? left.line < right.line : left.column < right.column;
-    });
-    return entries;
-  }
-
-  bool read_integer(const toml::node& value, std::string_view path, const IntegerRule& rule,
-                    std::int64_t& out) {
-    const std::string expected = "expected " + std::string(rule.expected);
-    const toml::value<std::int64_t>* integer = value.as_integer();
-    if (integer == nullptr) {
-      return fail(value.source(), path,
-                  expected + ", got " + std::string(toml_type_name(value.type())));
-    }
-    const std::int64_t number = integer->get();
-    if (number > rule.maximum) {
-      return fail(value.source(), path,
-                  expected + " no larger than " + std::to_string(rule.maximum) + ", got " +
-                      std::to_string(number));
-    }
-    if (number < rule.minimum) {
-      return fail(value.source(), path, expected + ", got " + std::to_string(number));
-    }
-    out = number;
-    return true;
-  }
-
-  bool read_int(const toml::node& value, std::string_view path, const IntegerRule& rule, int& out) {
-    std::int64_t number = 0;
-    if (!read_integer(value, path, rule, number)) return false;
-    out = static_cast<int>(number);  // The rule's range fits in int.
-    return true;
-  }
-
-  bool read_milliseconds(const toml::node& value, std::string_view path, const IntegerRule& rule,
-                         Milliseconds& out) {
-    std::int64_t number = 0;
-    if (!read_integer(value, path, rule, number)) return false;
-    out = Milliseconds{number};
-    return true;
-  }
-
-  bool read_milliseconds(const toml::node& value, std::string_view path, const IntegerRule& rule,
-                         std::optional<Milliseconds>& out) {
-    Milliseconds duration{};
-    if (!read_milliseconds(value, path, rule, duration)) return false;
-    out = duration;
-    return true;
-  }
-
-  bool read_string(const toml::node& value, std::string_view path, bool allow_empty,
-                   std::string& out) {
-    const toml::value<std::string>* text = value.as_string();
-    if (text == nullptr) {
-      return fail(value.source(), path,
-                  std::string(allow_empty ? "expected a string" : "expected a non-empty string") +
-                      ", got " + std::string(toml_type_name(value.type())));
-    }
-    if (!allow_empty && text->get().empty()) {
-      return fail(value.source(), path, "expected a non-empty string, got an empty string");
-    }
-    out = text->get();
-    return true;
-  }
-
-  bool read_string(const toml::node& value, std::string_view path, bool allow_empty,
-                   std::optional<std::string>& out) {
-    std::string text;
-    if (!read_string(value, path, allow_empty, text)) return false;
-    out = std::move(text);
-    return true;
-  }
-
-  bool read_bool(const toml::node& value, std::string_view path, bool& out) {
-    const toml::value<bool>* flag = value.as_boolean();
-    if (flag == nullptr) {
-      return fail(value.source(), path,
-                  "expected true or false, got " + std::string(toml_type_name(value.type())));
-    }
-    out = flag->get();
-    return true;
-  }
-
-  bool read_drift_factor(const toml::node& value, std::string_view path, double& out) {
-    constexpr std::string_view kExpected = "expected a number in [0, 0.5)";
-    double number = 0.0;
-    if (const toml::value<double>* real = value.as_floating_point()) {
-      number = real->get();
-    } else if (const toml::value<std::int64_t>* integer = value.as_integer()) {
-      number = static_cast<double>(integer->get());  // "drift_factor = 0" is a number too.
-    } else {
-      return fail(value.source(), path,
-                  std::string(kExpected) + ", got " + std::string(toml_type_name(value.type())));
-    }
-    // Written so that NaN fails too. At 0.5 or more the drift would eat half
-    // the TTL or more, which leaves no useful validity.
-    if (!(number >= 0.0 && number < 0.5)) {
-      return fail(value.source(), path, std::string(kExpected) + ", got " + format_number(number));
-    }
-    out = number;
-    return true;
-  }
-
-  static std::string format_number(double number) {
-    char buffer[64] = {};
-    std::snprintf(buffer, sizeof buffer, "%g", number);
-    return buffer;
-  }
-
   // ---- [[node]] ----
 
   bool read_root(const toml::table& root) {
@@ -384,15 +194,14 @@ class QuorumFileReader {
       } else if (name == "lock") {
         if (!read_lock(*value)) return false;
       } else {
-        return fail(key->source(), name, "unknown key; expected only " + std::string(kRootKeys));
+        return reader_.fail(key->source(), name,
+                            "unknown key; expected only " + std::string(kRootKeys));
       }
     }
     if (!saw_nodes) {
-      error_ =
-          error_without_position(source_,
-                                 "no [[node]] table: expected at least one Redis master, e.g.\n"
-                                 "  [[node]]\n  address = \"127.0.0.1:6379\"");
-      return false;
+      return reader_.fail_without_position(
+          "no [[node]] table: expected at least one Redis master, e.g.\n"
+          "  [[node]]\n  address = \"127.0.0.1:6379\"");
     }
     return true;
   }
@@ -400,22 +209,19 @@ class QuorumFileReader {
   bool read_nodes(const toml::node& value) {
     const toml::array* tables = value.as_array();
     if (tables == nullptr) {
-      return fail(value.source(), "node",
-                  "expected an array of tables ([[node]]), got " +
-                      std::string(toml_type_name(value.type())) +
-                      (value.is_table() ? " (write [[node]], not [node])" : ""));
+      return reader_.fail(value.source(), "node",
+                          "expected an array of tables ([[node]]), got " +
+                              std::string(toml_type_name(value.type())) +
+                              (value.is_table() ? " (write [[node]], not [node])" : ""));
     }
     if (tables->empty()) {
-      return fail(value.source(), "node", "expected at least one [[node]] table, got none");
+      return reader_.fail(value.source(), "node", "expected at least one [[node]] table, got none");
     }
     for (std::size_t index = 0; index < tables->size(); ++index) {
       const toml::node& element = *tables->get(index);
       const std::string path = "node[" + std::to_string(index) + "]";
-      const toml::table* table = element.as_table();
-      if (table == nullptr) {
-        return fail(element.source(), path,
-                    "expected a table, got " + std::string(toml_type_name(element.type())));
-      }
+      const toml::table* table = nullptr;
+      if (!reader_.read_table(element, path, "a table", table)) return false;
       if (!read_node(*table, path)) return false;
     }
     return true;
@@ -435,36 +241,39 @@ class QuorumFileReader {
     const std::string_view name = key.str();
     const std::string path = draft.path + "." + std::string(name);
     if (name == "address") return read_address(value, path, draft.address);
-    if (name == "name") return read_string(value, path, false, draft.name);
-    if (name == "username") return read_string(value, path, false, draft.username);
+    if (name == "name") return reader_.read_string(value, path, false, draft.name);
+    if (name == "username") return reader_.read_string(value, path, false, draft.username);
     if (name == "password_env") return read_password_env(value, path, draft.password_env);
     if (name == "db") {
       int db = 0;
-      if (!read_int(value, path, kDatabaseIndex, db)) return false;
+      if (!reader_.read_int(value, path, kDatabaseIndex, db)) return false;
       draft.db = db;
       return true;
     }
     if (name == "timeout_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, draft.timeout);
     }
-    if (name == "min_replicas") return read_int(value, path, kReplicaCount, draft.min_replicas);
+    if (name == "min_replicas") {
+      return reader_.read_int(value, path, kReplicaCount, draft.min_replicas);
+    }
     if (name == "replica_timeout_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
     }
     if (name == "password") {
-      return fail(key.source(), path,
-                  "passwords are not read from the file; put the password in an environment "
-                  "variable and name that variable in password_env");
+      return reader_.fail(
+          key.source(), path,
+          "passwords are not read from the file; put the password in an environment "
+          "variable and name that variable in password_env");
     }
-    return fail(key.source(), path, unknown_key_message(name, kNodeKeys));
+    return reader_.fail(key.source(), path, unknown_key_message(name, kNodeKeys));
   }
 
   bool read_address(const toml::node& value, const std::string& path,
                     std::optional<ParsedAddress>& out) {
     std::string text;
-    if (!read_string(value, path, false, text)) return false;
+    if (!reader_.read_string(value, path, false, text)) return false;
     AddressResult parsed = parse_address(text);
-    if (!parsed.address) return fail(value.source(), path, parsed.error);
+    if (!parsed.address) return reader_.fail(value.source(), path, parsed.error);
     out = std::move(parsed.address);
     return true;
   }
@@ -472,12 +281,12 @@ class QuorumFileReader {
   bool read_password_env(const toml::node& value, const std::string& path,
                          std::optional<std::string>& out) {
     std::string variable;
-    if (!read_string(value, path, false, variable)) return false;
+    if (!reader_.read_string(value, path, false, variable)) return false;
     // Not quoted: a value that is no variable name may be the password itself.
     if (!is_environment_variable_name(variable)) {
-      return fail(value.source(), path,
-                  "expected the name of an environment variable (letters, digits and '_'), "
-                  "not the password itself");
+      return reader_.fail(value.source(), path,
+                          "expected the name of an environment variable (letters, digits and '_'), "
+                          "not the password itself");
     }
     out = std::move(variable);
     return true;
@@ -488,9 +297,9 @@ class QuorumFileReader {
     const toml::table* table = draft.table;
     const std::string& path = draft.path;
     if (!draft.address) {
-      return fail(table->source(), path,
-                  "missing key address: expected the node's address, e.g. "
-                  "address = \"127.0.0.1:6379\"");
+      return reader_.fail(table->source(), path,
+                          "missing key address: expected the node's address, e.g. "
+                          "address = \"127.0.0.1:6379\"");
     }
     const bool url_has_username = !draft.address->username.empty();
     const bool url_has_password = !draft.address->password.empty();
@@ -498,31 +307,31 @@ class QuorumFileReader {
     NodeConfig node = node_from_address(std::move(*draft.address));
     if (draft.username) {
       if (url_has_username) {
-        return fail(where(table, "username"), path + ".username",
-                    "the address already names a user; give it in one place only");
+        return reader_.fail(where(table, "username"), path + ".username",
+                            "the address already names a user; give it in one place only");
       }
       node.username = std::move(*draft.username);
     }
     if (draft.password_env) {
       if (url_has_password) {
-        return fail(where(table, "password_env"), path + ".password_env",
-                    "the address already carries a password; give it in one place only");
+        return reader_.fail(where(table, "password_env"), path + ".password_env",
+                            "the address already carries a password; give it in one place only");
       }
       node.password_env = std::move(*draft.password_env);
     }
     if (draft.db) {
       if (url_has_db) {
-        return fail(where(table, "db"), path + ".db",
-                    "the address already selects a database; give it in one place only");
+        return reader_.fail(where(table, "db"), path + ".db",
+                            "the address already selects a database; give it in one place only");
       }
       node.db = *draft.db;
     }
     if (!node.username.empty() && !url_has_password && node.password_env.empty()) {
       const bool key_given = table->contains("username");
-      return fail(where(table, key_given ? "username" : "address"),
-                  path + (key_given ? ".username" : ".address"),
-                  "a username needs a password: set password_env, or put the password in "
-                  "the redis:// address");
+      return reader_.fail(where(table, key_given ? "username" : "address"),
+                          path + (key_given ? ".username" : ".address"),
+                          "a username needs a password: set password_env, or put the password in "
+                          "the redis:// address");
     }
     if (draft.name) node.name = std::move(*draft.name);
     node.timeout = draft.timeout;
@@ -536,13 +345,8 @@ class QuorumFileReader {
   // ---- [lock] ----
 
   bool read_lock(const toml::node& value) {
-    const toml::table* table = value.as_table();
-    if (table == nullptr) {
-      return fail(value.source(), "lock",
-                  "expected a table ([lock]), got " + std::string(toml_type_name(value.type())));
-    }
-    lock_table_ = table;
-    const auto entries = entries_in_file_order(*table);
+    if (!reader_.read_table(value, "lock", "a table ([lock])", lock_table_)) return false;
+    const auto entries = entries_in_file_order(*lock_table_);
     return std::all_of(entries.begin(), entries.end(), [this](const auto& entry) {
       return read_lock_key(*entry.first, *entry.second);
     });
@@ -551,33 +355,37 @@ class QuorumFileReader {
   bool read_lock_key(const toml::key& key, const toml::node& value) {
     const std::string_view name = key.str();
     const std::string path = "lock." + std::string(name);
-    if (name == "ttl_ms") return read_milliseconds(value, path, kPositiveMilliseconds, lock_.ttl);
-    if (name == "drift_factor") return read_drift_factor(value, path, lock_.drift_factor);
+    if (name == "ttl_ms") {
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.ttl);
+    }
+    if (name == "drift_factor") {
+      return reader_.read_number(value, path, kDriftFactor, lock_.drift_factor);
+    }
     if (name == "drift_ms") {
-      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
+      return reader_.read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.drift_ms);
     }
     if (name == "min_validity_ms") {
-      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.min_validity);
+      return reader_.read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.min_validity);
     }
     if (name == "node_timeout_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.node_timeout);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.node_timeout);
     }
     if (name == "connect_timeout_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.connect_timeout);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.connect_timeout);
     }
-    if (name == "retry_count") return read_int(value, path, kRetryCount, lock_.retry_count);
+    if (name == "retry_count") return reader_.read_int(value, path, kRetryCount, lock_.retry_count);
     if (name == "retry_delay_ms") {
-      return read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.retry_delay);
+      return reader_.read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.retry_delay);
     }
-    if (name == "key_prefix") return read_string(value, path, true, lock_.key_prefix);
-    if (name == "fenced") return read_bool(value, path, lock_.fenced);
+    if (name == "key_prefix") return reader_.read_string(value, path, true, lock_.key_prefix);
+    if (name == "fenced") return reader_.read_bool(value, path, lock_.fenced);
     if (name == "reconnect_min_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_min);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_min);
     }
     if (name == "reconnect_max_ms") {
-      return read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_max);
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_max);
     }
-    return fail(key.source(), path, unknown_key_message(name, kLockKeys));
+    return reader_.fail(key.source(), path, unknown_key_message(name, kLockKeys));
   }
 
   // "ttl_ms (10000)" or "ttl_ms (10000, the default)".
@@ -590,14 +398,14 @@ class QuorumFileReader {
   bool check_lock_rules() {
     const Milliseconds ttl = lock_.ttl;
     if (lock_.min_validity >= ttl) {
-      return fail(where(lock_table_, "min_validity_ms"), "lock.min_validity_ms",
-                  "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
-                      std::to_string(lock_.min_validity.count()));
+      return reader_.fail(where(lock_table_, "min_validity_ms"), "lock.min_validity_ms",
+                          "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
+                              std::to_string(lock_.min_validity.count()));
     }
     if (lock_.node_timeout >= ttl) {
-      return fail(where(lock_table_, "node_timeout_ms"), "lock.node_timeout_ms",
-                  "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
-                      std::to_string(lock_.node_timeout.count()));
+      return reader_.fail(where(lock_table_, "node_timeout_ms"), "lock.node_timeout_ms",
+                          "expected less than " + describe_lock_setting("ttl_ms", ttl) + ", got " +
+                              std::to_string(lock_.node_timeout.count()));
     }
     // validity = ttl - elapsed - drift must exceed min_validity; when it
     // cannot even with zero elapsed time, no acquire can ever succeed.
@@ -616,19 +424,21 @@ class QuorumFileReader {
           break;
         }
       }
-      return fail(where(lock_table_, key), std::string("lock.") + key,
-                  "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
-                      " minus the drift (ttl_ms * drift_factor + drift_ms = " +
-                      std::to_string(drift.count()) + " ms) is not above " +
-                      describe_lock_setting("min_validity_ms", lock_.min_validity));
+      return reader_.fail(
+          where(lock_table_, key), std::string("lock.") + key,
+          "no lock could ever be acquired: " + describe_lock_setting("ttl_ms", ttl) +
+              " minus the drift (ttl_ms * drift_factor + drift_ms = " +
+              std::to_string(drift.count()) + " ms) is not above " +
+              describe_lock_setting("min_validity_ms", lock_.min_validity));
     }
     if (lock_.reconnect_min > lock_.reconnect_max) {
       const bool min_written = lock_table_ != nullptr && lock_table_->contains("reconnect_min_ms");
       const char* key = min_written ? "reconnect_min_ms" : "reconnect_max_ms";
-      return fail(where(lock_table_, key), std::string("lock.") + key,
-                  "expected reconnect_min_ms <= reconnect_max_ms, got " +
-                      describe_lock_setting("reconnect_min_ms", lock_.reconnect_min) + " > " +
-                      describe_lock_setting("reconnect_max_ms", lock_.reconnect_max));
+      return reader_.fail(where(lock_table_, key), std::string("lock.") + key,
+                          "expected reconnect_min_ms <= reconnect_max_ms, got " +
+                              describe_lock_setting("reconnect_min_ms", lock_.reconnect_min) +
+                              " > " +
+                              describe_lock_setting("reconnect_max_ms", lock_.reconnect_max));
     }
     return true;
   }
@@ -638,10 +448,10 @@ class QuorumFileReader {
   bool check_node_timeout(std::size_t index, std::string_view key,
                           const std::optional<Milliseconds>& timeout) {
     if (!timeout || *timeout < lock_.ttl) return true;
-    return fail(where(node_tables_[index], key),
-                "node[" + std::to_string(index) + "]." + std::string(key),
-                "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) + ", got " +
-                    std::to_string(timeout->count()));
+    return reader_.fail(where(node_tables_[index], key),
+                        "node[" + std::to_string(index) + "]." + std::string(key),
+                        "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) +
+                            ", got " + std::to_string(timeout->count()));
   }
 
   bool check_node_rules() {
@@ -652,20 +462,21 @@ class QuorumFileReader {
       }
     }
     if (const auto repeated = find_repeated(nodes_, endpoint_identity)) {
-      return fail(where(node_tables_[repeated->later], "address"),
-                  "node[" + std::to_string(repeated->later) + "].address",
-                  "same host and port as node[" + std::to_string(repeated->earlier) +
-                      "]; every node must be a different Redis master");
+      return reader_.fail(where(node_tables_[repeated->later], "address"),
+                          "node[" + std::to_string(repeated->later) + "].address",
+                          "same host and port as node[" + std::to_string(repeated->earlier) +
+                              "]; every node must be a different Redis master");
     }
     if (const auto repeated =
             find_repeated(nodes_, [](const NodeConfig& node) { return node.name; })) {
       const toml::table* table = node_tables_[repeated->later];
       const bool named = table->contains("name");
-      return fail(where(table, named ? "name" : "address"),
-                  "node[" + std::to_string(repeated->later) + "]." + (named ? "name" : "address"),
-                  std::string(named ? "the name \"" : "the default name \"") +
-                      nodes_[repeated->later].name + "\" is already used by node[" +
-                      std::to_string(repeated->earlier) + "]; names must be unique");
+      return reader_.fail(
+          where(table, named ? "name" : "address"),
+          "node[" + std::to_string(repeated->later) + "]." + (named ? "name" : "address"),
+          std::string(named ? "the name \"" : "the default name \"") +
+              nodes_[repeated->later].name + "\" is already used by node[" +
+              std::to_string(repeated->earlier) + "]; names must be unique");
     }
     return true;
   }
@@ -678,18 +489,17 @@ class QuorumFileReader {
       // NOLINTNEXTLINE(concurrency-mt-unsafe)
       const char* password = std::getenv(node.password_env.c_str());
       if (password == nullptr || *password == '\0') {
-        return fail(where(node_tables_[index], "password_env"),
-                    "node[" + std::to_string(index) + "].password_env",
-                    "the environment variable " + node.password_env +
-                        " is not set or is empty; it must hold this node's password");
+        return reader_.fail(where(node_tables_[index], "password_env"),
+                            "node[" + std::to_string(index) + "].password_env",
+                            "the environment variable " + node.password_env +
+                                " is not set or is empty; it must hold this node's password");
       }
       node.password = password;
     }
     return true;
   }
 
-  std::string source_;
-  ConfigError error_;
+  detail::ConfigReader reader_;
   std::vector<NodeConfig> nodes_;
   std::vector<const toml::table*> node_tables_;  // parallel to nodes_
   LockConfig lock_;
