@@ -98,11 +98,9 @@ class RedisServer {
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   // "127.0.0.1:<port>", the form the quorum file uses.
   [[nodiscard]] std::string address() const;
-  // The process id, or -1 when not running.
+  // The process id; -1 after stop(), kill9(), or once running() saw it exit.
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
-  [[nodiscard]] const std::filesystem::path& directory() const noexcept {
-    return directory_;
-  }
+  [[nodiscard]] const std::filesystem::path& directory() const noexcept { return directory_; }
   [[nodiscard]] std::filesystem::path log_path() const;
   // The last max_bytes of the server's log (its stdout and stderr included).
   [[nodiscard]] std::string log_tail(std::size_t max_bytes = 2048) const;
@@ -118,7 +116,13 @@ class RedisServer {
       std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
  private:
+  // RedisCluster signals all its nodes before waiting for any (see there).
+  friend class RedisCluster;
   enum class StartResult { ready, port_taken };
+
+  // The two halves of stop(): resume and SIGTERM, then wait and SIGKILL.
+  void request_stop() noexcept;
+  void await_stop() noexcept;
 
   void start_on_free_port();
   StartResult start_on_current_port();
@@ -134,14 +138,17 @@ class RedisServer {
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
+  std::chrono::steady_clock::time_point stop_deadline_;
 };
 
 // N independent masters, the usual Redlock deployment.
 class RedisCluster {
  public:
-  // Throws RedisServerError when a node cannot be started.
-  explicit RedisCluster(std::size_t node_count,
-                        Persistence persistence = Persistence::none);
+  // Starts node_count nodes, each with its own port and directory. Throws
+  // RedisServerError when a node cannot be started.
+  explicit RedisCluster(std::size_t node_count, Persistence persistence = Persistence::none);
+  RedisCluster(std::size_t node_count, const RedisServerOptions& options);
+  // Stops every node concurrently and removes all directories.
   ~RedisCluster();
 
   RedisCluster(const RedisCluster&) = delete;
@@ -150,12 +157,8 @@ class RedisCluster {
   RedisCluster& operator=(RedisCluster&&) = delete;
 
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
-  [[nodiscard]] RedisServer& node(std::size_t index) {
-    return *nodes_.at(index);
-  }
-  [[nodiscard]] const RedisServer& node(std::size_t index) const {
-    return *nodes_.at(index);
-  }
+  [[nodiscard]] RedisServer& node(std::size_t index) { return *nodes_.at(index); }
+  [[nodiscard]] const RedisServer& node(std::size_t index) const { return *nodes_.at(index); }
   [[nodiscard]] std::vector<std::string> addresses() const;
 
   // A quorum file naming every node, then a [lock] table with ttl_ms and,

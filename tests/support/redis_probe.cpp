@@ -2,10 +2,10 @@
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/time.h>
 
 #include <cerrno>
+#include <csignal>
 #include <memory>
 #include <utility>
 
@@ -35,8 +35,7 @@ class ScopedSigpipeBlock {
       sigpending(&pending);
       if (sigismember(&pending, SIGPIPE) == 1) {
         const timespec no_wait{};
-        while (sigtimedwait(&sigpipe_, nullptr, &no_wait) == -1 &&
-               errno == EINTR) {
+        while (sigtimedwait(&sigpipe_, nullptr, &no_wait) == -1 && errno == EINTR) {
         }
       }
     }
@@ -101,8 +100,7 @@ Reply convert(const redisReply& raw) {
 RedisProbe::RedisProbe(std::uint16_t port, std::chrono::milliseconds timeout)
     : RedisProbe("127.0.0.1", port, timeout) {}
 
-RedisProbe::RedisProbe(std::string host, std::uint16_t port,
-                       std::chrono::milliseconds timeout)
+RedisProbe::RedisProbe(std::string host, std::uint16_t port, std::chrono::milliseconds timeout)
     : host_(std::move(host)), port_(port), timeout_(timeout) {}
 
 RedisProbe::~RedisProbe() { disconnect(); }
@@ -152,7 +150,7 @@ void RedisProbe::disconnect() {
   if (context_ != nullptr) redisFree(std::exchange(context_, nullptr));
 }
 
-Reply RedisProbe::fail(std::string why) {
+Reply RedisProbe::fail(const std::string& why) {
   last_error_ = host_ + ":" + std::to_string(port_) + ": " + why;
   Reply reply;
   reply.kind = Reply::Kind::io_error;
@@ -177,8 +175,8 @@ Reply RedisProbe::command(const std::vector<std::string>& argv) {
   void* raw = nullptr;
   {
     const ScopedSigpipeBlock no_sigpipe;
-    raw = redisCommandArgv(context_, static_cast<int>(argv.size()),
-                           arguments.data(), lengths.data());
+    raw =
+        redisCommandArgv(context_, static_cast<int>(argv.size()), arguments.data(), lengths.data());
   }
   if (raw == nullptr) {
     // After an I/O error or timeout a late reply may still arrive, so the
@@ -187,8 +185,8 @@ Reply RedisProbe::command(const std::vector<std::string>& argv) {
     disconnect();
     return fail(why);
   }
-  const std::unique_ptr<redisReply, decltype(&freeReplyObject)> owned(
-      static_cast<redisReply*>(raw), &freeReplyObject);
+  const std::unique_ptr<redisReply, decltype(&freeReplyObject)> owned(static_cast<redisReply*>(raw),
+                                                                      &freeReplyObject);
   Reply reply = convert(*owned);
   if (reply.kind == Reply::Kind::error) last_error_ = reply.text;
   return reply;
@@ -240,8 +238,7 @@ std::optional<std::string> RedisProbe::info(std::string_view section) {
   return std::move(reply.text);
 }
 
-std::optional<std::string> info_field(std::string_view info_text,
-                                      std::string_view field) {
+std::optional<std::string> info_field(std::string_view info_text, std::string_view field) {
   size_t line_start = 0;
   while (line_start < info_text.size()) {
     size_t line_end = info_text.find('\n', line_start);

@@ -40,13 +40,9 @@ struct Reply {
   std::vector<Reply> elements;
 
   // True for an I/O failure or a Redis error reply.
-  [[nodiscard]] bool failed() const {
-    return kind == Kind::io_error || kind == Kind::error;
-  }
+  [[nodiscard]] bool failed() const { return kind == Kind::io_error || kind == Kind::error; }
   // True for the +OK status.
-  [[nodiscard]] bool is_ok() const {
-    return kind == Kind::status && text == "OK";
-  }
+  [[nodiscard]] bool is_ok() const { return kind == Kind::status && text == "OK"; }
 };
 
 class RedisProbe {
@@ -58,16 +54,15 @@ class RedisProbe {
   // Default timeout for connecting and for each command.
   static constexpr std::chrono::milliseconds kDefaultTimeout{1000};
 
-  explicit RedisProbe(std::uint16_t port,
-                      std::chrono::milliseconds timeout = kDefaultTimeout);
+  explicit RedisProbe(std::uint16_t port, std::chrono::milliseconds timeout = kDefaultTimeout);
   RedisProbe(std::string host, std::uint16_t port,
              std::chrono::milliseconds timeout = kDefaultTimeout);
   ~RedisProbe();
 
   RedisProbe(const RedisProbe&) = delete;
   RedisProbe& operator=(const RedisProbe&) = delete;
-  RedisProbe(RedisProbe&&) noexcept;
-  RedisProbe& operator=(RedisProbe&&) noexcept;
+  RedisProbe(RedisProbe&& other) noexcept;
+  RedisProbe& operator=(RedisProbe&& other) noexcept;
 
   // Sends one command, e.g. {"SET", "k", "v", "PX", "100"}; arguments are
   // binary-safe.
@@ -95,7 +90,7 @@ class RedisProbe {
  private:
   bool connect();
   void disconnect();
-  Reply fail(std::string why);
+  Reply fail(const std::string& why);
 
   std::string host_;
   std::uint16_t port_;
