@@ -11,6 +11,10 @@ namespace {
 // Late grants older than this many attempts are left to the unlock that was
 // queued behind them on the same connection, and to their TTL.
 constexpr std::size_t kAbandonedKept = 64;
+// Phase-2 requests carry this bit, so they never match an attempt's tag.
+constexpr std::uint32_t kFenceTagBit = 0x80000000u;
+// Proposals per attempt before giving up when newer tokens keep overtaking.
+constexpr int kMaxFenceRounds = 3;
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
@@ -29,6 +33,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   plan_.mean_delay = options.retry_delay.value_or(lock.retry_delay);
   plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
   if (options.wait) plan_.deadline = core.clock().now() + *options.wait;
+  fenced_ = options.fenced.value_or(lock.fenced);
   if (resource_.empty() || ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
       (options.wait && options.wait->count() < 0)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
@@ -57,6 +62,7 @@ void AcquireOperation::start() {
 
 void AcquireOperation::begin_attempt() {
   ++tag_;
+  token_.reset();
   ++result_.attempts;
   value_ = LockValue::random();
   auto& nodes = core_.nodes();
@@ -82,6 +88,10 @@ void AcquireOperation::begin_attempt() {
 void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   if (tag == kCleanupTag) return;
+  if ((tag & kFenceTagBit) != 0) {
+    if (tag == fence_tag_ && fencing_open_ && !response.late) on_fence_response(node, response);
+    return;
+  }
   if (tag != tag_ || !attempt_open_ || response.late) {
     handle_stale(tag, node, response);
     return;
@@ -114,18 +124,81 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
 
 void AcquireOperation::decide() {
   attempt_open_ = false;
-  if (tally_.decision() == Decision::won) {
-    const TimePoint now = core_.clock().now();
-    const Microseconds validity =
-        validity_left(ttl_, elapsed_between(started_, now), core_.drift_for(ttl_));
-    if (validity_sufficient(validity, core_.config().lock.min_validity)) {
-      succeed(validity);
-      return;
-    }
-    fail_attempt(make_error_code(errc::validity_too_short));
+  if (tally_.decision() != Decision::won) {
+    fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
     return;
   }
-  fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
+  if (fenced_) {
+    begin_fencing();
+    return;
+  }
+  hand_out_if_valid();
+}
+
+Microseconds AcquireOperation::validity_now() const {
+  return validity_left(ttl_, elapsed_between(started_, core_.clock().now()), core_.drift_for(ttl_));
+}
+
+void AcquireOperation::hand_out_if_valid() {
+  // Measured after everything the attempt did, phase 2 included.
+  const Microseconds validity = validity_now();
+  if (validity_sufficient(validity, core_.config().lock.min_validity)) {
+    succeed(validity);
+    return;
+  }
+  fail_attempt(make_error_code(errc::validity_too_short));
+}
+
+void AcquireOperation::begin_fencing() {
+  std::uint64_t highest = 0;
+  for (const NodeOutcome& outcome : outcomes_) {
+    if (outcome.status == NodeStatus::granted && outcome.fence_counter > 0) {
+      highest = std::max(highest, static_cast<std::uint64_t>(outcome.fence_counter));
+    }
+  }
+  fence_rounds_ = 0;
+  const auto proposal = first_proposal(highest);
+  if (!proposal) {
+    fail_attempt(make_error_code(errc::fencing_failed));
+    return;
+  }
+  propose(*proposal);
+}
+
+void AcquireOperation::propose(std::uint64_t token) {
+  ++fence_rounds_;
+  fence_tag_ = kFenceTagBit | ((fence_tag_ + 1) & ~kFenceTagBit);
+  fence_round_.emplace(core_.nodes().size(), token);
+  fencing_open_ = true;
+  const std::string token_text = std::to_string(token);
+  auto self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send(fence_script(), {fence_key_}, {resource_.str(), token_text}, false, self,
+               fence_tag_);
+  }
+}
+
+void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& response) {
+  FenceAnswer answer;
+  if (parse_fence_response(response, answer, outcomes_[node])) {
+    fence_round_->answer(answer);
+  } else {
+    fence_round_->no_answer();
+  }
+  const Decision decision = fence_round_->decision();
+  if (decision == Decision::pending) return;
+  fencing_open_ = false;
+  if (decision == Decision::won) {
+    token_ = fence_round_->proposal();
+    hand_out_if_valid();
+    return;
+  }
+  const auto next = next_proposal(*fence_round_, fence_rounds_, kMaxFenceRounds);
+  if (next && validity_sufficient(validity_now(), core_.config().lock.min_validity)) {
+    propose(*next);
+    return;
+  }
+  fail_attempt(make_error_code(errc::fencing_failed));
 }
 
 void AcquireOperation::unlock_attempt() {
@@ -157,7 +230,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
 }
 
 void AcquireOperation::succeed(Microseconds validity) {
-  Lock lock{resource_, value_, ttl_, started_, started_ + validity, std::nullopt};
+  Lock lock{resource_, value_, ttl_, started_, started_ + validity, token_};
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
   complete({});
@@ -181,8 +254,9 @@ void AcquireOperation::finish(std::error_code error) {
 void AcquireOperation::cancel() {
   if (finished_) return;
   finished_ = true;
-  if (attempt_open_) {
+  if (in_flight()) {
     attempt_open_ = false;
+    fencing_open_ = false;
     unlock_attempt();
   }
   core_.timers().cancel(retry_timer_);
@@ -194,8 +268,9 @@ void AcquireOperation::cancel() {
 
 void AcquireOperation::abort(std::error_code why) {
   if (finished_) return;
-  if (attempt_open_) {
+  if (in_flight()) {
     attempt_open_ = false;
+    fencing_open_ = false;
     unlock_attempt();
   }
   core_.timers().cancel(retry_timer_);

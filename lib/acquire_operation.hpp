@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client_core.hpp"
+#include "fence_round.hpp"
 #include "operation.hpp"
 #include "quorum.hpp"
 #include "retry_policy.hpp"
@@ -25,6 +26,12 @@ class AcquireOperation final : public Operation {
  private:
   void begin_attempt();
   void decide();
+  void hand_out_if_valid();
+  void begin_fencing();
+  void propose(std::uint64_t token);
+  void on_fence_response(std::size_t node, const NodeResponse& response);
+  [[nodiscard]] Microseconds validity_now() const;
+  [[nodiscard]] bool in_flight() const noexcept { return attempt_open_ || fencing_open_; }
   void fail_attempt(std::error_code why);
   void unlock_attempt();
   void succeed(Microseconds validity);
@@ -50,6 +57,14 @@ class AcquireOperation final : public Operation {
   std::size_t busy_ = 0;
   std::vector<NodeOutcome> outcomes_;
   bool attempt_open_ = false;
+
+  // Phase 2 (fenced acquires only).
+  bool fenced_ = false;
+  bool fencing_open_ = false;
+  std::uint32_t fence_tag_ = 0;
+  int fence_rounds_ = 0;
+  std::optional<FenceRound> fence_round_;
+  std::optional<std::uint64_t> token_;
 
   // Values of failed attempts whose late grants must still be undone.
   std::deque<std::pair<std::uint32_t, LockValue>> abandoned_;

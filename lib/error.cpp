@@ -29,6 +29,8 @@ class RedlockCategory final : public std::error_category {
         return "client is shutting down";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::fencing_failed:
+        return "fencing token not stored on a majority";
     }
     return "unknown redlock error";
   }

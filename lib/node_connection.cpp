@@ -235,7 +235,8 @@ void NodeConnection::queue_handshake() {
     append_command(head, {"SELECT", number_text(node_.db)});
     add("SELECT " + number_text(node_.db));
   }
-  for (const Script* script : {&acquire_script(), &extend_script(), &release_script()}) {
+  for (const Script* script :
+       {&acquire_script(), &extend_script(), &release_script(), &fence_script()}) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }

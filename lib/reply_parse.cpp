@@ -95,4 +95,24 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
   out.status = flag == 1 ? yes : NodeStatus::not_held;
 }
 
+bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, NodeOutcome& out) {
+  NodeOutcome scratch;
+  if (parse_failure(response, scratch)) {
+    out.detail = "fencing: " + scratch.detail;
+    return false;
+  }
+  const redisReply* reply = response.replies[0];
+  long long stored = 0;
+  long long counter = 0;
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+      !read_integer(reply->element[0], stored) || !read_integer(reply->element[1], counter) ||
+      counter < 0) {
+    out.detail = "fencing: unexpected reply";
+    return false;
+  }
+  answer.stored = stored == 1;
+  answer.current = static_cast<std::uint64_t>(counter);
+  return true;
+}
+
 }  // namespace redlock::detail

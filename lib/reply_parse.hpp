@@ -2,6 +2,7 @@
 // trees, unit-tested by feeding RESP bytes through a redisReader.
 #pragma once
 
+#include "fence_round.hpp"
 #include "node_connection.hpp"
 #include "redlock/outcome.hpp"
 
@@ -13,5 +14,10 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
 
 // The response to the extend or release script: 1 → `yes`, 0 → not_held.
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);
+
+// The response to the fence script. Returns false (and fills `out` with the
+// reason) for anything but a well-formed {stored, counter} reply.
+[[nodiscard]] bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer,
+                                        NodeOutcome& out);
 
 }  // namespace redlock::detail

@@ -28,6 +28,15 @@ end
 return 0
 )lua";
 
+constexpr std::string_view kFence = R"lua(
+local raw = redis.call('HGET', KEYS[1], ARGV[1]) or '0'
+if tonumber(raw) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return {1, ARGV[2]}
+end
+return {0, raw}
+)lua";
+
 Script make_script(std::string_view name, std::string_view body) {
   return Script{name, body, sha1_hex(body)};
 }
@@ -46,6 +55,11 @@ const Script& extend_script() {
 
 const Script& release_script() {
   static const Script script = make_script("release", kRelease);
+  return script;
+}
+
+const Script& fence_script() {
+  static const Script script = make_script("fence", kFence);
   return script;
 }
 

@@ -23,6 +23,12 @@ struct Script {
 // then publishes on the channel to wake waiters. Returns 1 when deleted.
 [[nodiscard]] const Script& release_script();
 
+// KEYS: fence hash. ARGV: resource, proposed token T. Stores T only if the
+// node's counter for the resource is strictly smaller. Returns {1, T} when
+// stored, else {0, counter}: a node never takes the same value twice, and
+// says so, so two proposers of one T cannot both count this node.
+[[nodiscard]] const Script& fence_script();
+
 // Key names on a node.
 [[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string fence_key(std::string_view prefix);

@@ -38,6 +38,10 @@ enum class errc {
   shutting_down,
   // An argument is out of range (empty resource, non-positive TTL, ...).
   invalid_argument,
+  // A majority granted the lock, but the fencing token could not be stored
+  // on a majority (nodes failed, or newer tokens kept overtaking ours); the
+  // grants were undone.
+  fencing_failed,
 };
 
 REDLOCK_API const std::error_category& redlock_category() noexcept;
