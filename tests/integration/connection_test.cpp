@@ -84,6 +84,9 @@ TEST(Connection, MinReplicasCountsTheVoteOnlyWithReplicaAcks) {
   replica_options.master_port = master.port();
   RedisServer replica(replica_options);
   ASSERT_TRUE(replica.wait_for_replication_link());
+  // WAIT returns as soon as the replica acknowledges; the timeout is only a
+  // bound, generous for a loaded machine.
+  config.nodes[0].replica_timeout = milliseconds(5000);
   BlockingClient client(config);
   AcquireResult held = client.acquire(Resource("replicated"));
   ASSERT_TRUE(held.ok()) << held.nodes[0].detail;
