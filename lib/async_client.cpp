@@ -3,6 +3,7 @@
 #include "acquire_operation.hpp"
 #include "client_core.hpp"
 #include "extend_operation.hpp"
+#include "launch.hpp"
 #include "release_operation.hpp"
 
 namespace redlock {
@@ -16,36 +17,18 @@ AsyncClient::AsyncClient(uv_loop_t* loop, QuorumConfig config, ClientOptions opt
 
 AsyncClient::~AsyncClient() { close(); }
 
-namespace {
-
-// Operations started after close() cannot wait for a loop turn that will
-// never come; they complete at once with errc::shutting_down.
-template <typename Op, typename... Args>
-OperationHandle launch(detail::ClientCore& core, Args&&... args) {
-  auto op = std::make_shared<Op>(core, std::forward<Args>(args)...);
-  if (core.closing()) {
-    op->abort(make_error_code(errc::shutting_down));
-    return {};
-  }
-  core.started(op);
-  op->start();
-  return OperationHandle(op);
-}
-
-}  // namespace
-
 OperationHandle AsyncClient::acquire(const Resource& resource, const AcquireOptions& options,
                                      AcquireCallback callback) {
-  return launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback));
+  return OperationHandle(detail::launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback)));
 }
 
 OperationHandle AsyncClient::extend(const Lock& lock, const ExtendOptions& options,
                                     ExtendCallback callback) {
-  return launch<detail::ExtendOperation>(*core_, lock, options, std::move(callback));
+  return OperationHandle(detail::launch<detail::ExtendOperation>(*core_, lock, options, std::move(callback)));
 }
 
 OperationHandle AsyncClient::release(const Lock& lock, ReleaseCallback callback) {
-  return launch<detail::ReleaseOperation>(*core_, lock, std::move(callback));
+  return OperationHandle(detail::launch<detail::ReleaseOperation>(*core_, lock, std::move(callback)));
 }
 
 void AsyncClient::close(std::function<void()> on_closed) {

@@ -1,100 +1,127 @@
 #include "redlock/blocking_client.hpp"
 
-#include <functional>
-#include <future>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <vector>
+#include <algorithm>
 
-#include <uv.h>
-
-#include "redlock/async_client.hpp"
-#include "redlock/error.hpp"
+#include "blocking_client_impl.hpp"
+#include "guard_state.hpp"
+#include "release_operation.hpp"
+#include "launch.hpp"
 
 namespace redlock {
 
-class BlockingClient::Impl {
- public:
-  explicit Impl(QuorumConfig config) : config_(config) {
-    uv_loop_init(&loop_);
-    uv_async_init(&loop_, &wake_, &Impl::on_wake);
-    wake_.data = this;
-    // Built before the thread starts: nothing else touches the loop yet.
-    client_.emplace(&loop_, std::move(config));
-    thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+namespace detail {
+
+BlockingClientImpl::BlockingClientImpl(QuorumConfig config) : config_(config) {
+  uv_loop_init(&loop_);
+  uv_async_init(&loop_, &wake_, &BlockingClientImpl::on_wake);
+  wake_.data = this;
+  // Built before the thread starts: nothing else touches the loop yet.
+  client_.emplace(&loop_, std::move(config));
+  thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+}
+
+BlockingClientImpl::~BlockingClientImpl() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    stopping_ = true;
+    jobs_.emplace_back([this] {
+      client_->close([this] { uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr); });
+    });
   }
+  uv_async_send(&wake_);
+  thread_.join();
+  client_.reset();
+  uv_loop_close(&loop_);
+}
 
-  ~Impl() {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      stopping_ = true;
-      jobs_.emplace_back([this] {
-        client_->close([this] { uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr); });
-      });
-    }
-    uv_async_send(&wake_);
-    thread_.join();
-    client_.reset();
-    uv_loop_close(&loop_);
+bool BlockingClientImpl::submit(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (stopping_) return false;
+    jobs_.push_back(std::move(job));
   }
+  uv_async_send(&wake_);
+  return true;
+}
 
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-
-  // Runs `start(client, done)` on the loop thread and waits for `done`.
-  template <typename Result, typename Start>
-  Result call(Start start) {
-    Result refused;
-    if (std::this_thread::get_id() == thread_.get_id()) {
-      // Blocking the loop thread on itself would never return.
-      refused.error = make_error_code(errc::invalid_argument);
-      return refused;
-    }
-    // Shared with the callback: the waiting thread may wake and return
-    // while the loop thread is still inside set_value.
-    auto promise = std::make_shared<std::promise<Result>>();
-    std::future<Result> future = promise->get_future();
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      if (stopping_) {
-        refused.error = make_error_code(errc::shutting_down);
-        return refused;
-      }
-      jobs_.emplace_back([this, promise, &start] {
-        start(*client_, [promise](Result result) { promise->set_value(std::move(result)); });
-      });
-    }
-    uv_async_send(&wake_);
-    return future.get();
+void BlockingClientImpl::on_wake(uv_async_t* handle) {
+  auto* self = static_cast<BlockingClientImpl*>(handle->data);
+  std::vector<std::function<void()>> jobs;
+  {
+    std::lock_guard<std::mutex> guard(self->mutex_);
+    jobs.swap(self->jobs_);
   }
+  for (auto& job : jobs) job();
+}
 
-  const QuorumConfig& config() const noexcept { return config_; }
-
- private:
-  static void on_wake(uv_async_t* handle) {
-    auto* self = static_cast<Impl*>(handle->data);
-    std::vector<std::function<void()>> jobs;
-    {
-      std::lock_guard<std::mutex> guard(self->mutex_);
-      jobs.swap(self->jobs_);
-    }
-    for (auto& job : jobs) job();
+Milliseconds BlockingClientImpl::longest_node_timeout() const noexcept {
+  Milliseconds longest{0};
+  for (const NodeConfig& node : config_.nodes) {
+    longest = std::max(longest, effective_node_timeout(config_.lock, node));
   }
+  return longest;
+}
 
-  QuorumConfig config_;
-  uv_loop_t loop_{};
-  uv_async_t wake_{};
-  std::optional<AsyncClient> client_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::vector<std::function<void()>> jobs_;
-  bool stopping_ = false;
+namespace {
+struct LockOutcome {
+  std::error_code error;  // mirrors acquired.error, for call()'s refusals
+  AcquireResult acquired;
+  std::shared_ptr<GuardState> state;
 };
+}  // namespace
+
+Guard BlockingClientImpl::lock(const Resource& resource, const GuardOptions& options) {
+  LockOutcome outcome = call<LockOutcome>([&](AsyncClient& client, auto done) {
+    ClientCore& core = ClientAccess::core(client);
+    client.acquire(resource, options.acquire,
+                   [&core, options, done = std::move(done)](AcquireResult result) mutable {
+                     LockOutcome out;
+                     if (result.ok()) {
+                       // Created on the loop in the acquire's own callback, so
+                       // renewal starts with no gap.
+                       out.state = launch<GuardState>(core, *result.lock, options);
+                     }
+                     out.error = result.error;
+                     out.acquired = std::move(result);
+                     done(std::move(out));
+                   });
+  });
+  if (!outcome.state) {
+    if (!outcome.acquired.error) outcome.acquired.error = outcome.error;
+    return Guard(std::move(outcome.acquired));
+  }
+  return Guard(std::move(outcome.state), weak_from_this(), std::move(outcome.acquired));
+}
+
+ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState>& state,
+                                                std::optional<Milliseconds> limit) {
+  ReleaseResult refused;
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    refused.error = make_error_code(errc::invalid_argument);
+    return refused;
+  }
+  auto promise = std::make_shared<std::promise<ReleaseResult>>();
+  std::future<ReleaseResult> future = promise->get_future();
+  const bool accepted = submit([this, state, promise] {
+    const Lock lock = state->stop();
+    client_->release(lock, [promise](ReleaseResult result) { promise->set_value(std::move(result)); });
+  });
+  if (!accepted) {
+    refused.error = make_error_code(errc::shutting_down);
+    return refused;
+  }
+  if (limit && future.wait_for(*limit) != std::future_status::ready) {
+    // The release goes on in the background; the caller is not held longer.
+    refused.error = make_error_code(errc::timeout);
+    return refused;
+  }
+  return future.get();
+}
+
+}  // namespace detail
 
 BlockingClient::BlockingClient(QuorumConfig config)
-    : impl_(std::make_unique<Impl>(std::move(config))) {}
+    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config))) {}
 
 BlockingClient::~BlockingClient() = default;
 
@@ -112,6 +139,10 @@ ExtendResult BlockingClient::extend(const Lock& lock, const ExtendOptions& optio
 ReleaseResult BlockingClient::release(const Lock& lock) {
   return impl_->call<ReleaseResult>(
       [&](AsyncClient& client, auto done) { client.release(lock, std::move(done)); });
+}
+
+Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options) {
+  return impl_->lock(resource, options);
 }
 
 const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }

@@ -31,6 +31,8 @@ class RedlockCategory final : public std::error_category {
         return "invalid argument";
       case errc::fencing_failed:
         return "fencing token not stored on a majority";
+      case errc::hold_limit:
+        return "guard reached its cap on hold time or renewals";
     }
     return "unknown redlock error";
   }

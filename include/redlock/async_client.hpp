@@ -43,6 +43,7 @@ namespace redlock {
 
 namespace detail {
 class ClientCore;
+class ClientAccess;
 class Operation;
 }  // namespace detail
 
@@ -99,6 +100,7 @@ class REDLOCK_API AsyncClient {
   [[nodiscard]] std::size_t quorum() const noexcept;
 
  private:
+  friend class detail::ClientAccess;  // the guard's renewals run on the same core
   std::shared_ptr<detail::ClientCore> core_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
+#include "redlock/guard.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
 
@@ -33,11 +34,15 @@ class REDLOCK_API BlockingClient {
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
 
+  // Acquires and returns a Guard that renews the lock on this client's loop
+  // until it is released or lost (see guard.hpp). When the acquire fails,
+  // the guard is empty and error() says why.
+  [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {});
+
   [[nodiscard]] const QuorumConfig& config() const noexcept;
 
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<detail::BlockingClientImpl> impl_;
 };
 
 }  // namespace redlock

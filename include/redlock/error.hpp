@@ -42,6 +42,9 @@ enum class errc {
   // on a majority (nodes failed, or newer tokens kept overtaking ours); the
   // grants were undone.
   fencing_failed,
+  // A guard stopped renewing because it reached its configured cap on hold
+  // time or on renewals; the lock ran out at its deadline.
+  hold_limit,
 };
 
 REDLOCK_API const std::error_category& redlock_category() noexcept;

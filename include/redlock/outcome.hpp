@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "redlock/error.hpp"
 #include "redlock/export.hpp"
 #include "redlock/types.hpp"
 

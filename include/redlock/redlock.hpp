@@ -6,6 +6,8 @@
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
+#include "redlock/guard.hpp"
+#include "redlock/lockable.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
 #include "redlock/types.hpp"

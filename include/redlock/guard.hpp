@@ -1,0 +1,105 @@
+// A held lock that renews itself and says the moment it is lost.
+//
+// A Guard is what BlockingClient::lock() returns. While it holds the lock,
+// the client's loop renews it by quorum (the extend of DESIGN 2.2) every
+// `renew_interval` (default ttl / 3) — a timer on the loop, no thread per
+// lock. The lock is lost, and the loss signal fires exactly once:
+//   * at the local validity deadline, if no renewal succeeded before it —
+//     also while a renewal is still pending or hanging;
+//   * at once, when a majority refuses a renewal (the key expired or was
+//     taken over on a majority);
+//   * at the deadline after renewals stop for a configured cap
+//     (max_hold, max_renewals), reported as errc::hold_limit;
+//   * when the client closes (errc::shutting_down).
+// The signal is delivered both ways: `GuardOptions::on_lost` runs on the
+// client's loop thread (keep it short; it must not call the BlockingClient,
+// which would wait for its own thread), and stop_token() is requested.
+// After a loss the guard never reacquires by itself: take a new one.
+//
+// Lifetime: move-only; a moved-from guard is empty. The destructor releases
+// the lock (every node, our value only), never throws, and waits at most
+// the longest node timeout for the release; a slower release finishes in the
+// background. A guard may outlive its client: it then holds nothing, and
+// release() reports errc::shutting_down.
+//
+// Threads: one guard is used by one thread at a time (like
+// std::unique_lock); its accessors are safe to call while the loop renews.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <system_error>
+
+#include "redlock/error.hpp"
+#include "redlock/export.hpp"
+#include "redlock/options.hpp"
+#include "redlock/outcome.hpp"
+
+namespace redlock {
+
+namespace detail {
+class GuardState;
+class BlockingClientImpl;
+}  // namespace detail
+
+struct GuardOptions {
+  // How to acquire (ttl, retries, wait, fenced).
+  AcquireOptions acquire;
+  // Time between renewals. Default: ttl / 3.
+  std::optional<Milliseconds> renew_interval;
+  // Stop renewing once the lock has been held this long (measured from the
+  // acquisition's start); the lock then runs out at its deadline.
+  std::optional<Milliseconds> max_hold;
+  // Stop renewing after this many successful renewals.
+  std::optional<int> max_renewals;
+  // Called once, on the client's loop thread, when the lock is lost.
+  std::function<void(std::error_code)> on_lost;
+};
+
+class REDLOCK_API Guard {
+ public:
+  Guard() = default;
+  Guard(Guard&& other) noexcept;
+  Guard& operator=(Guard&& other) noexcept;  // releases what this guard held
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+  ~Guard();
+
+  // Whether this guard took the lock (it may have been lost since).
+  [[nodiscard]] bool owns_lock() const noexcept { return state_ != nullptr; }
+  explicit operator bool() const noexcept { return owns_lock(); }
+  // Held, not lost, and the local validity deadline not yet passed.
+  [[nodiscard]] bool valid() const noexcept;
+  // The current local validity deadline (moves with every renewal).
+  [[nodiscard]] TimePoint valid_until() const noexcept;
+  // The lock as last renewed: resource, value, fencing token, deadline.
+  [[nodiscard]] Lock lock() const;
+  [[nodiscard]] std::optional<std::uint64_t> fence() const;
+  // Requested when the lock is lost. Empty for an empty guard.
+  [[nodiscard]] std::stop_token stop_token() const noexcept;
+  // Why the lock was lost (empty while held), or why it was not acquired.
+  [[nodiscard]] std::error_code error() const;
+  // How many renewals succeeded so far.
+  [[nodiscard]] int renewals() const noexcept;
+  // The acquisition's result (per-node outcomes, attempts, validity).
+  [[nodiscard]] const AcquireResult& acquired() const noexcept { return acquired_; }
+
+  // Releases now (blocking, bounded by the node timeouts) and empties the
+  // guard. Calling it on an empty guard returns a default result.
+  ReleaseResult release();
+
+ private:
+  friend class detail::BlockingClientImpl;
+  Guard(std::shared_ptr<detail::GuardState> state, std::weak_ptr<detail::BlockingClientImpl> client,
+        AcquireResult acquired);
+  explicit Guard(AcquireResult failed) : acquired_(std::move(failed)) {}
+
+  std::shared_ptr<detail::GuardState> state_;
+  std::weak_ptr<detail::BlockingClientImpl> client_;
+  AcquireResult acquired_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,86 @@
+// The machinery behind BlockingClient: a private loop on its own thread,
+// with an AsyncClient on it, fed jobs through a uv_async_t. Guards keep a
+// weak reference to it, so a guard that outlives its client finds it gone.
+#pragma once
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <uv.h>
+
+#include "redlock/async_client.hpp"
+#include "redlock/error.hpp"
+#include "redlock/guard.hpp"
+
+namespace redlock::detail {
+
+class ClientAccess {
+ public:
+  static ClientCore& core(AsyncClient& client) { return *client.core_; }
+};
+
+class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImpl> {
+ public:
+  explicit BlockingClientImpl(QuorumConfig config);
+  ~BlockingClientImpl();
+  BlockingClientImpl(const BlockingClientImpl&) = delete;
+  BlockingClientImpl& operator=(const BlockingClientImpl&) = delete;
+
+  // Runs `start(client, done)` on the loop thread and waits for `done`.
+  // Returns `refused` with errc::invalid_argument when called on the loop
+  // thread itself (it would wait for itself), errc::shutting_down when the
+  // client is stopping.
+  template <typename Result, typename Start>
+  Result call(Start start);
+
+  Guard lock(const Resource& resource, const GuardOptions& options);
+  // Stops the guard's renewals and releases its lock; waits at most `limit`
+  // (nullopt: until done).
+  ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,
+                              std::optional<Milliseconds> limit);
+
+  [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
+  // The longest request timeout of any node: how long a release can take.
+  [[nodiscard]] Milliseconds longest_node_timeout() const noexcept;
+
+ private:
+  static void on_wake(uv_async_t* handle);
+  bool submit(std::function<void()> job);
+
+  QuorumConfig config_;
+  uv_loop_t loop_{};
+  uv_async_t wake_{};
+  std::optional<AsyncClient> client_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::function<void()>> jobs_;
+  bool stopping_ = false;
+};
+
+template <typename Result, typename Start>
+Result BlockingClientImpl::call(Start start) {
+  Result refused;
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    refused.error = make_error_code(errc::invalid_argument);
+    return refused;
+  }
+  // Shared with the callback: the waiting thread may wake and return while
+  // the loop thread is still inside set_value.
+  auto promise = std::make_shared<std::promise<Result>>();
+  std::future<Result> future = promise->get_future();
+  const bool accepted = submit([this, promise, &start] {
+    start(*client_, [promise](Result result) { promise->set_value(std::move(result)); });
+  });
+  if (!accepted) {
+    refused.error = make_error_code(errc::shutting_down);
+    return refused;
+  }
+  return future.get();
+}
+
+}  // namespace redlock::detail
