@@ -33,6 +33,8 @@ class RedlockCategory final : public std::error_category {
         return "fencing token not stored on a majority";
       case errc::hold_limit:
         return "guard reached its cap on hold time or renewals";
+      case errc::fenced_out:
+        return "fenced out: a newer lock holder has used the resource";
     }
     return "unknown redlock error";
   }

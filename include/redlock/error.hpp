@@ -45,6 +45,9 @@ enum class errc {
   // A guard stopped renewing because it reached its configured cap on hold
   // time or on renewals; the lock ran out at its deadline.
   hold_limit,
+  // The fence gate refused an operation: its token is below the highest
+  // token the resource has seen, so a newer holder exists.
+  fenced_out,
 };
 
 REDLOCK_API const std::error_category& redlock_category() noexcept;
