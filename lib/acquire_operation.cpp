@@ -28,14 +28,21 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   const std::string& prefix = lock.key_prefix;
   lock_key_ = lock_key(prefix, resource_.str());
   fence_key_ = fence_key(prefix);
+  marker_key_ = marker_key(prefix);
+  recovering_key_ = recovering_key(prefix);
+  defence_flag_ = lock.amnesia_defence ? "1" : "0";
   channel_ = release_channel(prefix, resource_.str());
   ttl_text_ = std::to_string(ttl_.count());
   plan_.mean_delay = options.retry_delay.value_or(lock.retry_delay);
   plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
   if (options.wait) plan_.deadline = core.clock().now() + *options.wait;
   fenced_ = options.fenced.value_or(lock.fenced);
+  called_at_ = core.clock().now();
+  // With the amnesia defence, a recovered node waits max_ttl: a longer lock
+  // could outlive that wait.
+  const bool beyond_max_ttl = lock.amnesia_defence && ttl_ > effective_max_ttl(lock);
   if (resource_.empty() || ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
-      (options.wait && options.wait->count() < 0)) {
+      (options.wait && options.wait->count() < 0) || beyond_max_ttl) {
     argument_problem_ = make_error_code(errc::invalid_argument);
   }
 }
@@ -64,6 +71,9 @@ void AcquireOperation::begin_attempt() {
   ++tag_;
   token_.reset();
   ++result_.attempts;
+  Metrics& metrics = core_.metrics();
+  metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
+  if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
   value_ = LockValue::random();
   auto& nodes = core_.nodes();
   tally_ = QuorumTally(nodes.size());
@@ -80,8 +90,8 @@ void AcquireOperation::begin_attempt() {
   started_ = core_.clock().now();
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(acquire_script(), {lock_key_, fence_key_}, {value_.str(), ttl_text_, resource_.str()},
-               true, self, tag_);
+    node->send(acquire_script(), {lock_key_, fence_key_, marker_key_, recovering_key_},
+               {value_.str(), ttl_text_, resource_.str(), defence_flag_}, true, self, tag_);
   }
 }
 
@@ -98,6 +108,13 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
   }
   NodeOutcome& outcome = outcomes_[node];
   parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
+  if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0 &&
+      !recovery_requested_) {
+    // A node without its identity marker: recover it whatever this attempt's
+    // outcome (the core runs one round at a time for all its operations).
+    recovery_requested_ = true;
+    core_.request_recovery([](bool) {});
+  }
   if (outcome.status == NodeStatus::granted) {
     tally_.yes();
   } else {
@@ -173,8 +190,8 @@ void AcquireOperation::propose(std::uint64_t token) {
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
-    node->send(fence_script(), {fence_key_}, {resource_.str(), token_text}, false, self,
-               fence_tag_);
+    node->send(fence_script(), {fence_key_, marker_key_}, {resource_.str(), token_text, defence_flag_},
+               false, self, fence_tag_);
   }
 }
 
@@ -207,19 +224,56 @@ void AcquireOperation::unlock_attempt() {
   auto self = shared_from_this();
   auto& nodes = core_.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    // A node that answered "busy" provably does not hold this attempt's fresh
-    // value; every other node might (a grant, or a reply still on its way).
-    if (outcomes_[i].status == NodeStatus::busy) continue;
+    // A node that answered "busy" or "recovering" provably did not store this
+    // attempt's fresh value; every other node might (a grant, or a reply
+    // still on its way).
+    if (outcomes_[i].status == NodeStatus::busy || outcomes_[i].status == NodeStatus::recovering) {
+      continue;
+    }
     nodes[i]->send(release_script(), {lock_key_}, {value_.str(), channel_}, false, self,
                    kCleanupTag);
   }
 }
 
+bool AcquireOperation::saw_unmarked_node() const {
+  return std::any_of(outcomes_.begin(), outcomes_.end(), [](const NodeOutcome& outcome) {
+    return outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0;
+  });
+}
+
 void AcquireOperation::fail_attempt(std::error_code why) {
   last_failure_ = why;
   unlock_attempt();
-  const auto delay = next_retry_delay(plan_, result_.attempts, core_.clock().now(), random_unit());
+  if (saw_unmarked_node()) {
+    // Some node has no identity marker: start (or join) a recovery round.
+    // When it marks the nodes at once (a brand-new quorum), try again right
+    // away, once per call, outside the retry budget.
+    auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+    core_.request_recovery([self, why](bool progressed) {
+      if (self->finished_) return;
+      for (NodeOutcome& outcome : self->outcomes_) {
+        if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
+          outcome.detail += " (recovery: " + self->core_.recovery_report() + ")";
+        }
+      }
+      if (progressed && !self->recovery_attempt_used_) {
+        self->recovery_attempt_used_ = true;
+        ++self->free_attempts_;
+        self->begin_attempt();
+        return;
+      }
+      self->retry_or_finish(why);
+    });
+    return;
+  }
+  retry_or_finish(why);
+}
+
+void AcquireOperation::retry_or_finish(std::error_code why) {
+  const auto delay = next_retry_delay(plan_, result_.attempts - free_attempts_, core_.clock().now(),
+                                      random_unit());
   if (!delay) {
+    core_.metrics().acquire_losses.fetch_add(1, std::memory_order_relaxed);
     complete(why);
     return;
   }
@@ -233,6 +287,9 @@ void AcquireOperation::succeed(Microseconds validity) {
   Lock lock{resource_, value_, ttl_, started_, started_ + validity, token_};
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
+  Metrics& metrics = core_.metrics();
+  metrics.acquire_wins.fetch_add(1, std::memory_order_relaxed);
+  metrics.acquire_wait.observe(elapsed_between(called_at_, core_.clock().now()));
   complete({});
 }
 

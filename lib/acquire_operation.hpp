@@ -38,10 +38,15 @@ class AcquireOperation final : public Operation {
   void complete(std::error_code error);
   void finish(std::error_code error);
   void handle_stale(std::uint32_t tag, std::size_t node, const NodeResponse& response);
+  void retry_or_finish(std::error_code why);
+  [[nodiscard]] bool saw_unmarked_node() const;
 
   Resource resource_;
   std::string lock_key_;
   std::string fence_key_;
+  std::string marker_key_;
+  std::string recovering_key_;
+  std::string_view defence_flag_;
   std::string channel_;
   Milliseconds ttl_;
   std::string ttl_text_;
@@ -70,7 +75,13 @@ class AcquireOperation final : public Operation {
   std::deque<std::pair<std::uint32_t, LockValue>> abandoned_;
   TimerQueue::Id retry_timer_ = TimerQueue::kNone;
   std::error_code last_failure_;
+  TimePoint called_at_{};
   bool finished_ = false;
+  // One attempt per call may follow a recovery round at once, outside the
+  // retry budget, so a brand-new quorum is initialised transparently.
+  bool recovery_attempt_used_ = false;
+  bool recovery_requested_ = false;
+  int free_attempts_ = 0;
   AcquireResult result_;
 };
 

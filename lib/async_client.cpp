@@ -39,4 +39,6 @@ const QuorumConfig& AsyncClient::config() const noexcept { return core_->config(
 
 std::size_t AsyncClient::quorum() const noexcept { return core_->quorum(); }
 
+std::shared_ptr<Metrics> AsyncClient::metrics() const noexcept { return core_->metrics_handle(); }
+
 }  // namespace redlock

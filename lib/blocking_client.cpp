@@ -11,12 +11,15 @@ namespace redlock {
 
 namespace detail {
 
-BlockingClientImpl::BlockingClientImpl(QuorumConfig config) : config_(config) {
+BlockingClientImpl::BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metrics> metrics)
+    : config_(config), metrics_(metrics ? std::move(metrics) : std::make_shared<Metrics>()) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, &BlockingClientImpl::on_wake);
   wake_.data = this;
   // Built before the thread starts: nothing else touches the loop yet.
-  client_.emplace(&loop_, std::move(config));
+  ClientOptions options;
+  options.metrics = metrics_;
+  client_.emplace(&loop_, std::move(config), options);
   thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
 }
 
@@ -120,8 +123,8 @@ ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState
 
 }  // namespace detail
 
-BlockingClient::BlockingClient(QuorumConfig config)
-    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config))) {}
+BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics)
+    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config), std::move(metrics))) {}
 
 BlockingClient::~BlockingClient() = default;
 
@@ -146,5 +149,7 @@ Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options
 }
 
 const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }
+
+std::shared_ptr<Metrics> BlockingClient::metrics() const noexcept { return impl_->metrics(); }
 
 }  // namespace redlock

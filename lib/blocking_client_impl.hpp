@@ -26,7 +26,7 @@ class ClientAccess {
 
 class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImpl> {
  public:
-  explicit BlockingClientImpl(QuorumConfig config);
+  BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metrics> metrics);
   ~BlockingClientImpl();
   BlockingClientImpl(const BlockingClientImpl&) = delete;
   BlockingClientImpl& operator=(const BlockingClientImpl&) = delete;
@@ -45,6 +45,7 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
                               std::optional<Milliseconds> limit);
 
   [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
+  [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept { return metrics_; }
   // The longest request timeout of any node: how long a release can take.
   [[nodiscard]] Milliseconds longest_node_timeout() const noexcept;
 
@@ -53,6 +54,7 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   bool submit(std::function<void()> job);
 
   QuorumConfig config_;
+  std::shared_ptr<Metrics> metrics_;
   uv_loop_t loop_{};
   uv_async_t wake_{};
   std::optional<AsyncClient> client_;

@@ -1,6 +1,8 @@
 #include "client_core.hpp"
 
+#include "launch.hpp"
 #include "quorum.hpp"
+#include "recovery_operation.hpp"
 
 namespace redlock::detail {
 
@@ -32,6 +34,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
     : loop_(loop),
       config_(std::move(config)),
       clock_(options.clock != nullptr ? options.clock : &steady_clock_source()),
+      metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()),
       config_problem_(validate(config_)) {
   timers_ = std::make_unique<TimerQueue>(loop_, [this] { handle_closed(); });
   handle_opened();
@@ -68,6 +71,42 @@ void ClientCore::close(std::function<void()> on_closed) {
   turn_->drain_and_close();
   for (auto& node : nodes_) node->close();
   timers_->close();
+}
+
+namespace {
+// A round that could not act (too few nodes answered) is not repeated more
+// often than this, however many acquires see an unmarked node.
+constexpr Milliseconds kRecoveryPause{250};
+}  // namespace
+
+void ClientCore::request_recovery(std::function<void(bool progressed)> done) {
+  if (closing_) {
+    turn_->post([done = std::move(done)] { done(false); });
+    return;
+  }
+  recovery_waiters_.push_back(std::move(done));
+  if (recovery_running_) return;
+  if (recovery_ended_ != TimePoint{} && !recovery_progressed_ &&
+      clock_->now() - recovery_ended_ < kRecoveryPause) {
+    auto waiters = std::move(recovery_waiters_);
+    recovery_waiters_.clear();
+    turn_->post([waiters = std::move(waiters)] {
+      for (const auto& waiter : waiters) waiter(false);
+    });
+    return;
+  }
+  recovery_running_ = true;
+  launch<RecoveryOperation>(*this);
+}
+
+void ClientCore::recovery_finished(bool progressed, const std::string& report) {
+  recovery_running_ = false;
+  recovery_ended_ = clock_->now();
+  recovery_progressed_ = progressed;
+  if (!report.empty()) recovery_report_ = report;
+  auto waiters = std::move(recovery_waiters_);
+  recovery_waiters_.clear();
+  for (const auto& waiter : waiters) waiter(progressed);
 }
 
 void ClientCore::handle_closed() {

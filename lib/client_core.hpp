@@ -42,12 +42,23 @@ class ClientCore {
   // Empty when the configuration is usable.
   [[nodiscard]] const std::string& config_problem() const noexcept { return config_problem_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }
+  [[nodiscard]] Metrics& metrics() const noexcept { return *metrics_; }
+  [[nodiscard]] std::shared_ptr<Metrics> metrics_handle() const noexcept { return metrics_; }
 
   // Keeps `op` alive until it calls finished(); close() aborts it.
   void started(const std::shared_ptr<Operation>& op);
   void finished(const Operation* op) noexcept;
 
   void close(std::function<void()> on_closed);
+
+  // The amnesia defence: starts a recovery round (or joins the one running)
+  // and calls `done(progressed)` when it ends; progressed means every node
+  // that answered now carries its marker. Rounds that found nothing to do
+  // safely are not repeated more often than every kRecoveryPause.
+  void request_recovery(std::function<void(bool progressed)> done);
+  void recovery_finished(bool progressed, const std::string& report);
+  // What the last recovery round found (for node outcomes and diagnosis).
+  [[nodiscard]] const std::string& recovery_report() const noexcept { return recovery_report_; }
 
   // Accounting of open libuv handles and requests: the core frees itself
   // when the last one closes after close().
@@ -60,6 +71,7 @@ class ClientCore {
   uv_loop_t* loop_;
   QuorumConfig config_;
   const MonotonicClock* clock_;
+  std::shared_ptr<Metrics> metrics_;
   std::string config_problem_;
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<LoopTurn> turn_;
@@ -68,6 +80,11 @@ class ClientCore {
   std::shared_ptr<ClientCore> self_;
   std::function<void()> on_closed_;
   std::size_t open_handles_ = 0;
+  bool recovery_running_ = false;
+  TimePoint recovery_ended_{};
+  bool recovery_progressed_ = false;
+  std::vector<std::function<void(bool)>> recovery_waiters_;
+  std::string recovery_report_;
   bool closing_ = false;
 };
 

@@ -58,7 +58,8 @@ constexpr std::string_view kLockKeys[] = {
     "ttl_ms",          "drift_factor",     "drift_ms",
     "min_validity_ms", "node_timeout_ms",  "connect_timeout_ms",
     "retry_count",     "retry_delay_ms",   "key_prefix",
-    "fenced",          "reconnect_min_ms", "reconnect_max_ms"};
+    "fenced",          "reconnect_min_ms", "reconnect_max_ms",
+    "max_ttl_ms",      "amnesia_defence",  "strict_persistence"};
 
 std::string lowercase(std::string_view text) {
   std::string out(text);
@@ -385,6 +386,13 @@ class QuorumFileReader {
     if (name == "reconnect_max_ms") {
       return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_max);
     }
+    if (name == "max_ttl_ms") {
+      return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.max_ttl);
+    }
+    if (name == "amnesia_defence") return reader_.read_bool(value, path, lock_.amnesia_defence);
+    if (name == "strict_persistence") {
+      return reader_.read_bool(value, path, lock_.strict_persistence);
+    }
     return reader_.fail(key.source(), path, unknown_key_message(name, kLockKeys));
   }
 
@@ -430,6 +438,11 @@ class QuorumFileReader {
               " minus the drift (ttl_ms * drift_factor + drift_ms = " +
               std::to_string(drift.count()) + " ms) is not above " +
               describe_lock_setting("min_validity_ms", lock_.min_validity));
+    }
+    if (lock_.max_ttl.count() > 0 && lock_.max_ttl < ttl) {
+      return reader_.fail(where(lock_table_, "max_ttl_ms"), "lock.max_ttl_ms",
+                          "expected at least " + describe_lock_setting("ttl_ms", ttl) + ", got " +
+                              std::to_string(lock_.max_ttl.count()));
     }
     if (lock_.reconnect_min > lock_.reconnect_max) {
       const bool min_written = lock_table_ != nullptr && lock_table_->contains("reconnect_min_ms");

@@ -140,8 +140,9 @@ class FenceGate::Connection {
   redisContext* context_ = nullptr;
 };
 
-FenceGate::FenceGate(NodeConfig store, Milliseconds timeout)
-    : connection_(std::make_unique<Connection>(std::move(store), timeout)) {}
+FenceGate::FenceGate(NodeConfig store, Milliseconds timeout, std::shared_ptr<Metrics> metrics)
+    : connection_(std::make_unique<Connection>(std::move(store), timeout)),
+      metrics_(std::move(metrics)) {}
 FenceGate::~FenceGate() = default;
 FenceGate::FenceGate(FenceGate&&) noexcept = default;
 FenceGate& FenceGate::operator=(FenceGate&&) noexcept = default;
@@ -179,6 +180,7 @@ FencedResult FenceGate::run(std::string_view key, std::uint64_t token, std::stri
   }
   if (reply->element[0]->integer == 0) {
     result.error = make_error_code(errc::fenced_out);
+    if (metrics_) metrics_->fenced_out.fetch_add(1, std::memory_order_relaxed);
     result.high_water_mark = to_token(reply->element[1]);
     result.detail = "token " + token_text + " is below the resource's mark " +
                     std::to_string(result.high_water_mark);

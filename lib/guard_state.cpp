@@ -67,6 +67,7 @@ void GuardState::on_renewed(ExtendResult result) {
     }
     valid_until_.store(result.lock->valid_until.time_since_epoch().count());
     renewals_.fetch_add(1);
+    core_.metrics().renewals_ok.fetch_add(1, std::memory_order_relaxed);
     last_renewal_error_.clear();
     arm_deadline();
     const TimePoint next = core_.clock().now() + renew_interval_;
@@ -77,6 +78,7 @@ void GuardState::on_renewed(ExtendResult result) {
     }
     return;
   }
+  core_.metrics().renewals_failed.fetch_add(1, std::memory_order_relaxed);
   if (result.error == errc::lost) {
     // A majority refused: the key is gone or someone else's there. Waiting
     // for the deadline would only hide that.
@@ -134,6 +136,9 @@ void GuardState::declare_lost(std::error_code why) {
     error_ = why;
   }
   lost_.store(true);
+  Metrics& metrics = core_.metrics();
+  metrics.locks_lost.fetch_add(1, std::memory_order_relaxed);
+  metrics.hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
   auto keep = shared_from_this();
   core_.finished(this);
   stop_source_.request_stop();
@@ -146,6 +151,7 @@ Lock GuardState::stop() {
     core_.timers().cancel(renew_timer_);
     core_.timers().cancel(deadline_timer_);
     renew_timer_ = deadline_timer_ = TimerQueue::kNone;
+    core_.metrics().hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
     auto keep = shared_from_this();
     core_.finished(this);
   }

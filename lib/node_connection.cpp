@@ -92,6 +92,7 @@ NodeConnection::NodeConnection(ClientCore& core, std::size_t index, const NodeCo
     : core_(core),
       index_(index),
       node_(node),
+      stats_(core.metrics().node(node.name)),
       request_timeout_(effective_node_timeout(lock, node)),
       connect_timeout_(lock.connect_timeout),
       wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
@@ -236,7 +237,8 @@ void NodeConnection::queue_handshake() {
     add("SELECT " + number_text(node_.db));
   }
   for (const Script* script :
-       {&acquire_script(), &extend_script(), &release_script(), &fence_script()}) {
+       {&acquire_script(), &extend_script(), &release_script(), &fence_script(), &probe_script(),
+        &recover_script()}) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }
@@ -250,6 +252,28 @@ void NodeConnection::queue_handshake() {
 void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
                           std::initializer_list<std::string_view> args, bool require_replicas,
                           std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  std::string tail;
+  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
+  for (std::string_view key : keys) append_bulk(tail, key);
+  for (std::string_view arg : args) append_bulk(tail, arg);
+  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), require_replicas,
+               std::move(sink), tag);
+}
+
+void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
+                               const std::vector<std::string>& args,
+                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  std::string tail;
+  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
+  for (std::string_view key : keys) append_bulk(tail, key);
+  for (const std::string& arg : args) append_bulk(tail, arg);
+  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), false, std::move(sink),
+               tag);
+}
+
+void NodeConnection::send_encoded(const Script& script, std::string tail, std::size_t argc,
+                                  bool require_replicas, std::shared_ptr<ResponseSink> sink,
+                                  std::uint32_t tag) {
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
@@ -259,10 +283,8 @@ void NodeConnection::send(const Script& script, std::initializer_list<std::strin
   slot.sink = std::move(sink);
   slot.tag = tag;
   slot.script = &script;
-  slot.argc = 3 + keys.size() + args.size();
-  append_bulk(slot.tail, number_text(static_cast<long long>(keys.size())));
-  for (std::string_view key : keys) append_bulk(slot.tail, key);
-  for (std::string_view arg : args) append_bulk(slot.tail, arg);
+  slot.argc = argc;
+  slot.tail = std::move(tail);
   slot.with_wait = require_replicas && node_.min_replicas > 0;
   slot.expected = slot.with_wait ? 2 : 1;
   slot.sent_at = core_.clock().now();
@@ -397,6 +419,11 @@ void NodeConnection::complete_front() {
   response.latency =
       now > slot.sent_at ? std::chrono::ceil<Microseconds>(now - slot.sent_at) : Microseconds(0);
   response.late = slot.answered;
+  if (!response.late) {
+    stats_.replies.fetch_add(1, std::memory_order_relaxed);
+    if (first->type == REDIS_REPLY_ERROR) stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
+    stats_.latency.observe(response.latency);
+  }
   slot.sink->on_response(index_, slot.tag, response);
 }
 
@@ -444,6 +471,7 @@ void NodeConnection::on_deadline() {
     Slot& slot = slots_[i];
     if (slot.handshake || slot.answered || slot.deadline > now) continue;
     slot.answered = true;
+    stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
     std::shared_ptr<ResponseSink> sink = slot.sink;
     NodeResponse response;
     response.kind = NodeResponse::Kind::timeout;
@@ -493,6 +521,7 @@ void NodeConnection::reset(std::string why) {
 void NodeConnection::fail_slots(std::deque<Slot>& slots, std::string_view why) {
   for (Slot& slot : slots) {
     if (slot.handshake || slot.answered) continue;
+    stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;
     response.detail = why;
@@ -502,6 +531,7 @@ void NodeConnection::fail_slots(std::deque<Slot>& slots, std::string_view why) {
 
 void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag,
                                 std::string why) {
+  stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
   core_.turn().post([sink = std::move(sink), tag, why = std::move(why), index = index_] {
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;

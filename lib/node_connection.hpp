@@ -18,11 +18,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <uv.h>
 
 #include "loop_turn.hpp"
 #include "redlock/config.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/types.hpp"
 #include "scripts.hpp"
 #include "timer_queue.hpp"
@@ -73,6 +75,11 @@ class NodeConnection final : public Flushable {
             std::initializer_list<std::string_view> args, bool require_replicas,
             std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
+  // The same with arguments built at run time.
+  void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
+                 const std::vector<std::string>& args, std::shared_ptr<ResponseSink> sink,
+                 std::uint32_t tag);
+
   void flush() override;
   // Best-effort write of what is queued, then closes the socket; pending
   // requests fail as unreachable. Further sends fail at once (posted).
@@ -103,11 +110,14 @@ class NodeConnection final : public Flushable {
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
   void schedule_reconnect();
   void enqueue_request(Slot slot, bool use_eval);
+  void send_encoded(const Script& script, std::string tail, std::size_t argc,
+                    bool require_replicas, std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   void start_write();
 
   ClientCore& core_;
   std::size_t index_;
   NodeConfig node_;
+  NodeMetrics& stats_;
   Microseconds request_timeout_;
   Milliseconds connect_timeout_;
   Milliseconds wait_timeout_;

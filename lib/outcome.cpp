@@ -10,6 +10,7 @@ std::string_view to_string(NodeStatus status) noexcept {
     case NodeStatus::released: return "released";
     case NodeStatus::not_held: return "not_held";
     case NodeStatus::replicas_short: return "replicas_short";
+    case NodeStatus::recovering: return "recovering";
     case NodeStatus::timeout: return "timeout";
     case NodeStatus::unreachable: return "unreachable";
     case NodeStatus::error: return "error";

@@ -63,6 +63,18 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     unexpected(reply, out);
     return;
   }
+  if (flag == 2) {
+    out.status = NodeStatus::recovering;
+    out.detail = "no identity marker: the node lost its data or was never initialised";
+    return;
+  }
+  if (flag == 3) {
+    out.status = NodeStatus::recovering;
+    out.holder_ttl_ms = number;
+    out.detail = "recovering after data loss: grants nothing for " + std::to_string(number) +
+                 " ms more";
+    return;
+  }
   if (flag != 1) {
     out.status = NodeStatus::busy;
     out.holder_ttl_ms = number;
@@ -110,8 +122,40 @@ bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, Nod
     out.detail = "fencing: unexpected reply";
     return false;
   }
+  if (stored == 2) {
+    out.detail = "fencing: node has no identity marker";
+    return false;
+  }
   answer.stored = stored == 1;
   answer.current = static_cast<std::uint64_t>(counter);
+  return true;
+}
+
+bool parse_probe_response(const NodeResponse& response, NodeProbe& probe) {
+  if (response.kind != NodeResponse::Kind::reply) return false;
+  const redisReply* reply = response.replies[0];
+  long long marked = 0;
+  long long recovering = 0;
+  long long has_locks = 0;
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+      !read_integer(reply->element[0], marked) || !read_integer(reply->element[1], recovering) ||
+      !read_integer(reply->element[2], has_locks) || reply->element[3]->type != REDIS_REPLY_ARRAY) {
+    return false;
+  }
+  const redisReply* fence = reply->element[3];
+  probe.fence.clear();
+  for (std::size_t i = 0; i + 1 < fence->elements; i += 2) {
+    long long value = 0;
+    if (fence->element[i]->type != REDIS_REPLY_STRING || !read_integer(fence->element[i + 1], value) ||
+        value < 0) {
+      return false;
+    }
+    probe.fence.emplace_back(std::string(fence->element[i]->str, fence->element[i]->len),
+                             static_cast<std::uint64_t>(value));
+  }
+  probe.answered = true;
+  probe.marked = marked == 1;
+  probe.has_locks = has_locks == 1;
   return true;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fence_round.hpp"
+#include "recovery_plan.hpp"
 #include "node_connection.hpp"
 #include "redlock/outcome.hpp"
 
@@ -19,5 +20,9 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
 // reason) for anything but a well-formed {stored, counter} reply.
 [[nodiscard]] bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer,
                                         NodeOutcome& out);
+
+// The response to the probe script; false when the node gave none (or a
+// malformed one), which counts as "did not answer".
+[[nodiscard]] bool parse_probe_response(const NodeResponse& response, NodeProbe& probe);
 
 }  // namespace redlock::detail

@@ -6,6 +6,15 @@ namespace redlock::detail {
 namespace {
 
 constexpr std::string_view kAcquire = R"lua(
+if ARGV[4] == '1' then
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    return {2, 0}
+  end
+  local delay = redis.call('PTTL', KEYS[4])
+  if delay ~= -2 then
+    return {3, delay}
+  end
+end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, redis.call('HGET', KEYS[2], ARGV[3]) or '0'}
 end
@@ -29,12 +38,48 @@ return 0
 )lua";
 
 constexpr std::string_view kFence = R"lua(
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
+  return {2, 0}
+end
 local raw = redis.call('HGET', KEYS[1], ARGV[1]) or '0'
 if tonumber(raw) < tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   return {1, ARGV[2]}
 end
 return {0, raw}
+)lua";
+
+constexpr std::string_view kProbe = R"lua(
+local marked = redis.call('EXISTS', KEYS[1])
+local recovering = redis.call('PTTL', KEYS[2])
+local has_locks = 0
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = page[1]
+  if #page[2] > 0 then
+    has_locks = 1
+    break
+  end
+until cursor == '0'
+return {marked, recovering, has_locks, redis.call('HGETALL', KEYS[3])}
+)lua";
+
+constexpr std::string_view kRecover = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+for i = 4, #ARGV, 2 do
+  local current = tonumber(redis.call('HGET', KEYS[3], ARGV[i]) or '0')
+  if current < tonumber(ARGV[i + 1]) then
+    redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+  end
+end
+if tonumber(ARGV[1]) > 0 then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
 )lua";
 
 Script make_script(std::string_view name, std::string_view body) {
@@ -62,6 +107,24 @@ const Script& fence_script() {
   static const Script script = make_script("fence", kFence);
   return script;
 }
+
+const Script& probe_script() {
+  static const Script script = make_script("probe", kProbe);
+  return script;
+}
+
+const Script& recover_script() {
+  static const Script script = make_script("recover", kRecover);
+  return script;
+}
+
+std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
+
+std::string recovering_key(std::string_view prefix) {
+  return std::string(prefix) + "recovering";
+}
+
+std::string lock_pattern(std::string_view prefix) { return std::string(prefix) + "lock:*"; }
 
 std::string lock_key(std::string_view prefix, std::string_view resource) {
   std::string key;

@@ -13,8 +13,10 @@ struct Script {
   std::string sha1;
 };
 
-// KEYS: lock key, fence hash. ARGV: value, ttl ms, resource.
-// Returns {1, fence counter} when granted, {0, holder PTTL} when busy.
+// KEYS: lock key, fence hash, node marker, recovering key. ARGV: value, ttl
+// ms, resource, amnesia defence ("1" or "0"). Returns {1, fence counter}
+// when granted, {0, holder PTTL} when busy; with the defence on, {2, 0} when
+// the node has no identity marker and {3, ms left} while it is recovering.
 [[nodiscard]] const Script& acquire_script();
 // KEYS: lock key. ARGV: value, ttl ms. Returns 1 when extended, else 0.
 // Never creates the key: an expired lock stays expired.
@@ -23,13 +25,29 @@ struct Script {
 // then publishes on the channel to wake waiters. Returns 1 when deleted.
 [[nodiscard]] const Script& release_script();
 
-// KEYS: fence hash. ARGV: resource, proposed token T. Stores T only if the
+// KEYS: fence hash, node marker. ARGV: resource, proposed token T, amnesia
+// defence ("1"/"0"); with the defence on, a node without its marker answers
+// {2, 0} and stores nothing. Stores T only if the
 // node's counter for the resource is strictly smaller. Returns {1, T} when
 // stored, else {0, counter}: a node never takes the same value twice, and
 // says so, so two proposers of one T cannot both count this node.
 [[nodiscard]] const Script& fence_script();
 
+// KEYS: node marker, recovering key, fence hash. ARGV: lock key pattern.
+// Returns {marker exists, recovering PTTL, any lock key exists, fence hash
+// as HGETALL}: what the recovery decision needs to know about a node.
+[[nodiscard]] const Script& probe_script();
+// KEYS: node marker, recovering key, fence hash. ARGV: delay ms, marker
+// value, recovering value, then field/value pairs to merge into the fence
+// hash (field-wise max). Does nothing and returns 0 when the marker exists
+// (someone recovered the node first); otherwise merges, sets the recovering
+// key for the delay (none when 0), writes the marker, returns 1.
+[[nodiscard]] const Script& recover_script();
+
 // Key names on a node.
+[[nodiscard]] std::string marker_key(std::string_view prefix);
+[[nodiscard]] std::string recovering_key(std::string_view prefix);
+[[nodiscard]] std::string lock_pattern(std::string_view prefix);
 [[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);

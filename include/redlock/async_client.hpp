@@ -36,6 +36,7 @@
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
 
@@ -65,6 +66,9 @@ class REDLOCK_API OperationHandle {
 struct ClientOptions {
   // The time source; must outlive the client. Tests inject a manual clock.
   const MonotonicClock* clock = &steady_clock_source();
+  // Where to record counters and latencies; shared to aggregate several
+  // clients. Null: the client makes its own.
+  std::shared_ptr<Metrics> metrics;
 };
 
 class REDLOCK_API AsyncClient {
@@ -98,6 +102,8 @@ class REDLOCK_API AsyncClient {
   [[nodiscard]] const QuorumConfig& config() const noexcept;
   // Majority size: nodes / 2 + 1.
   [[nodiscard]] std::size_t quorum() const noexcept;
+  // This client's metrics (see metrics.hpp); safe to read from any thread.
+  [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;
 
  private:
   friend class detail::ClientAccess;  // the guard's renewals run on the same core

@@ -15,6 +15,7 @@
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
 #include "redlock/guard.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
 
@@ -22,7 +23,8 @@ namespace redlock {
 
 class REDLOCK_API BlockingClient {
  public:
-  explicit BlockingClient(QuorumConfig config);
+  // `metrics`: where to record (shared to aggregate clients); null makes one.
+  explicit BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics = nullptr);
   ~BlockingClient();
   BlockingClient(const BlockingClient&) = delete;
   BlockingClient& operator=(const BlockingClient&) = delete;
@@ -40,6 +42,7 @@ class REDLOCK_API BlockingClient {
   [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {});
 
   [[nodiscard]] const QuorumConfig& config() const noexcept;
+  [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;
 
  private:
   std::shared_ptr<detail::BlockingClientImpl> impl_;

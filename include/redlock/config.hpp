@@ -85,7 +85,24 @@ struct LockConfig {
   // Reconnect backoff: doubles from the first value up to the cap.
   Milliseconds reconnect_min{50};
   Milliseconds reconnect_max{2000};
+  // The longest TTL any client of this quorum uses; zero means `ttl`. A node
+  // that lost its data is kept from granting for this long after recovery
+  // (DESIGN 2.5), and acquires with a longer TTL are refused.
+  Milliseconds max_ttl{0};
+  // Node amnesia defence (DESIGN 2.5): every node carries an identity
+  // marker; a node without it grants nothing until it has been recovered
+  // and has waited max_ttl. Off only for quorums that must not be written
+  // to beyond the lock keys.
+  bool amnesia_defence = true;
+  // Refuse the votes of nodes whose persistence cannot keep fencing
+  // promises (anything but appendonly yes + appendfsync always, or unknown).
+  bool strict_persistence = false;
 };
+
+// The max_ttl in force: max_ttl, or ttl when max_ttl is zero.
+[[nodiscard]] inline Milliseconds effective_max_ttl(const LockConfig& lock) noexcept {
+  return lock.max_ttl.count() > 0 ? lock.max_ttl : lock.ttl;
+}
 
 struct QuorumConfig {
   std::vector<NodeConfig> nodes;

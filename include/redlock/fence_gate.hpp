@@ -31,6 +31,7 @@
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
 #include "redlock/export.hpp"
+#include "redlock/metrics.hpp"
 
 namespace redlock {
 
@@ -52,7 +53,9 @@ class REDLOCK_API FenceGate {
  public:
   // Connects (with AUTH / SELECT from `store`) lazily, on first use and again
   // after a failure.
-  explicit FenceGate(NodeConfig store, Milliseconds timeout = Milliseconds(1000));
+  // `metrics`, if given, counts refused operations (fenced_out).
+  explicit FenceGate(NodeConfig store, Milliseconds timeout = Milliseconds(1000),
+                     std::shared_ptr<Metrics> metrics = nullptr);
   ~FenceGate();
   FenceGate(const FenceGate&) = delete;
   FenceGate& operator=(const FenceGate&) = delete;
@@ -79,6 +82,7 @@ class REDLOCK_API FenceGate {
   FencedResult run(std::string_view key, std::uint64_t token, std::string_view op,
                    std::string_view argument, std::vector<std::string>* entries);
   std::unique_ptr<Connection> connection_;
+  std::shared_ptr<Metrics> metrics_;
 };
 
 }  // namespace redlock

@@ -7,6 +7,7 @@
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
 #include "redlock/fence_gate.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/guard.hpp"
 #include "redlock/lockable.hpp"
 #include "redlock/options.hpp"

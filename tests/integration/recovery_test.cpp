@@ -44,7 +44,9 @@ TEST(Recovery, ScriptFlushMidRunFallsBackToEval) {
 }
 
 TEST(Recovery, RestartedNodeIsReconnected) {
-  RedisCluster cluster{3};
+  // With persistence, so the node comes back with its data (its amnesia
+  // is the AmnesiaTest's subject).
+  RedisCluster cluster{3, Persistence::aof_always};
   QuorumConfig config = config_for(cluster);
   config.lock.reconnect_min = milliseconds(20);
   config.lock.reconnect_max = milliseconds(200);
@@ -72,7 +74,9 @@ TEST(Recovery, RestartedNodeIsReconnected) {
 
 TEST(Recovery, NodeDownAtStartIsPickedUpWhenItAppears) {
   RedisCluster cluster{3};
-  QuorumConfig config = config_for(cluster);
+  // A node that missed the quorum's initialisation joins like a node that
+  // lost its data: recovered, then held back for max_ttl (= ttl here).
+  QuorumConfig config = config_for(cluster, milliseconds(500));
   config.lock.reconnect_min = milliseconds(20);
   config.lock.reconnect_max = milliseconds(100);
   cluster.node(2).stop();

@@ -1,0 +1,117 @@
+// Counters and latency histograms of lock activity, readable as a snapshot
+// and as Prometheus text exposition.
+//
+// A Metrics object may be shared by several clients (and fence gates) to
+// aggregate them; by default each client makes its own. Recording is
+// lock-free (relaxed atomics) and safe from any thread; a snapshot is a
+// consistent-enough read for monitoring, not a transaction.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "redlock/export.hpp"
+#include "redlock/types.hpp"
+
+namespace redlock {
+
+// Upper bounds of the histogram buckets, in microseconds (the last bucket,
+// +Inf, is implicit): 100 µs to 10 s.
+inline constexpr std::array<std::int64_t, 16> kHistogramBoundsUs = {
+    100,    250,    500,     1000,    2500,    5000,    10000,   25000,
+    50000,  100000, 250000,  500000,  1000000, 2500000, 5000000, 10000000};
+
+struct HistogramSnapshot {
+  // counts[i]: observations <= kHistogramBoundsUs[i] and above the previous
+  // bound (not cumulative); counts.back() is the +Inf bucket.
+  std::array<std::uint64_t, kHistogramBoundsUs.size() + 1> counts{};
+  std::uint64_t count = 0;  // the sum of counts
+  Microseconds sum{0};
+};
+
+struct NodeMetricsSnapshot {
+  std::string node;              // NodeConfig::name
+  std::uint64_t replies = 0;     // answers received in time
+  std::uint64_t error_replies = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t unreachable = 0;
+  HistogramSnapshot latency;     // of answers received in time
+};
+
+struct MetricsSnapshot {
+  std::uint64_t acquire_attempts = 0;  // rounds sent to the nodes
+  std::uint64_t acquire_retries = 0;   // attempts after the first of a call
+  std::uint64_t acquire_wins = 0;      // calls that got the lock
+  std::uint64_t acquire_losses = 0;    // calls that gave up
+  std::uint64_t releases = 0;
+  std::uint64_t renewals_ok = 0;
+  std::uint64_t renewals_failed = 0;
+  std::uint64_t locks_lost = 0;        // guards whose loss signal fired
+  std::uint64_t fenced_out = 0;        // operations the fence gate refused
+  HistogramSnapshot acquire_wait;      // acquire call start to the lock in hand
+  HistogramSnapshot hold_time;         // guard acquired to released or lost
+  std::vector<NodeMetricsSnapshot> nodes;
+};
+
+class REDLOCK_API Histogram {
+ public:
+  // A negative value (impossible on the steady clock) counts as zero.
+  void observe(Microseconds value) noexcept;
+  [[nodiscard]] HistogramSnapshot snapshot() const noexcept;
+
+ private:
+  // No separate total: the count is the sum of the buckets, so a snapshot
+  // taken while others record still has its +Inf bucket equal to its count,
+  // as the exposition format requires.
+  std::array<std::atomic<std::uint64_t>, kHistogramBoundsUs.size() + 1> counts_{};
+  std::atomic<std::int64_t> sum_us_{0};
+};
+
+struct REDLOCK_API NodeMetrics {
+  explicit NodeMetrics(std::string name) : node(std::move(name)) {}
+  const std::string node;
+  std::atomic<std::uint64_t> replies{0};
+  std::atomic<std::uint64_t> error_replies{0};
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> unreachable{0};
+  Histogram latency;
+};
+
+class REDLOCK_API Metrics {
+ public:
+  std::atomic<std::uint64_t> acquire_attempts{0};
+  std::atomic<std::uint64_t> acquire_retries{0};
+  std::atomic<std::uint64_t> acquire_wins{0};
+  std::atomic<std::uint64_t> acquire_losses{0};
+  std::atomic<std::uint64_t> releases{0};
+  std::atomic<std::uint64_t> renewals_ok{0};
+  std::atomic<std::uint64_t> renewals_failed{0};
+  std::atomic<std::uint64_t> locks_lost{0};
+  std::atomic<std::uint64_t> fenced_out{0};
+  Histogram acquire_wait;
+  Histogram hold_time;
+
+  // The per-node record for `name`, created on first use. The reference
+  // stays valid for the Metrics object's lifetime.
+  NodeMetrics& node(std::string_view name);
+
+  [[nodiscard]] MetricsSnapshot snapshot() const;
+  // Prometheus text exposition format 0.0.4 (metric names redlock_*).
+  [[nodiscard]] std::string prometheus() const;
+
+ private:
+  mutable std::mutex nodes_mutex_;
+  std::vector<std::unique_ptr<NodeMetrics>> nodes_;
+};
+
+// The text exposition of a snapshot (what Metrics::prometheus() returns).
+[[nodiscard]] REDLOCK_API std::string to_prometheus(const MetricsSnapshot& snapshot);
+
+}  // namespace redlock

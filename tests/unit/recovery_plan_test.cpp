@@ -1,0 +1,92 @@
+// The amnesia defence's decision: initialise a brand-new quorum, recover a
+// node that lost its data from enough marked nodes, or wait.
+#include "recovery_plan.hpp"
+
+#include <gtest/gtest.h>
+
+namespace redlock::detail {
+namespace {
+
+NodeProbe marked(FenceEntries fence = {}, bool locks = false) {
+  NodeProbe probe;
+  probe.answered = true;
+  probe.marked = true;
+  probe.has_locks = locks;
+  probe.fence = std::move(fence);
+  return probe;
+}
+NodeProbe blank() {
+  NodeProbe probe;
+  probe.answered = true;
+  return probe;
+}
+NodeProbe silent() { return NodeProbe{}; }
+
+TEST(RecoveryPlan, AllMarkedNeedsNothing) {
+  const auto plan = plan_recovery({marked(), marked(), silent()});
+  EXPECT_EQ(plan.action, RecoveryAction::none);
+  EXPECT_TRUE(plan.targets.empty());
+}
+
+TEST(RecoveryPlan, BrandNewQuorumIsInitialisedWithoutDelay) {
+  const auto plan = plan_recovery({blank(), blank(), blank(), blank(), blank()});
+  EXPECT_EQ(plan.action, RecoveryAction::initialise);
+  EXPECT_FALSE(plan.delayed);
+  EXPECT_EQ(plan.targets.size(), 5u);
+}
+
+TEST(RecoveryPlan, BrandNewNeedsAMajorityToAnswer) {
+  EXPECT_EQ(plan_recovery({blank(), blank(), silent()}).action, RecoveryAction::initialise);
+  EXPECT_EQ(plan_recovery({blank(), silent(), silent()}).action, RecoveryAction::wait);
+  EXPECT_EQ(plan_recovery({blank()}).action, RecoveryAction::initialise);  // N = 1
+}
+
+TEST(RecoveryPlan, AmnesiacNodeIsRecoveredWithMergedCountersAndADelay) {
+  const auto plan = plan_recovery({marked({{"a", 7}, {"b", 2}}), marked({{"a", 9}}),
+                                   blank(), marked({{"b", 4}, {"c", 1}}), silent()});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_TRUE(plan.delayed);
+  EXPECT_EQ(plan.targets, (std::vector<std::size_t>{2}));
+  EXPECT_EQ(plan.merged_fence, (FenceEntries{{"a", 9}, {"b", 4}, {"c", 1}}));
+}
+
+TEST(RecoveryPlan, TooFewMarkedSourcesMeansWait) {
+  // N = 5 needs 3 marked nodes besides the amnesiac ones.
+  const auto plan = plan_recovery({marked({{"a", 7}}), marked(), blank(), silent(), silent()});
+  EXPECT_EQ(plan.action, RecoveryAction::wait);
+  EXPECT_TRUE(plan.targets.empty());
+  EXPECT_NE(plan.reason.find("3"), std::string::npos) << plan.reason;
+}
+
+TEST(RecoveryPlan, SourcesNeededIntersectEveryWriteMajority) {
+  EXPECT_EQ(recovery_sources_needed(1), 1u);
+  EXPECT_EQ(recovery_sources_needed(2), 1u);
+  EXPECT_EQ(recovery_sources_needed(3), 2u);
+  EXPECT_EQ(recovery_sources_needed(4), 2u);
+  EXPECT_EQ(recovery_sources_needed(5), 3u);
+  EXPECT_EQ(recovery_sources_needed(7), 4u);
+}
+
+TEST(RecoveryPlan, DataWithoutAnyMarkerIsRecoveredConservatively) {
+  // Lock keys but no markers: never taken for a brand-new quorum.
+  NodeProbe with_lock = blank();
+  with_lock.has_locks = true;
+  NodeProbe with_fence = blank();
+  with_fence.fence = {{"x", 3}};
+  const auto plan = plan_recovery({with_lock, blank(), with_fence});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_TRUE(plan.delayed);
+  EXPECT_EQ(plan.targets.size(), 3u);
+  EXPECT_EQ(plan.merged_fence, (FenceEntries{{"x", 3}}));
+}
+
+TEST(RecoveryPlan, SeveralAmnesiacNodesRecoverTogether) {
+  const auto plan = plan_recovery({marked({{"r", 5}}), marked({{"r", 6}}), blank(), blank(),
+                                   marked({{"r", 6}})});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_EQ(plan.targets, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(plan.merged_fence, (FenceEntries{{"r", 6}}));
+}
+
+}  // namespace
+}  // namespace redlock::detail
