@@ -115,6 +115,14 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
     recovery_requested_ = true;
     core_.request_recovery([](bool) {});
   }
+  if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
+      core_.nodes()[node]->persistence() != Persistence::aof_always) {
+    // Granted, but by a node that may forget it: not a vote in strict mode.
+    // The unlock of a failed attempt still reaches it (status error).
+    outcome.status = NodeStatus::error;
+    outcome.detail = "persistence " + std::string(to_string(core_.nodes()[node]->persistence())) +
+                     " cannot keep fencing promises (strict_persistence is on)";
+  }
   if (outcome.status == NodeStatus::granted) {
     tally_.yes();
   } else {

@@ -39,6 +39,12 @@ const QuorumConfig& AsyncClient::config() const noexcept { return core_->config(
 
 std::size_t AsyncClient::quorum() const noexcept { return core_->quorum(); }
 
+std::vector<NodeHealth> AsyncClient::node_health() const {
+  std::vector<NodeHealth> health;
+  for (const auto& node : core_->nodes()) health.push_back(node->health());
+  return health;
+}
+
 std::shared_ptr<Metrics> AsyncClient::metrics() const noexcept { return core_->metrics_handle(); }
 
 }  // namespace redlock

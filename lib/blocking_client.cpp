@@ -152,4 +152,15 @@ const QuorumConfig& BlockingClient::config() const noexcept { return impl_->conf
 
 std::shared_ptr<Metrics> BlockingClient::metrics() const noexcept { return impl_->metrics(); }
 
+std::vector<NodeHealth> BlockingClient::node_health() {
+  struct Health {
+    std::error_code error;
+    std::vector<NodeHealth> nodes;
+  };
+  Health health = impl_->call<Health>([](AsyncClient& client, auto done) {
+    done(Health{{}, client.node_health()});
+  });
+  return std::move(health.nodes);
+}
+
 }  // namespace redlock

@@ -42,6 +42,10 @@ std::string uv_error_text(std::string_view what, int status) {
 
 struct NodeConnection::Slot {
   bool handshake = false;
+  // A handshake step whose error is tolerated (CONFIG GET may be denied).
+  bool optional_step = false;
+  // CONFIG GET appendonly / appendfsync: which persistence field it reads.
+  int persistence_field = 0;
   std::string what;  // handshake: the command, for error messages
   std::shared_ptr<ResponseSink> sink;
   std::uint32_t tag = 0;
@@ -236,6 +240,18 @@ void NodeConnection::queue_handshake() {
     append_command(head, {"SELECT", number_text(node_.db)});
     add("SELECT " + number_text(node_.db));
   }
+  // Persistence, where the node allows CONFIG GET: reported, and refused in
+  // strict mode, since a node that loses acknowledged writes breaks fencing.
+  append_command(head, {"CONFIG", "GET", "appendonly"});
+  add("CONFIG GET appendonly");
+  handshake.back().optional_step = true;
+  handshake.back().persistence_field = 1;
+  append_command(head, {"CONFIG", "GET", "appendfsync"});
+  add("CONFIG GET appendfsync");
+  handshake.back().optional_step = true;
+  handshake.back().persistence_field = 2;
+  appendonly_.clear();
+  appendfsync_.clear();
   for (const Script* script :
        {&acquire_script(), &extend_script(), &release_script(), &fence_script(), &probe_script(),
         &recover_script()}) {
@@ -429,7 +445,12 @@ void NodeConnection::complete_front() {
 
 void NodeConnection::on_handshake_reply(Slot& slot) {
   const redisReply* reply = slot.replies[0].get();
-  if (reply->type == REDIS_REPLY_ERROR) {
+  if (slot.persistence_field != 0 && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[1]->type == REDIS_REPLY_STRING) {
+    std::string value(reply->element[1]->str, reply->element[1]->len);
+    (slot.persistence_field == 1 ? appendonly_ : appendfsync_) = std::move(value);
+  }
+  if (reply->type == REDIS_REPLY_ERROR && !slot.optional_step) {
     reset(slot.what + " failed: " + std::string(reply->str, reply->len));
     return;
   }
@@ -547,6 +568,24 @@ void NodeConnection::schedule_reconnect() {
     start();
   });
   backoff_ = std::min(backoff_ * 2, reconnect_max_);
+}
+
+Persistence NodeConnection::persistence() const noexcept {
+  if (appendonly_.empty()) return Persistence::unknown;
+  if (appendonly_ != "yes") return Persistence::none;
+  if (appendfsync_ == "always") return Persistence::aof_always;
+  if (appendfsync_ == "everysec") return Persistence::aof_everysec;
+  if (appendfsync_ == "no") return Persistence::aof_no;
+  return Persistence::unknown;
+}
+
+NodeHealth NodeConnection::health() const {
+  NodeHealth health;
+  health.name = node_.name;
+  health.connected = state_ == State::ready;
+  health.persistence = persistence();
+  health.last_error = last_error_;
+  return health;
 }
 
 void NodeConnection::close() {

@@ -25,6 +25,7 @@
 #include "loop_turn.hpp"
 #include "redlock/config.hpp"
 #include "redlock/metrics.hpp"
+#include "redlock/outcome.hpp"
 #include "redlock/types.hpp"
 #include "scripts.hpp"
 #include "timer_queue.hpp"
@@ -89,6 +90,9 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
   [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
   [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
+  // What the handshake learned (unknown until it has, or when denied).
+  [[nodiscard]] Persistence persistence() const noexcept;
+  [[nodiscard]] NodeHealth health() const;
 
  private:
   enum class State { idle, resolving, connecting, handshaking, ready, backoff, closed };
@@ -140,6 +144,8 @@ class NodeConnection final : public Flushable {
   TimerQueue::Id connect_timer_ = TimerQueue::kNone;
   TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
   std::string last_error_;
+  std::string appendonly_;
+  std::string appendfsync_;
 };
 
 }  // namespace redlock::detail

@@ -20,4 +20,15 @@ std::string_view to_string(NodeStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(Persistence persistence) noexcept {
+  switch (persistence) {
+    case Persistence::unknown: return "unknown";
+    case Persistence::none: return "none";
+    case Persistence::aof_no: return "aof-no-fsync";
+    case Persistence::aof_everysec: return "aof-everysec";
+    case Persistence::aof_always: return "aof-always";
+  }
+  return "unknown";
+}
+
 }  // namespace redlock

@@ -30,6 +30,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <uv.h>
 
@@ -102,6 +103,8 @@ class REDLOCK_API AsyncClient {
   [[nodiscard]] const QuorumConfig& config() const noexcept;
   // Majority size: nodes / 2 + 1.
   [[nodiscard]] std::size_t quorum() const noexcept;
+  // Connection state and persistence of every node, in config order.
+  [[nodiscard]] std::vector<NodeHealth> node_health() const;
   // This client's metrics (see metrics.hpp); safe to read from any thread.
   [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;
 

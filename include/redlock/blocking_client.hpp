@@ -43,6 +43,8 @@ class REDLOCK_API BlockingClient {
 
   [[nodiscard]] const QuorumConfig& config() const noexcept;
   [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;
+  // Connection state and persistence of every node (asked on the loop).
+  [[nodiscard]] std::vector<NodeHealth> node_health();
 
  private:
   std::shared_ptr<detail::BlockingClientImpl> impl_;

@@ -85,6 +85,21 @@ struct ExtendResult {
   [[nodiscard]] bool ok() const noexcept { return !error; }
 };
 
+// A node's persistence, as its configuration says (CONFIG GET appendonly,
+// appendfsync at connect). Only aof_always keeps every acknowledged write
+// through a crash, which fencing counters need (see docs/engine.md).
+enum class Persistence { unknown, none, aof_no, aof_everysec, aof_always };
+
+[[nodiscard]] REDLOCK_API std::string_view to_string(Persistence persistence) noexcept;
+
+// What a client knows about one node right now.
+struct NodeHealth {
+  std::string name;
+  bool connected = false;  // handshake done, not failed since
+  Persistence persistence = Persistence::unknown;
+  std::string last_error;  // why it is not connected (empty when it is)
+};
+
 struct ReleaseResult {
   std::error_code error;   // empty when every node answered
   // How many nodes deleted our value.

@@ -96,3 +96,79 @@ TEST(Connection, MinReplicasCountsTheVoteOnlyWithReplicaAcks) {
 
 }  // namespace
 }  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+TEST(Persistence, ReportedPerNodeFromTheHandshake) {
+  RedisCluster durable{3, test::Persistence::aof_always};
+  BlockingClient client(config_for(durable));
+  AcquireResult held = client.acquire(Resource("p"));  // handshakes are done by now
+  ASSERT_TRUE(held.ok());
+  for (const NodeHealth& node : client.node_health()) {
+    EXPECT_TRUE(node.connected) << node.name;
+    EXPECT_EQ(node.persistence, redlock::Persistence::aof_always) << node.name;
+  }
+  (void)client.release(*held.lock);
+}
+
+TEST(Persistence, StrictModeRefusesVotesOfNodesThatCanForget) {
+  RedisCluster volatile_nodes{3};
+  QuorumConfig config = config_for(volatile_nodes);
+  config.lock.strict_persistence = true;
+  BlockingClient client(config);
+  AcquireResult result = client.acquire(Resource("strict"));
+  EXPECT_EQ(result.error, errc::no_quorum);
+  bool named = false;
+  for (const NodeOutcome& node : result.nodes) {
+    named = named || node.detail.find("cannot keep fencing promises") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  // The refused grants were undone like any failed attempt's.
+  (void)client.release(Lock{Resource("strict"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  EXPECT_EQ(nodes_holding(volatile_nodes, "strict"), 0u);
+
+  RedisCluster durable{3, test::Persistence::aof_always};
+  QuorumConfig durable_config = config_for(durable);
+  durable_config.lock.strict_persistence = true;
+  BlockingClient durable_client(durable_config);
+  AcquireResult held = durable_client.acquire(Resource("strict"));
+  EXPECT_TRUE(held.ok()) << held.error.message();
+}
+
+TEST(Persistence, UnknownWhenConfigIsDeniedAndLockingStillWorks) {
+  RedisServer server;
+  ASSERT_TRUE(server.probe()
+                  .command({"ACL", "SETUSER", "narrow", "on", ">pw", "~*", "&*", "+@all",
+                            "-config"})
+                  .is_ok());
+  QuorumConfig config = single_node(server);
+  config.nodes[0].username = "narrow";
+  config.nodes[0].password = "pw";
+  BlockingClient client(config);
+  AcquireResult held = client.acquire(Resource("narrow"));
+  ASSERT_TRUE(held.ok()) << held.nodes[0].detail;
+  EXPECT_EQ(client.node_health()[0].persistence, redlock::Persistence::unknown);
+}
+
+TEST(Metrics, CountAcquisitionsAndNodeReplies) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  for (int i = 0; i < 5; ++i) {
+    AcquireResult held = client.acquire(Resource("counted"));
+    ASSERT_TRUE(held.ok());
+    (void)client.release(*held.lock);
+  }
+  const MetricsSnapshot snapshot = client.metrics()->snapshot();
+  EXPECT_EQ(snapshot.acquire_wins, 5u);
+  EXPECT_EQ(snapshot.releases, 5u);
+  EXPECT_EQ(snapshot.acquire_wait.count, 5u);
+  ASSERT_EQ(snapshot.nodes.size(), 3u);
+  for (const auto& node : snapshot.nodes) EXPECT_GE(node.replies, 5u) << node.node;
+  const std::string text = client.metrics()->prometheus();
+  EXPECT_NE(text.find("redlock_acquires_total{result=\"won\"} 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("node=\"" + config_for(cluster).nodes[0].name + "\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace redlock::test
