@@ -287,8 +287,29 @@ void AcquireOperation::retry_or_finish(std::error_code why) {
   }
   retry_timer_ = core_.timers().schedule_after(*delay, [self = shared_from_this(), this] {
     retry_timer_ = TimerQueue::kNone;
+    stop_waiting_for_release();
     if (!finished_) begin_attempt();
   });
+  if (busy_ > 0) {
+    // Held by someone else: wake up when they release, not only when the
+    // (jittered) retry timer, which stays as the fallback, fires.
+    waiting_for_release_ = true;
+    core_.wakeups().wait(channel_, std::static_pointer_cast<AcquireOperation>(shared_from_this()));
+  }
+}
+
+void AcquireOperation::wake() {
+  if (finished_ || retry_timer_ == TimerQueue::kNone) return;
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  stop_waiting_for_release();
+  begin_attempt();
+}
+
+void AcquireOperation::stop_waiting_for_release() {
+  if (!waiting_for_release_) return;
+  waiting_for_release_ = false;
+  core_.wakeups().leave(channel_, this);
 }
 
 void AcquireOperation::succeed(Microseconds validity) {
@@ -304,6 +325,7 @@ void AcquireOperation::succeed(Microseconds validity) {
 void AcquireOperation::complete(std::error_code error) {
   // The core may hold the last reference; keep this alive to the end.
   auto keep = shared_from_this();
+  stop_waiting_for_release();
   core_.finished(this);
   finish(error);
 }
@@ -326,6 +348,7 @@ void AcquireOperation::cancel() {
   }
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
+  stop_waiting_for_release();
   core_.turn().post([self = shared_from_this(), this] {
     complete(make_error_code(errc::cancelled));
   });
@@ -340,6 +363,7 @@ void AcquireOperation::abort(std::error_code why) {
   }
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
+  stop_waiting_for_release();
   finish(why);
 }
 

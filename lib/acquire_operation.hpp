@@ -13,7 +13,7 @@
 
 namespace redlock::detail {
 
-class AcquireOperation final : public Operation {
+class AcquireOperation final : public Operation, public Wakeable {
  public:
   AcquireOperation(ClientCore& core, Resource resource, const AcquireOptions& options,
                    AsyncClient::AcquireCallback callback);
@@ -22,6 +22,7 @@ class AcquireOperation final : public Operation {
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
   void cancel() override;
   void abort(std::error_code why) override;
+  void wake() override;
 
  private:
   void begin_attempt();
@@ -39,6 +40,7 @@ class AcquireOperation final : public Operation {
   void finish(std::error_code error);
   void handle_stale(std::uint32_t tag, std::size_t node, const NodeResponse& response);
   void retry_or_finish(std::error_code why);
+  void stop_waiting_for_release();
   [[nodiscard]] bool saw_unmarked_node() const;
 
   Resource resource_;
@@ -81,6 +83,7 @@ class AcquireOperation final : public Operation {
   // retry budget, so a brand-new quorum is initialised transparently.
   bool recovery_attempt_used_ = false;
   bool recovery_requested_ = false;
+  bool waiting_for_release_ = false;
   int free_attempts_ = 0;
   AcquireResult result_;
 };

@@ -40,6 +40,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   handle_opened();
   turn_ = std::make_unique<LoopTurn>(loop_, [this] { handle_closed(); });
   handle_opened();
+  wakeups_ = std::make_unique<WakeupHub>(*this);
   if (!config_problem_.empty()) return;
   nodes_.reserve(config_.nodes.size());
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
@@ -69,6 +70,7 @@ void ClientCore::close(std::function<void()> on_closed) {
     op->abort(make_error_code(errc::shutting_down));
   }
   turn_->drain_and_close();
+  wakeups_->close();
   for (auto& node : nodes_) node->close();
   timers_->close();
 }

@@ -20,6 +20,7 @@
 #include "redlock/config.hpp"
 #include "timer_queue.hpp"
 #include "validity.hpp"
+#include "wakeup_hub.hpp"
 
 namespace redlock::detail {
 
@@ -36,6 +37,7 @@ class ClientCore {
   [[nodiscard]] const MonotonicClock& clock() const noexcept { return *clock_; }
   [[nodiscard]] TimerQueue& timers() noexcept { return *timers_; }
   [[nodiscard]] LoopTurn& turn() noexcept { return *turn_; }
+  [[nodiscard]] WakeupHub& wakeups() noexcept { return *wakeups_; }
   [[nodiscard]] std::vector<std::unique_ptr<NodeConnection>>& nodes() noexcept { return nodes_; }
   [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
   [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
@@ -76,6 +78,7 @@ class ClientCore {
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<LoopTurn> turn_;
   std::vector<std::unique_ptr<NodeConnection>> nodes_;
+  std::unique_ptr<WakeupHub> wakeups_;
   std::unordered_map<const Operation*, std::shared_ptr<Operation>> live_;
   std::shared_ptr<ClientCore> self_;
   std::function<void()> on_closed_;

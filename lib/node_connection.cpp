@@ -309,6 +309,18 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, std::s
   enqueue_request(std::move(slot), false);
 }
 
+void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
+  if (state_ != State::handshaking && state_ != State::ready && state_ != State::connecting &&
+      state_ != State::resolving) {
+    return;  // the ready handler re-sends what matters after a reconnect
+  }
+  append_command(outbuf_, argv);
+  Slot slot;
+  slot.deadline = TimePoint::max();
+  slots_.push_back(std::move(slot));
+  if (state_ == State::handshaking || state_ == State::ready) core_.turn().want_flush(this);
+}
+
 void NodeConnection::enqueue_request(Slot slot, bool use_eval) {
   append_array_header(outbuf_, slot.argc);
   if (use_eval) {
@@ -399,6 +411,13 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
 
 void NodeConnection::on_reply(redisReply* reply) {
   ReplyPtr owned(reply);
+  if (push_handler_ && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 3 &&
+      reply->element[0]->type == REDIS_REPLY_STRING &&
+      std::string_view(reply->element[0]->str, reply->element[0]->len) == "message") {
+    // A published message: not the answer to any request.
+    push_handler_(std::string_view(reply->element[1]->str, reply->element[1]->len));
+    return;
+  }
   if (slots_.empty()) {
     reset("reply without a request (protocol out of step)");
     return;
@@ -416,7 +435,7 @@ void NodeConnection::complete_front() {
     return;
   }
   const redisReply* first = slot.replies[0].get();
-  if (!slot.evaled && first->type == REDIS_REPLY_ERROR &&
+  if (slot.script != nullptr && !slot.evaled && first->type == REDIS_REPLY_ERROR &&
       std::strncmp(first->str, "NOSCRIPT", 8) == 0) {
     // The node lost its script cache (restart, SCRIPT FLUSH): send the body;
     // EVAL also caches it again for the next EVALSHA.
@@ -435,6 +454,7 @@ void NodeConnection::complete_front() {
   response.latency =
       now > slot.sent_at ? std::chrono::ceil<Microseconds>(now - slot.sent_at) : Microseconds(0);
   response.late = slot.answered;
+  if (!slot.sink) return;  // a command whose reply nobody waits for
   if (!response.late) {
     stats_.replies.fetch_add(1, std::memory_order_relaxed);
     if (first->type == REDIS_REPLY_ERROR) stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
@@ -460,6 +480,7 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     connect_timer_ = TimerQueue::kNone;
     backoff_ = reconnect_min_;
     last_error_.clear();
+    if (ready_handler_) ready_handler_();
   }
 }
 
@@ -492,6 +513,7 @@ void NodeConnection::on_deadline() {
     Slot& slot = slots_[i];
     if (slot.handshake || slot.answered || slot.deadline > now) continue;
     slot.answered = true;
+    if (!slot.sink) continue;
     stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
     std::shared_ptr<ResponseSink> sink = slot.sink;
     NodeResponse response;
@@ -541,7 +563,7 @@ void NodeConnection::reset(std::string why) {
 
 void NodeConnection::fail_slots(std::deque<Slot>& slots, std::string_view why) {
   for (Slot& slot : slots) {
-    if (slot.handshake || slot.answered) continue;
+    if (slot.handshake || slot.answered || !slot.sink) continue;
     stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;

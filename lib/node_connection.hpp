@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -81,6 +82,16 @@ class NodeConnection final : public Flushable {
                  const std::vector<std::string>& args, std::shared_ptr<ResponseSink> sink,
                  std::uint32_t tag);
 
+  // A plain command whose reply is consumed and dropped (SUBSCRIBE).
+  void send_command(std::initializer_list<std::string_view> argv);
+  // Published messages ("message" pushes) go here instead of to requests:
+  // for a connection used in subscribe mode.
+  void set_push_handler(std::function<void(std::string_view channel)> handler) {
+    push_handler_ = std::move(handler);
+  }
+  // Runs each time the handshake completes (first connect and reconnects).
+  void set_ready_handler(std::function<void()> handler) { ready_handler_ = std::move(handler); }
+
   void flush() override;
   // Best-effort write of what is queued, then closes the socket; pending
   // requests fail as unreachable. Further sends fail at once (posted).
@@ -144,6 +155,8 @@ class NodeConnection final : public Flushable {
   TimerQueue::Id connect_timer_ = TimerQueue::kNone;
   TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
   std::string last_error_;
+  std::function<void(std::string_view)> push_handler_;
+  std::function<void()> ready_handler_;
   std::string appendonly_;
   std::string appendfsync_;
 };

@@ -1,0 +1,57 @@
+// Release wake-ups (DESIGN 2.6): waiters subscribe to
+// `{prefix}released:{resource}` on every node and retry as soon as a release
+// is published, instead of sleeping out their retry delay. One subscriber
+// connection per node serves every waiter of the client; a channel is
+// subscribed while it has waiters and unsubscribed when the last one leaves,
+// so subscriptions do not accumulate. The retry timer stays armed as the
+// fallback for a missed message.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "node_connection.hpp"
+
+namespace redlock::detail {
+
+class ClientCore;
+
+class Wakeable {
+ public:
+  // Loop thread: a release was published on the channel being waited on.
+  virtual void wake() = 0;
+
+ protected:
+  ~Wakeable() = default;
+};
+
+class WakeupHub {
+ public:
+  explicit WakeupHub(ClientCore& core);
+  WakeupHub(const WakeupHub&) = delete;
+  WakeupHub& operator=(const WakeupHub&) = delete;
+
+  // `waiter` is woken (at most once per call) when a release is published on
+  // `channel`, until leave().
+  void wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter);
+  void leave(const std::string& channel, const Wakeable* waiter);
+  void close();
+
+  // Channels subscribed right now (for tests and diagnosis).
+  [[nodiscard]] std::size_t channels() const noexcept { return waiters_.size(); }
+
+ private:
+  void ensure_connections();
+  void on_message(std::string_view channel);
+  void subscribe_everywhere(const std::string& channel, bool subscribe);
+
+  ClientCore& core_;
+  std::vector<std::unique_ptr<NodeConnection>> subscribers_;
+  std::map<std::string, std::vector<std::weak_ptr<Wakeable>>, std::less<>> waiters_;
+  bool closed_ = false;
+};
+
+}  // namespace redlock::detail

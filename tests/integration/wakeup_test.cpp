@@ -1,0 +1,92 @@
+// Release wake-ups: a waiter retries when the holder releases, not when its
+// (long) retry delay runs out; and its subscriptions go away afterwards.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "harness.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+using Stopwatch = std::chrono::steady_clock;
+
+long long subscribers(RedisServer& node, const std::string& channel) {
+  const Reply reply = node.probe().command({"PUBSUB", "NUMSUB", channel});
+  if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return -1;
+  return reply.elements[1].integer;
+}
+
+TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  BlockingClient waiter_client(config_for(cluster));
+  AcquireResult held = holder_client.acquire(Resource("handoff"));
+  ASSERT_TRUE(held.ok());
+
+  AcquireResult waited;
+  Stopwatch::time_point acquired_at{};
+  std::thread waiter([&] {
+    AcquireOptions options;
+    options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
+    options.wait = milliseconds(10000);
+    waited = waiter_client.acquire(Resource("handoff"), options);
+    acquired_at = Stopwatch::now();
+  });
+  // Release once the waiter is subscribed on every node (bounded wait).
+  const std::string channel = "redlock:released:handoff";
+  const auto give_up = Stopwatch::now() + std::chrono::seconds(5);
+  bool subscribed = false;
+  while (!subscribed && Stopwatch::now() < give_up) {
+    subscribed = subscribers(cluster.node(0), channel) == 1 &&
+                 subscribers(cluster.node(1), channel) == 1 &&
+                 subscribers(cluster.node(2), channel) == 1;
+    if (!subscribed) std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_TRUE(subscribed);
+  const auto released_at = Stopwatch::now();
+  (void)holder_client.release(*held.lock);
+  waiter.join();
+
+  ASSERT_TRUE(waited.ok()) << waited.error.message();
+  EXPECT_LT(acquired_at - released_at, milliseconds(1000));
+  (void)waiter_client.release(*waited.lock);
+
+  // The waiter left: no subscription lingers on any node.
+  bool clean = false;
+  const auto settle = Stopwatch::now() + std::chrono::seconds(5);
+  while (!clean && Stopwatch::now() < settle) {
+    clean = subscribers(cluster.node(0), channel) == 0 &&
+            subscribers(cluster.node(1), channel) == 0 &&
+            subscribers(cluster.node(2), channel) == 0;
+    if (!clean) std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_TRUE(clean);
+}
+
+TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  AcquireResult held = client.acquire(Resource("held"));
+  ASSERT_TRUE(held.ok());
+  AcquireOptions options;
+  options.wait = milliseconds(300);
+  options.retry_delay = milliseconds(50);
+  AcquireResult gave_up = client.acquire(Resource("held"), options);
+  EXPECT_EQ(gave_up.error, errc::not_acquired);
+  const std::string channel = "redlock:released:held";
+  bool clean = false;
+  const auto settle = Stopwatch::now() + std::chrono::seconds(5);
+  while (!clean && Stopwatch::now() < settle) {
+    clean = subscribers(cluster.node(0), channel) == 0 && subscribers(cluster.node(1), channel) == 0 &&
+            subscribers(cluster.node(2), channel) == 0;
+    if (!clean) std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_TRUE(clean);
+  (void)client.release(*held.lock);
+}
+
+}  // namespace
+}  // namespace redlock::test
