@@ -34,6 +34,7 @@ void NodeTally::add(const NodeOutcome& outcome) {
       break;
     case NodeStatus::error:
     case NodeStatus::replicas_short:
+    case NodeStatus::recovering:
       ++error;
       answered = true;
       break;
