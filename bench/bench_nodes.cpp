@@ -1,0 +1,69 @@
+#include "bench_nodes.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+#include "redis_fixture.hpp"
+
+namespace redlock::bench {
+
+namespace {
+
+constexpr std::size_t kStartedNodes = 5;
+
+BenchNode parse_node(std::string_view text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    throw std::runtime_error("REDLOCK_BENCH_NODES: expected host:port, got '" +
+                             std::string(text) + "'");
+  }
+  BenchNode node;
+  node.host = std::string(text.substr(0, colon));
+  const std::string_view port = text.substr(colon + 1);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
+    throw std::runtime_error("REDLOCK_BENCH_NODES: bad port in '" + std::string(text) + "'");
+  }
+  node.port = static_cast<std::uint16_t>(value);
+  return node;
+}
+
+std::vector<BenchNode> nodes_from_environment(std::string_view list) {
+  std::vector<BenchNode> nodes;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    if (!item.empty()) nodes.push_back(parse_node(item));
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  if (nodes.empty()) throw std::runtime_error("REDLOCK_BENCH_NODES names no node");
+  return nodes;
+}
+
+std::vector<BenchNode> started_nodes() {
+  // Started once per process; stopped by the fixture's destructor at exit.
+  static test::RedisCluster cluster{kStartedNodes};
+  std::vector<BenchNode> nodes;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    nodes.push_back(BenchNode{"127.0.0.1", cluster.node(i).port()});
+  }
+  return nodes;
+}
+
+}  // namespace
+
+std::string BenchNode::address() const { return host + ":" + std::to_string(port); }
+
+const std::vector<BenchNode>& bench_nodes() {
+  static const std::vector<BenchNode> nodes = [] {
+    const char* list = std::getenv("REDLOCK_BENCH_NODES");
+    return list != nullptr && *list != '\0' ? nodes_from_environment(list) : started_nodes();
+  }();
+  return nodes;
+}
+
+}  // namespace redlock::bench

@@ -1,0 +1,27 @@
+// The Redis nodes the transport benchmarks run against.
+//
+// From REDLOCK_BENCH_NODES=host:port,... when set; otherwise five
+// redis-server processes started once per benchmark process by the test
+// fixture (tests/support/redis_fixture.hpp), on free loopback ports, and
+// stopped when the process exits. Call from the main thread: the fixture
+// ties its children's lifetime to the thread that started them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redlock::bench {
+
+struct BenchNode {
+  std::string host;
+  std::uint16_t port = 0;
+  // "host:port", as the quorum file and config_from_addresses take it.
+  [[nodiscard]] std::string address() const;
+};
+
+// Throws std::runtime_error (a malformed REDLOCK_BENCH_NODES) or the
+// fixture's RedisServerError (a node that would not start).
+[[nodiscard]] const std::vector<BenchNode>& bench_nodes();
+
+}  // namespace redlock::bench

@@ -1,0 +1,85 @@
+#include "client_driver.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "redlock/config.hpp"
+
+namespace redlock::bench {
+
+ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes,
+                           std::size_t workers)
+    : loop_(loop) {
+  for (const BenchNode& node : nodes) addresses_.push_back(node.address());
+  resources_.reserve(workers);
+  for (std::size_t worker = 0; worker < workers; ++worker) {
+    resources_.emplace_back("bench:" + std::to_string(worker));
+  }
+}
+
+ClientDriver::~ClientDriver() { shut_down(); }
+
+namespace {
+// The stock adapter has no request timeout. The client's default node
+// timeout, min(50 ms, ttl / 100), is shorter than the scheduling stalls of a
+// loaded 2-vCPU machine running 5 servers, which would then fail a run with
+// release timeouts; REDLOCK_BENCH_NODE_TIMEOUT_MS=0 restores the default.
+constexpr long kDefaultBenchNodeTimeoutMs = 1000;
+
+Milliseconds bench_node_timeout() {
+  const char* text = std::getenv("REDLOCK_BENCH_NODE_TIMEOUT_MS");
+  if (text == nullptr || *text == '\0') return Milliseconds(kDefaultBenchNodeTimeoutMs);
+  return Milliseconds(std::strtol(text, nullptr, 10));
+}
+}  // namespace
+
+std::string ClientDriver::connect() {
+  ConfigResult config = config_from_addresses(addresses_);
+  if (!config.ok()) return config.error.to_string();
+  config.config->lock.node_timeout = bench_node_timeout();
+  // The client connects in the background; requests made meanwhile wait for
+  // the connection, so the warm-up cycles are what waits for it here.
+  client_ = std::make_unique<AsyncClient>(loop_, std::move(*config.config));
+  return {};
+}
+
+void ClientDriver::start_cycle(std::size_t worker) {
+  client_->acquire(resources_[worker], {}, [this, worker](AcquireResult result) {
+    on_acquired(worker, std::move(result));
+  });
+}
+
+void ClientDriver::on_acquired(std::size_t worker, AcquireResult result) {
+  if (!result.ok()) {
+    std::fprintf(stderr, "redlock client: acquire failed: %s\n", result.error.message().c_str());
+    if (listener_ != nullptr) listener_->cycle_done(worker, false);
+    return;
+  }
+  if (listener_ != nullptr) listener_->acquired(worker);
+  client_->release(*result.lock, [this, worker](ReleaseResult released) {
+    on_released(worker, released);
+  });
+}
+
+void ClientDriver::on_released(std::size_t worker, const ReleaseResult& result) {
+  const bool ok = result.released >= client_->quorum();
+  if (!ok) {
+    std::fprintf(stderr, "redlock client: released on %zu nodes only (%s)\n", result.released,
+                 result.error.message().c_str());
+  }
+  if (listener_ != nullptr) listener_->cycle_done(worker, ok);
+}
+
+void ClientDriver::shut_down() {
+  if (!client_) return;
+  bool closed = false;
+  client_->close([&closed] { closed = true; });
+  if (!run_loop_until(loop_, [&closed] { return closed; }, std::chrono::seconds(5))) {
+    std::fputs("redlock client: close did not finish\n", stderr);
+  }
+  client_.reset();
+}
+
+}  // namespace redlock::bench

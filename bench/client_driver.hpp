@@ -1,0 +1,45 @@
+// The library's design: one lock cycle is redlock::AsyncClient::acquire,
+// then release of the lock it returned, on the benchmark's own loop.
+//
+// Worker w locks resource "bench:<w>" every cycle (sequential runs use one
+// worker, hence one resource). A cycle counts as successful when the acquire
+// succeeded and the release deleted our value on a majority. The client uses
+// the default configuration except for the node timeout: 1 s, or
+// $REDLOCK_BENCH_NODE_TIMEOUT_MS (0: the library's default).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "bench_nodes.hpp"
+#include "cycle_harness.hpp"
+#include "redlock/async_client.hpp"
+
+namespace redlock::bench {
+
+class ClientDriver final : public CycleDriver {
+ public:
+  ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes, std::size_t workers);
+  ~ClientDriver() override;
+  ClientDriver(const ClientDriver&) = delete;
+  ClientDriver& operator=(const ClientDriver&) = delete;
+
+  [[nodiscard]] std::string connect() override;
+  void start_cycle(std::size_t worker) override;
+  void shut_down() override;
+
+ private:
+  void on_acquired(std::size_t worker, AcquireResult result);
+  void on_released(std::size_t worker, const ReleaseResult& result);
+
+  uv_loop_t* loop_;
+  std::vector<std::string> addresses_;
+  std::vector<Resource> resources_;
+  std::unique_ptr<AsyncClient> client_;
+};
+
+}  // namespace redlock::bench

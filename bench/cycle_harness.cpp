@@ -1,0 +1,156 @@
+#include "cycle_harness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace redlock::bench {
+
+namespace {
+// A benchmark must fail, not hang, when a node stops answering: the stock
+// hiredis adapter has no request timeout of its own.
+constexpr std::uint64_t kWatchdogTickMs = 1000;
+constexpr int kStalledTicks = 5;
+}  // namespace
+
+BenchLoop::BenchLoop() { uv_loop_init(&loop_); }
+
+BenchLoop::~BenchLoop() {
+  // One turn runs the close callbacks of handles closed before; a handle
+  // still open is reported rather than waited for.
+  uv_run(&loop_, UV_RUN_NOWAIT);
+  if (uv_loop_close(&loop_) != 0) {
+    std::fputs("transport_bench: a libuv handle is still open after shut-down\n", stderr);
+  }
+}
+
+bool run_loop_until(uv_loop_t* loop, const std::function<bool()>& done,
+                    std::chrono::milliseconds limit) {
+  struct Deadline {
+    uv_timer_t timer{};
+    bool expired = false;
+  };
+  auto* deadline = new Deadline{};
+  uv_timer_init(loop, &deadline->timer);
+  deadline->timer.data = deadline;
+  uv_timer_start(
+      &deadline->timer,
+      [](uv_timer_t* timer) { static_cast<Deadline*>(timer->data)->expired = true; },
+      static_cast<std::uint64_t>(limit.count()), 0);
+  while (!done() && !deadline->expired) uv_run(loop, UV_RUN_ONCE);
+  uv_close(reinterpret_cast<uv_handle_t*>(&deadline->timer),
+           [](uv_handle_t* handle) { delete static_cast<Deadline*>(handle->data); });
+  return done();
+}
+
+double percentile(std::vector<double> samples, double q) {
+  if (samples.empty()) return 0.0;
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples.size())));
+  const std::size_t index = std::min(samples.size() - 1, rank == 0 ? 0 : rank - 1);
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(index),
+                   samples.end());
+  return samples[index];
+}
+
+struct Pipeline::Watchdog {
+  uv_timer_t timer{};
+  Pipeline* owner = nullptr;
+  std::uint64_t last_completed = 0;
+  int stalled_ticks = 0;
+};
+
+Pipeline::Pipeline(uv_loop_t* loop, CycleDriver& driver, std::size_t width)
+    : loop_(loop),
+      driver_(driver),
+      started_at_(width),
+      acquired_at_(width),
+      watchdog_(new Watchdog{}) {
+  idle_workers_.reserve(width);
+  for (std::size_t worker = width; worker-- > 0;) idle_workers_.push_back(worker);
+  driver_.set_listener(this);
+  watchdog_->owner = this;
+  uv_timer_init(loop_, &watchdog_->timer);
+  watchdog_->timer.data = watchdog_;
+  uv_timer_start(
+      &watchdog_->timer,
+      [](uv_timer_t* timer) {
+        auto* dog = static_cast<Watchdog*>(timer->data);
+        Pipeline& self = *dog->owner;
+        const bool in_flight = self.started_ != self.completed_;
+        if (!in_flight || self.completed_ != dog->last_completed) {
+          dog->stalled_ticks = 0;
+        } else if (++dog->stalled_ticks >= kStalledTicks) {
+          self.error_ = "no lock cycle completed for 5 s (a node stopped answering?)";
+          uv_stop(self.loop_);
+        }
+        dog->last_completed = self.completed_;
+      },
+      kWatchdogTickMs, kWatchdogTickMs);
+  // The watchdog alone must not keep the loop alive.
+  uv_unref(reinterpret_cast<uv_handle_t*>(&watchdog_->timer));
+}
+
+Pipeline::~Pipeline() {
+  driver_.set_listener(nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&watchdog_->timer),
+           [](uv_handle_t* handle) { delete static_cast<Watchdog*>(handle->data); });
+}
+
+bool Pipeline::turn() {
+  while (!idle_workers_.empty() && started_ < budget_) {
+    const std::size_t worker = idle_workers_.back();
+    idle_workers_.pop_back();
+    ++started_;
+    started_at_[worker] = BenchClock::now();
+    driver_.start_cycle(worker);
+  }
+  uv_run(loop_, UV_RUN_ONCE);
+  return error_.empty();
+}
+
+bool Pipeline::run_until(std::uint64_t target) {
+  while (completed_ < target) {
+    if (started_ == completed_ && started_ >= budget_) {
+      error_ = "cycle budget exhausted before the target";
+      return false;
+    }
+    if (!turn()) return false;
+  }
+  return true;
+}
+
+bool Pipeline::drain() {
+  budget_ = started_;
+  while (completed_ < started_) {
+    if (!turn()) return false;
+  }
+  return true;
+}
+
+void Pipeline::clear_samples() {
+  samples_.clear();
+  acquire_samples_.clear();
+  release_samples_.clear();
+}
+
+namespace {
+double micros(BenchClock::duration elapsed) {
+  return std::chrono::duration<double, std::micro>(elapsed).count();
+}
+}  // namespace
+
+void Pipeline::acquired(std::size_t worker) { acquired_at_[worker] = BenchClock::now(); }
+
+void Pipeline::cycle_done(std::size_t worker, bool ok) {
+  const auto now = BenchClock::now();
+  samples_.push_back(micros(now - started_at_[worker]));
+  if (acquired_at_[worker] > started_at_[worker]) {
+    acquire_samples_.push_back(micros(acquired_at_[worker] - started_at_[worker]));
+    release_samples_.push_back(micros(now - acquired_at_[worker]));
+  }
+  ++completed_;
+  idle_workers_.push_back(worker);
+  if (!ok && error_.empty()) error_ = "a lock cycle failed (see the driver's message on stderr)";
+}
+
+}  // namespace redlock::bench

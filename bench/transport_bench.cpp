@@ -1,0 +1,218 @@
+// One lock cycle (acquire on a majority of 5 nodes, then release on a
+// majority) through two transport designs, in the same process:
+//
+//   BM_RawFanoutFloor            the floor: hiredis's stock libuv adapter,
+//                                SET NX PX + compare-and-delete
+//   BM_RawFanoutLibraryScripts   the stock adapter sending the library's own
+//                                scripts (same server work as the client)
+//   BM_AcquireRelease            redlock::AsyncClient (its own transport)
+//   ...InFlight/64               the same with 64 cycles in flight
+//
+// Each benchmark iteration is one completed cycle. Counters: p50_us and
+// p99_us (latency of one cycle, from its start to the end of its release),
+// acq_p50_us and rel_p50_us (the two phases) and ops_per_s (completed cycles
+// per second of wall time). The floor's release ends at a majority of
+// replies; the client's when every node answered (DESIGN 2.3: it reports
+// how many nodes released).
+//
+// Nodes: bench_nodes.hpp. docs/transport.md has the method and the results.
+//
+// Fixed-count mode, for syscall and instruction counting (strace, callgrind):
+//   REDLOCK_BENCH_CYCLES=N REDLOCK_BENCH_DESIGN=raw|raw-scripts|client
+//   [REDLOCK_BENCH_WIDTH=1|64] redlock_transport_bench
+// connects, runs kWarmupCycles, then exactly N cycles, then shuts down; the
+// difference between a run with N and one with N=0 is the cost of N cycles.
+#include <benchmark/benchmark.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_nodes.hpp"
+#include "client_driver.hpp"
+#include "cycle_harness.hpp"
+#include "raw_fanout.hpp"
+
+namespace redlock::bench {
+namespace {
+
+enum class Design { raw, raw_scripts, client };
+
+constexpr std::uint64_t kWarmupCycles = 200;
+
+std::unique_ptr<CycleDriver> make_driver(Design design, uv_loop_t* loop,
+                                         const std::vector<BenchNode>& nodes, std::size_t width) {
+  if (design == Design::raw) {
+    return std::make_unique<RawFanoutDriver>(loop, nodes, RawCommands::minimal);
+  }
+  if (design == Design::raw_scripts) {
+    return std::make_unique<RawFanoutDriver>(loop, nodes, RawCommands::library_scripts);
+  }
+  return std::make_unique<ClientDriver>(loop, nodes, width);
+}
+
+// Connects and warms up; an error text, empty on success.
+std::string prepare(CycleDriver& driver, Pipeline& pipeline) {
+  std::string error = driver.connect();
+  if (!error.empty()) return error;
+  if (!pipeline.run_until(pipeline.completed() + kWarmupCycles)) return pipeline.error();
+  pipeline.clear_samples();
+  return {};
+}
+
+void run_cycles(benchmark::State& state, Design design, std::size_t width) {
+  const std::vector<BenchNode>* nodes = nullptr;
+  try {
+    nodes = &bench_nodes();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  BenchLoop loop;
+  std::unique_ptr<CycleDriver> driver = make_driver(design, loop.get(), *nodes, width);
+  {
+    Pipeline pipeline(loop.get(), *driver, width);
+    const std::string error = prepare(*driver, pipeline);
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+    } else {
+      const std::uint64_t first = pipeline.completed();
+      std::uint64_t target = first;
+      const auto started = BenchClock::now();
+      for (auto _ : state) {
+        if (!pipeline.run_until(++target)) {
+          state.SkipWithError(pipeline.error().c_str());
+          break;
+        }
+      }
+      const std::chrono::duration<double> elapsed = BenchClock::now() - started;
+      const auto cycles = static_cast<double>(pipeline.completed() - first);
+      state.counters["p50_us"] = percentile(pipeline.samples(), 0.50);
+      state.counters["p99_us"] = percentile(pipeline.samples(), 0.99);
+      state.counters["ops_per_s"] = elapsed.count() > 0 ? cycles / elapsed.count() : 0.0;
+      state.counters["acq_p50_us"] = percentile(pipeline.acquire_samples(), 0.50);
+      state.counters["rel_p50_us"] = percentile(pipeline.release_samples(), 0.50);
+      if (!state.error_occurred() && !pipeline.drain()) {
+        state.SkipWithError(pipeline.error().c_str());
+      }
+    }
+  }
+  driver->shut_down();
+}
+
+void BM_RawFanoutFloor(benchmark::State& state) { run_cycles(state, Design::raw, 1); }
+void BM_RawFanoutLibraryScripts(benchmark::State& state) {
+  run_cycles(state, Design::raw_scripts, 1);
+}
+void BM_AcquireRelease(benchmark::State& state) { run_cycles(state, Design::client, 1); }
+void BM_RawFanoutFloorInFlight(benchmark::State& state) {
+  run_cycles(state, Design::raw, static_cast<std::size_t>(state.range(0)));
+}
+void BM_RawFanoutLibraryScriptsInFlight(benchmark::State& state) {
+  run_cycles(state, Design::raw_scripts, static_cast<std::size_t>(state.range(0)));
+}
+void BM_AcquireReleaseInFlight(benchmark::State& state) {
+  run_cycles(state, Design::client, static_cast<std::size_t>(state.range(0)));
+}
+
+BENCHMARK(BM_RawFanoutFloor)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RawFanoutLibraryScripts)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RawFanoutFloorInFlight)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RawFanoutLibraryScriptsInFlight)
+    ->Arg(64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AcquireReleaseInFlight)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  std::uint64_t value = 0;
+  const std::string_view view(text);
+  const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
+  if (ec != std::errc{} || end != view.data() + view.size()) {
+    std::fprintf(stderr, "%s: not a number: %s\n", name, text);
+    std::exit(2);
+  }
+  return value;
+}
+
+int run_fixed_count() {
+  const std::uint64_t cycles = env_number("REDLOCK_BENCH_CYCLES", 0);
+  const auto width = static_cast<std::size_t>(env_number("REDLOCK_BENCH_WIDTH", 1));
+  const char* design_text = std::getenv("REDLOCK_BENCH_DESIGN");
+  const std::string_view design_name = design_text != nullptr ? design_text : "";
+  if ((design_name != "raw" && design_name != "raw-scripts" && design_name != "client") ||
+      width == 0) {
+    std::fputs("REDLOCK_BENCH_DESIGN must be raw, raw-scripts or client; "
+               "REDLOCK_BENCH_WIDTH > 0\n", stderr);
+    return 2;
+  }
+  if (std::getenv("REDLOCK_BENCH_NODES") == nullptr) {
+    std::fputs("note: no REDLOCK_BENCH_NODES; starting redis-server children "
+               "(strace -f would count their syscalls too)\n", stderr);
+  }
+  const Design design = design_name == "raw"           ? Design::raw
+                        : design_name == "raw-scripts" ? Design::raw_scripts
+                                                       : Design::client;
+  int status = 0;
+  try {
+    BenchLoop loop;
+    std::unique_ptr<CycleDriver> driver = make_driver(design, loop.get(), bench_nodes(), width);
+    {
+      Pipeline pipeline(loop.get(), *driver, width);
+      std::string error = prepare(*driver, pipeline);
+      if (error.empty()) {
+        if (!pipeline.drain()) error = pipeline.error();
+        pipeline.clear_samples();
+      }
+      const std::uint64_t first = pipeline.completed();
+      const auto started = BenchClock::now();
+      if (error.empty()) {
+        pipeline.set_budget(first + cycles);
+        if (!pipeline.run_until(first + cycles)) error = pipeline.error();
+      }
+      const std::chrono::duration<double> elapsed = BenchClock::now() - started;
+      if (!error.empty()) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        status = 1;
+      } else if (cycles > 0) {
+        std::printf(
+            "design=%s width=%zu cycles=%llu p50_us=%.1f p99_us=%.1f acq_p50_us=%.1f "
+            "rel_p50_us=%.1f ops_per_s=%.0f\n",
+            design_name.data(), width, static_cast<unsigned long long>(cycles),
+            percentile(pipeline.samples(), 0.50), percentile(pipeline.samples(), 0.99),
+            percentile(pipeline.acquire_samples(), 0.50),
+            percentile(pipeline.release_samples(), 0.50),
+            static_cast<double>(cycles) / elapsed.count());
+      }
+    }
+    driver->shut_down();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace
+}  // namespace redlock::bench
+
+int main(int argc, char** argv) {
+  if (std::getenv("REDLOCK_BENCH_CYCLES") != nullptr) {
+    return redlock::bench::run_fixed_count();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
