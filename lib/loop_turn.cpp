@@ -58,9 +58,11 @@ void LoopTurn::run() {
       tasks_.pop_front();
       task();
     }
-    std::vector<Flushable*> flushing;
-    flushing.swap(dirty_);
-    for (Flushable* target : flushing) target->flush();
+    // Swap with a kept scratch vector: both keep their capacity, so a turn
+    // allocates nothing here.
+    flushing_.clear();
+    flushing_.swap(dirty_);
+    for (Flushable* target : flushing_) target->flush();
   }
   if (!closed_) {
     active_ = false;

@@ -48,6 +48,7 @@ class LoopTurn {
   std::function<void()> on_handle_closed_;
   std::deque<std::function<void()>> tasks_;
   std::vector<Flushable*> dirty_;
+  std::vector<Flushable*> flushing_;
   bool active_ = false;
   bool closed_ = false;
 };
