@@ -16,8 +16,8 @@ constexpr std::size_t kStartedNodes = 5;
 BenchNode parse_node(std::string_view text) {
   const std::size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
-    throw std::runtime_error("REDLOCK_BENCH_NODES: expected host:port, got '" +
-                             std::string(text) + "'");
+    throw std::runtime_error("REDLOCK_BENCH_NODES: expected host:port, got '" + std::string(text) +
+                             "'");
   }
   BenchNode node;
   node.host = std::string(text.substr(0, colon));

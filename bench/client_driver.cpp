@@ -58,9 +58,8 @@ void ClientDriver::on_acquired(std::size_t worker, AcquireResult result) {
     return;
   }
   if (listener_ != nullptr) listener_->acquired(worker);
-  client_->release(*result.lock, [this, worker](ReleaseResult released) {
-    on_released(worker, released);
-  });
+  client_->release(*result.lock,
+                   [this, worker](ReleaseResult released) { on_released(worker, released); });
 }
 
 void ClientDriver::on_released(std::size_t worker, const ReleaseResult& result) {
@@ -76,7 +75,8 @@ void ClientDriver::shut_down() {
   if (!client_) return;
   bool closed = false;
   client_->close([&closed] { closed = true; });
-  if (!run_loop_until(loop_, [&closed] { return closed; }, std::chrono::seconds(5))) {
+  if (!run_loop_until(
+          loop_, [&closed] { return closed; }, std::chrono::seconds(5))) {
     std::fputs("redlock client: close did not finish\n", stderr);
   }
   client_.reset();

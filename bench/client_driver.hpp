@@ -8,12 +8,12 @@
 // $REDLOCK_BENCH_NODE_TIMEOUT_MS (0: the library's default).
 #pragma once
 
+#include <uv.h>
+
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <uv.h>
 
 #include "bench_nodes.hpp"
 #include "cycle_harness.hpp"

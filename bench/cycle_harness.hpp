@@ -7,6 +7,8 @@
 // pattern: start, then uv_run(UV_RUN_ONCE) until the cycle has completed.
 #pragma once
 
+#include <uv.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14,8 +16,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <uv.h>
 
 namespace redlock::bench {
 

@@ -58,8 +58,8 @@ void acquire_release(benchmark::State& state, bool fenced) {
       break;
     }
     (void)client.release(*held.lock);
-    samples.push_back(
-        static_cast<double>(std::chrono::duration_cast<microseconds>(Stopwatch::now() - start).count()));
+    samples.push_back(static_cast<double>(
+        std::chrono::duration_cast<microseconds>(Stopwatch::now() - start).count()));
   }
   report_percentiles(state, samples);
   state.counters["ops_per_s"] =

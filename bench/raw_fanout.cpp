@@ -11,8 +11,8 @@
 #pragma GCC diagnostic pop
 
 #include <array>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string_view>
@@ -164,8 +164,8 @@ std::string RawFanoutDriver::connect() {
   // Even after an error, the started connects are waited for, so that
   // shut_down() knows which contexts connected. The stock adapter drops a
   // socket error (a refused connect) without telling hiredis, hence the limit.
-  const bool answered =
-      run_loop_until(loop_, [this] { return connect_answers_ == links_.size(); }, kSetupLimit);
+  const bool answered = run_loop_until(
+      loop_, [this] { return connect_answers_ == links_.size(); }, kSetupLimit);
   if (!error.empty()) return error;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     if (!links_[i]->connected) {
@@ -192,7 +192,8 @@ std::string RawFanoutDriver::connect() {
   for (auto& link : links_) {
     send<4>(link->context, marker_reply_callback, nullptr, {"SET", marker, kMarkerValue, "NX"});
   }
-  if (!run_loop_until(loop_, [this] { return marker_answers_ == links_.size(); }, kSetupLimit)) {
+  if (!run_loop_until(
+          loop_, [this] { return marker_answers_ == links_.size(); }, kSetupLimit)) {
     return "SET of the node marker not answered";
   }
   return script_error_;
@@ -243,7 +244,7 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
     free_cycles_.pop_back();
   }
   *cycle = Cycle{this, worker, std::move(cycle->key), std::move(cycle->resource),
-                  std::move(cycle->channel)};
+                 std::move(cycle->channel)};
   std::array<char, 24> digits{};
   const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), next_key_++).ptr;
   const std::string_view number(digits.data(), static_cast<std::size_t>(end - digits.data()));
@@ -256,13 +257,12 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
   }
   for (auto& link : links_) {
     ++cycle->callbacks_owed;
-    const int sent =
-        commands_ == RawCommands::minimal
-            ? send<6>(link->context, set_reply_callback, cycle,
-                      {"SET", cycle->key, kValue, "NX", "PX", kTtl})
-            : send<11>(link->context, set_reply_callback, cycle,
-                       {"EVALSHA", shas_[0], "4", cycle->key, fence_key_, marker_key_,
-                        recovering_key_, kValue, kTtl, cycle->resource, kDefenceOn});
+    const int sent = commands_ == RawCommands::minimal
+                         ? send<6>(link->context, set_reply_callback, cycle,
+                                   {"SET", cycle->key, kValue, "NX", "PX", kTtl})
+                         : send<11>(link->context, set_reply_callback, cycle,
+                                    {"EVALSHA", shas_[0], "4", cycle->key, fence_key_, marker_key_,
+                                     recovering_key_, kValue, kTtl, cycle->resource, kDefenceOn});
     if (sent != REDIS_OK) {
       --cycle->callbacks_owed;
       ++cycle->set_replies;
@@ -293,12 +293,11 @@ void RawFanoutDriver::send_release(Cycle& cycle) {
   for (auto& link : links_) {
     ++cycle.callbacks_owed;
     const std::string& sha = shas_.back();
-    const int sent =
-        commands_ == RawCommands::minimal
-            ? send<5>(link->context, release_reply_callback, &cycle,
-                      {"EVALSHA", sha, "1", cycle.key, kValue})
-            : send<6>(link->context, release_reply_callback, &cycle,
-                      {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel});
+    const int sent = commands_ == RawCommands::minimal
+                         ? send<5>(link->context, release_reply_callback, &cycle,
+                                   {"EVALSHA", sha, "1", cycle.key, kValue})
+                         : send<6>(link->context, release_reply_callback, &cycle,
+                                   {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel});
     if (sent != REDIS_OK) {
       --cycle.callbacks_owed;
       ++cycle.release_replies;
@@ -344,7 +343,8 @@ void RawFanoutDriver::shut_down() {
       redisAsyncFree(context);
     }
   }
-  if (!run_loop_until(loop_, [this] { return open_links_ == 0; }, kSetupLimit)) {
+  if (!run_loop_until(
+          loop_, [this] { return open_links_ == 0; }, kSetupLimit)) {
     std::fputs("raw fan-out: a connection did not close\n", stderr);
   }
   links_.clear();

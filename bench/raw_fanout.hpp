@@ -23,14 +23,14 @@
 // cycle that sent them, whose state lives until its last reply.
 #pragma once
 
+#include <uv.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <uv.h>
 
 #include "bench_nodes.hpp"
 #include "cycle_harness.hpp"

@@ -152,13 +152,17 @@ int run_fixed_count() {
   const std::string_view design_name = design_text != nullptr ? design_text : "";
   if ((design_name != "raw" && design_name != "raw-scripts" && design_name != "client") ||
       width == 0) {
-    std::fputs("REDLOCK_BENCH_DESIGN must be raw, raw-scripts or client; "
-               "REDLOCK_BENCH_WIDTH > 0\n", stderr);
+    std::fputs(
+        "REDLOCK_BENCH_DESIGN must be raw, raw-scripts or client; "
+        "REDLOCK_BENCH_WIDTH > 0\n",
+        stderr);
     return 2;
   }
   if (std::getenv("REDLOCK_BENCH_NODES") == nullptr) {
-    std::fputs("note: no REDLOCK_BENCH_NODES; starting redis-server children "
-               "(strace -f would count their syscalls too)\n", stderr);
+    std::fputs(
+        "note: no REDLOCK_BENCH_NODES; starting redis-server children "
+        "(strace -f would count their syscalls too)\n",
+        stderr);
   }
   const Design design = design_name == "raw"           ? Design::raw
                         : design_name == "raw-scripts" ? Design::raw_scripts

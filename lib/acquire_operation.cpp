@@ -143,8 +143,8 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
   if (found == abandoned_.end()) return;
-  core_.nodes()[node]->send(release_script(), {lock_key_}, {found->second.str(), channel_},
-                            false, shared_from_this(), kCleanupTag);
+  core_.nodes()[node]->send(release_script(), {lock_key_}, {found->second.str(), channel_}, false,
+                            shared_from_this(), kCleanupTag);
 }
 
 void AcquireOperation::decide() {
@@ -198,8 +198,8 @@ void AcquireOperation::propose(std::uint64_t token) {
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
-    node->send(fence_script(), {fence_key_, marker_key_}, {resource_.str(), token_text, defence_flag_},
-               false, self, fence_tag_);
+    node->send(fence_script(), {fence_key_, marker_key_},
+               {resource_.str(), token_text, defence_flag_}, false, self, fence_tag_);
   }
 }
 
@@ -349,9 +349,8 @@ void AcquireOperation::cancel() {
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
   stop_waiting_for_release();
-  core_.turn().post([self = shared_from_this(), this] {
-    complete(make_error_code(errc::cancelled));
-  });
+  core_.turn().post(
+      [self = shared_from_this(), this] { complete(make_error_code(errc::cancelled)); });
 }
 
 void AcquireOperation::abort(std::error_code why) {

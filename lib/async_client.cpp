@@ -19,16 +19,19 @@ AsyncClient::~AsyncClient() { close(); }
 
 OperationHandle AsyncClient::acquire(const Resource& resource, const AcquireOptions& options,
                                      AcquireCallback callback) {
-  return OperationHandle(detail::launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback)));
+  return OperationHandle(
+      detail::launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback)));
 }
 
 OperationHandle AsyncClient::extend(const Lock& lock, const ExtendOptions& options,
                                     ExtendCallback callback) {
-  return OperationHandle(detail::launch<detail::ExtendOperation>(*core_, lock, options, std::move(callback)));
+  return OperationHandle(
+      detail::launch<detail::ExtendOperation>(*core_, lock, options, std::move(callback)));
 }
 
 OperationHandle AsyncClient::release(const Lock& lock, ReleaseCallback callback) {
-  return OperationHandle(detail::launch<detail::ReleaseOperation>(*core_, lock, std::move(callback)));
+  return OperationHandle(
+      detail::launch<detail::ReleaseOperation>(*core_, lock, std::move(callback)));
 }
 
 void AsyncClient::close(std::function<void()> on_closed) {

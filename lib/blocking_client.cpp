@@ -4,8 +4,8 @@
 
 #include "blocking_client_impl.hpp"
 #include "guard_state.hpp"
-#include "release_operation.hpp"
 #include "launch.hpp"
+#include "release_operation.hpp"
 
 namespace redlock {
 
@@ -107,7 +107,8 @@ ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState
   std::future<ReleaseResult> future = promise->get_future();
   const bool accepted = submit([this, state, promise] {
     const Lock lock = state->stop();
-    client_->release(lock, [promise](ReleaseResult result) { promise->set_value(std::move(result)); });
+    client_->release(lock,
+                     [promise](ReleaseResult result) { promise->set_value(std::move(result)); });
   });
   if (!accepted) {
     refused.error = make_error_code(errc::shutting_down);
@@ -129,9 +130,8 @@ BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> met
 BlockingClient::~BlockingClient() = default;
 
 AcquireResult BlockingClient::acquire(const Resource& resource, const AcquireOptions& options) {
-  return impl_->call<AcquireResult>([&](AsyncClient& client, auto done) {
-    client.acquire(resource, options, std::move(done));
-  });
+  return impl_->call<AcquireResult>(
+      [&](AsyncClient& client, auto done) { client.acquire(resource, options, std::move(done)); });
 }
 
 ExtendResult BlockingClient::extend(const Lock& lock, const ExtendOptions& options) {

@@ -3,6 +3,8 @@
 // weak reference to it, so a guard that outlives its client finds it gone.
 #pragma once
 
+#include <uv.h>
+
 #include <functional>
 #include <future>
 #include <memory>
@@ -10,8 +12,6 @@
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include <uv.h>
 
 #include "redlock/async_client.hpp"
 #include "redlock/error.hpp"

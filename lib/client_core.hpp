@@ -3,21 +3,21 @@
 // while open: it is freed by the last close callback of its libuv handles.
 #pragma once
 
+#include <uv.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <uv.h>
-
 #include "loop_turn.hpp"
 #include "node_connection.hpp"
 #include "operation.hpp"
 #include "quorum.hpp"
-#include "redlock/error.hpp"
 #include "redlock/async_client.hpp"
 #include "redlock/config.hpp"
+#include "redlock/error.hpp"
 #include "timer_queue.hpp"
 #include "validity.hpp"
 #include "wakeup_hub.hpp"

@@ -75,8 +75,8 @@ class FenceGate::Connection {
       pointers.push_back(arg.data());
       lengths.push_back(arg.size());
     }
-    void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(),
-                                 lengths.data());
+    void* raw =
+        redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(), lengths.data());
     if (raw == nullptr) {
       error = std::string("resource store ") + store_.name + ": " +
               (context_->errstr[0] != '\0' ? context_->errstr : "no reply");
@@ -121,8 +121,8 @@ class FenceGate::Connection {
     ReplyPtr reply = command(argv, error);
     if (!reply) return false;
     if (reply->type == REDIS_REPLY_ERROR) {
-      error = "resource store " + store_.name + ": " + what + " failed: " +
-              std::string(reply->str, reply->len);
+      error = "resource store " + store_.name + ": " + what +
+              " failed: " + std::string(reply->str, reply->len);
       drop();
       return false;
     }
@@ -154,8 +154,8 @@ FencedResult FenceGate::run(std::string_view key, std::uint64_t token, std::stri
   FencedResult result;
   const std::string mark_key = std::string(key) + ":fence";
   const std::string token_text = std::to_string(token);
-  std::vector<std::string_view> argv{"EVALSHA", connection_->sha(), "2", key, mark_key,
-                                     token_text, op};
+  std::vector<std::string_view> argv{"EVALSHA", connection_->sha(), "2", key,
+                                     mark_key,  token_text,         op};
   if (!argument.empty() || op == "set" || op == "rpush") argv.push_back(argument);
   ReplyPtr reply = connection_->command(argv, result.detail);
   if (reply && reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {

@@ -21,8 +21,8 @@ inline constexpr std::uint64_t kMaxFenceToken = (std::uint64_t{1} << 53) - 1;
 
 // One node's answer to a proposal.
 struct FenceAnswer {
-  bool stored = false;          // the node took our value
-  std::uint64_t current = 0;    // the node's counter after the call
+  bool stored = false;        // the node took our value
+  std::uint64_t current = 0;  // the node's counter after the call
 };
 
 class FenceRound {

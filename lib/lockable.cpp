@@ -20,8 +20,7 @@ constexpr Milliseconds kWaitSlice{60000};
 
 }  // namespace
 
-LockableResource::LockableResource(BlockingClient& client, Resource resource,
-                                   GuardOptions options)
+LockableResource::LockableResource(BlockingClient& client, Resource resource, GuardOptions options)
     : client_(client), resource_(std::move(resource)), options_(std::move(options)) {}
 
 bool LockableResource::acquire_within(Milliseconds wait) {

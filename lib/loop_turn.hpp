@@ -8,11 +8,11 @@
 // nothing is left, so the loop never blocks with work pending.
 #pragma once
 
+#include <uv.h>
+
 #include <deque>
 #include <functional>
 #include <vector>
-
-#include <uv.h>
 
 namespace redlock::detail {
 

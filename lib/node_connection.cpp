@@ -176,14 +176,14 @@ void NodeConnection::connect_to(const sockaddr* address) {
   });
 
   auto* request = new ConnectRequest{};
-  const int rc = uv_tcp_connect(&request->req, &tcp_->tcp, address, [](uv_connect_t* req,
-                                                                        int status) {
-    auto* holder = static_cast<TcpHolder*>(req->handle->data);
-    delete reinterpret_cast<ConnectRequest*>(req);
-    if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
-      holder->owner->on_connected(status);
-    }
-  });
+  const int rc =
+      uv_tcp_connect(&request->req, &tcp_->tcp, address, [](uv_connect_t* req, int status) {
+        auto* holder = static_cast<TcpHolder*>(req->handle->data);
+        delete reinterpret_cast<ConnectRequest*>(req);
+        if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
+          holder->owner->on_connected(status);
+        }
+      });
   if (rc < 0) {
     delete request;
     reset(uv_error_text("connect", rc));
@@ -252,9 +252,8 @@ void NodeConnection::queue_handshake() {
   handshake.back().persistence_field = 2;
   appendonly_.clear();
   appendfsync_.clear();
-  for (const Script* script :
-       {&acquire_script(), &extend_script(), &release_script(), &fence_script(), &probe_script(),
-        &recover_script()}) {
+  for (const Script* script : {&acquire_script(), &extend_script(), &release_script(),
+                               &fence_script(), &probe_script(), &recover_script()}) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }
@@ -289,8 +288,7 @@ void NodeConnection::send_argv(const Script& script, std::initializer_list<std::
   append_bulk(tail, number_text(static_cast<long long>(keys.size())));
   for (std::string_view key : keys) append_bulk(tail, key);
   for (const std::string& arg : args) append_bulk(tail, arg);
-  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), false, std::move(sink),
-               tag);
+  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), false, std::move(sink), tag);
 }
 
 void NodeConnection::send_encoded(const Script& script, std::string tail, std::size_t argc,
@@ -338,8 +336,8 @@ void NodeConnection::enqueue_request(Slot slot, bool use_eval) {
   }
   outbuf_ += slot.tail;
   if (slot.with_wait) {
-    append_command(outbuf_, {"WAIT", number_text(node_.min_replicas),
-                             number_text(wait_timeout_.count())});
+    append_command(outbuf_,
+                   {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
   }
   const TimePoint deadline = slot.deadline;
   const bool answered = slot.answered;
@@ -463,7 +461,8 @@ void NodeConnection::complete_front() {
   if (!slot.sink) return;  // a command whose reply nobody waits for
   if (!response.late) {
     stats_.replies.fetch_add(1, std::memory_order_relaxed);
-    if (first->type == REDIS_REPLY_ERROR) stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
+    if (first->type == REDIS_REPLY_ERROR)
+      stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
     stats_.latency.observe(response.latency);
   }
   slot.sink->on_response(index_, slot.tag, response);

@@ -11,6 +11,8 @@
 // sent (node unreachable) is failed from a posted task.
 #pragma once
 
+#include <uv.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -20,8 +22,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <uv.h>
 
 #include "loop_turn.hpp"
 #include "redlock/config.hpp"
@@ -125,8 +125,8 @@ class NodeConnection final : public Flushable {
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
   void schedule_reconnect();
   void enqueue_request(Slot slot, bool use_eval);
-  void send_encoded(const Script& script, std::string tail, std::size_t argc,
-                    bool require_replicas, std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+  void send_encoded(const Script& script, std::string tail, std::size_t argc, bool require_replicas,
+                    std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   void start_write();
 
   ClientCore& core_;

@@ -38,8 +38,7 @@ class QuorumTally {
 // Why a lost acquire round failed: not_acquired when the "busy" answers alone
 // make a majority impossible (the lock is held elsewhere), no_quorum otherwise
 // (failures and timeouts share the blame).
-[[nodiscard]] std::error_code acquire_failure_reason(std::size_t nodes,
-                                                     std::size_t busy) noexcept;
+[[nodiscard]] std::error_code acquire_failure_reason(std::size_t nodes, std::size_t busy) noexcept;
 
 // Why a lost extend round failed: lost when the "not held" answers alone make
 // a majority impossible, no_quorum otherwise.

@@ -71,8 +71,8 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   if (flag == 3) {
     out.status = NodeStatus::recovering;
     out.holder_ttl_ms = number;
-    out.detail = "recovering after data loss: grants nothing for " + std::to_string(number) +
-                 " ms more";
+    out.detail =
+        "recovering after data loss: grants nothing for " + std::to_string(number) + " ms more";
     return;
   }
   if (flag != 1) {
@@ -92,8 +92,8 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     unexpected(wait, out);
   } else if (acked < min_replicas) {
     out.status = NodeStatus::replicas_short;
-    out.detail = std::to_string(acked) + " of " + std::to_string(min_replicas) +
-                 " replicas acknowledged";
+    out.detail =
+        std::to_string(acked) + " of " + std::to_string(min_replicas) + " replicas acknowledged";
   }
 }
 
@@ -146,8 +146,8 @@ bool parse_probe_response(const NodeResponse& response, NodeProbe& probe) {
   probe.fence.clear();
   for (std::size_t i = 0; i + 1 < fence->elements; i += 2) {
     long long value = 0;
-    if (fence->element[i]->type != REDIS_REPLY_STRING || !read_integer(fence->element[i + 1], value) ||
-        value < 0) {
+    if (fence->element[i]->type != REDIS_REPLY_STRING ||
+        !read_integer(fence->element[i + 1], value) || value < 0) {
       return false;
     }
     probe.fence.emplace_back(std::string(fence->element[i]->str, fence->element[i]->len),

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "fence_round.hpp"
-#include "recovery_plan.hpp"
 #include "node_connection.hpp"
+#include "recovery_plan.hpp"
 #include "redlock/outcome.hpp"
 
 namespace redlock::detail {

@@ -21,8 +21,8 @@ struct RetryPlan {
 // [0, 1): the pause is uniform in [0, 2 * mean_delay) ("full jitter" around
 // the mean, which desynchronises contending clients), cut short so that the
 // next attempt starts no later than the deadline.
-[[nodiscard]] std::optional<Microseconds> next_retry_delay(const RetryPlan& plan,
-                                                           int attempts_made, TimePoint now,
+[[nodiscard]] std::optional<Microseconds> next_retry_delay(const RetryPlan& plan, int attempts_made,
+                                                           TimePoint now,
                                                            double uniform01) noexcept;
 
 // A uniform draw in [0, 1) from the OS CSPRNG (retry jitter is not secret,

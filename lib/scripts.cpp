@@ -120,9 +120,7 @@ const Script& recover_script() {
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
 
-std::string recovering_key(std::string_view prefix) {
-  return std::string(prefix) + "recovering";
-}
+std::string recovering_key(std::string_view prefix) { return std::string(prefix) + "recovering"; }
 
 std::string lock_pattern(std::string_view prefix) { return std::string(prefix) + "lock:*"; }
 
@@ -133,9 +131,7 @@ std::string lock_key(std::string_view prefix, std::string_view resource) {
   return key;
 }
 
-std::string fence_key(std::string_view prefix) {
-  return std::string(prefix) + "fence";
-}
+std::string fence_key(std::string_view prefix) { return std::string(prefix) + "fence"; }
 
 std::string release_channel(std::string_view prefix, std::string_view resource) {
   std::string channel;

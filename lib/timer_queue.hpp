@@ -3,12 +3,12 @@
 // no timer handle of its own.
 #pragma once
 
+#include <uv.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <unordered_map>
-
-#include <uv.h>
 
 #include "redlock/types.hpp"
 

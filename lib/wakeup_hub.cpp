@@ -12,8 +12,7 @@ void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
   const QuorumConfig& config = core_.config();
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
-    auto connection =
-        std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
+    auto connection = std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
     connection->set_push_handler([this](std::string_view channel) { on_message(channel); });
     NodeConnection* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.

@@ -28,11 +28,11 @@
 //   * The loop must outlive the client.
 #pragma once
 
+#include <uv.h>
+
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <uv.h>
 
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
@@ -92,8 +92,7 @@ class REDLOCK_API AsyncClient {
                           AcquireCallback callback);
   // Extends a lock we hold on a majority (DESIGN 2.2). Never re-creates a key
   // that has expired. Fails with errc::lost when a majority refused.
-  OperationHandle extend(const Lock& lock, const ExtendOptions& options,
-                         ExtendCallback callback);
+  OperationHandle extend(const Lock& lock, const ExtendOptions& options, ExtendCallback callback);
   // Releases a lock on every node (DESIGN 2.3); deletes only our own value.
   OperationHandle release(const Lock& lock, ReleaseCallback callback);
 

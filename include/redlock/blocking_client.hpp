@@ -31,8 +31,7 @@ class REDLOCK_API BlockingClient {
   BlockingClient(BlockingClient&&) = delete;
   BlockingClient& operator=(BlockingClient&&) = delete;
 
-  [[nodiscard]] AcquireResult acquire(const Resource& resource,
-                                      const AcquireOptions& options = {});
+  [[nodiscard]] AcquireResult acquire(const Resource& resource, const AcquireOptions& options = {});
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
 

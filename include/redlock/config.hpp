@@ -161,11 +161,11 @@ struct AddressResult {
     const std::optional<std::filesystem::path>& explicit_path);
 
 // find_config_file + load_config, with a ConfigError when no file is found.
-[[nodiscard]] REDLOCK_API ConfigResult load_default_config(
-    const std::optional<std::filesystem::path>& explicit_path = std::nullopt);
+[[nodiscard]] REDLOCK_API ConfigResult
+load_default_config(const std::optional<std::filesystem::path>& explicit_path = std::nullopt);
 
 // A configuration built from addresses alone (the CLI's --node flags).
-[[nodiscard]] REDLOCK_API ConfigResult config_from_addresses(
-    const std::vector<std::string>& addresses);
+[[nodiscard]] REDLOCK_API ConfigResult
+config_from_addresses(const std::vector<std::string>& addresses);
 
 }  // namespace redlock

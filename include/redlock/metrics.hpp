@@ -25,8 +25,8 @@ namespace redlock {
 // Upper bounds of the histogram buckets, in microseconds (the last bucket,
 // +Inf, is implicit): 100 µs to 10 s.
 inline constexpr std::array<std::int64_t, 16> kHistogramBoundsUs = {
-    100,    250,    500,     1000,    2500,    5000,    10000,   25000,
-    50000,  100000, 250000,  500000,  1000000, 2500000, 5000000, 10000000};
+    100,   250,    500,    1000,   2500,    5000,    10000,   25000,
+    50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
 
 struct HistogramSnapshot {
   // counts[i]: observations <= kHistogramBoundsUs[i] and above the previous
@@ -37,12 +37,12 @@ struct HistogramSnapshot {
 };
 
 struct NodeMetricsSnapshot {
-  std::string node;              // NodeConfig::name
-  std::uint64_t replies = 0;     // answers received in time
+  std::string node;           // NodeConfig::name
+  std::uint64_t replies = 0;  // answers received in time
   std::uint64_t error_replies = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t unreachable = 0;
-  HistogramSnapshot latency;     // of answers received in time
+  HistogramSnapshot latency;  // of answers received in time
 };
 
 struct MetricsSnapshot {
@@ -53,10 +53,10 @@ struct MetricsSnapshot {
   std::uint64_t releases = 0;
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
-  std::uint64_t locks_lost = 0;        // guards whose loss signal fired
-  std::uint64_t fenced_out = 0;        // operations the fence gate refused
-  HistogramSnapshot acquire_wait;      // acquire call start to the lock in hand
-  HistogramSnapshot hold_time;         // guard acquired to released or lost
+  std::uint64_t locks_lost = 0;    // guards whose loss signal fired
+  std::uint64_t fenced_out = 0;    // operations the fence gate refused
+  HistogramSnapshot acquire_wait;  // acquire call start to the lock in hand
+  HistogramSnapshot hold_time;     // guard acquired to released or lost
   std::vector<NodeMetricsSnapshot> nodes;
 };
 

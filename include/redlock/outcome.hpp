@@ -18,26 +18,26 @@ namespace redlock {
 
 // What one node said to one request.
 enum class NodeStatus {
-  granted,        // acquire: SET NX succeeded (and enough replicas acked)
-  busy,           // acquire: another value holds the key
-  extended,       // extend: our value was there; its TTL was reset
-  released,       // release: our value was there and was deleted
-  not_held,       // extend / release: the key is gone or holds another value
-  replicas_short, // acquire: granted, but WAIT saw fewer replicas than required
-  recovering,     // acquire: the node lost its data (no identity marker) or is
-                  // within its post-recovery delay; it grants nothing (DESIGN 2.5)
-  timeout,        // no answer within the node timeout
-  unreachable,    // not connected, or the connection failed meanwhile
-  error,          // an error reply (see NodeOutcome::detail)
-  pending,        // asked, but no answer yet when the outcome was decided
-  not_asked,      // the operation was refused before any node was asked
+  granted,         // acquire: SET NX succeeded (and enough replicas acked)
+  busy,            // acquire: another value holds the key
+  extended,        // extend: our value was there; its TTL was reset
+  released,        // release: our value was there and was deleted
+  not_held,        // extend / release: the key is gone or holds another value
+  replicas_short,  // acquire: granted, but WAIT saw fewer replicas than required
+  recovering,      // acquire: the node lost its data (no identity marker) or is
+                   // within its post-recovery delay; it grants nothing (DESIGN 2.5)
+  timeout,         // no answer within the node timeout
+  unreachable,     // not connected, or the connection failed meanwhile
+  error,           // an error reply (see NodeOutcome::detail)
+  pending,         // asked, but no answer yet when the outcome was decided
+  not_asked,       // the operation was refused before any node was asked
 };
 
 [[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;
 
 struct NodeOutcome {
-  std::size_t node = 0;     // index into QuorumConfig::nodes
-  std::string name;         // NodeConfig::name
+  std::size_t node = 0;  // index into QuorumConfig::nodes
+  std::string name;      // NodeConfig::name
   NodeStatus status = NodeStatus::not_asked;
   // From sending the request to its reply (zero when there was none).
   Microseconds latency{0};
@@ -66,7 +66,7 @@ struct Lock {
 };
 
 struct AcquireResult {
-  std::error_code error;   // empty on success
+  std::error_code error;  // empty on success
   std::optional<Lock> lock;
   // Validity left when the lock was handed out.
   Milliseconds validity{0};
@@ -101,7 +101,7 @@ struct NodeHealth {
 };
 
 struct ReleaseResult {
-  std::error_code error;   // empty when every node answered
+  std::error_code error;  // empty when every node answered
   // How many nodes deleted our value.
   std::size_t released = 0;
   std::vector<NodeOutcome> nodes;

@@ -73,7 +73,9 @@ TEST_P(AcquireRelease, SecondAcquirerIsRefusedWhileHeld) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Nodes, AcquireRelease, ::testing::Values(1, 3, 5),
-                         [](const auto& param_info) { return "N" + std::to_string(param_info.param); });
+                         [](const auto& param_info) {
+                           return "N" + std::to_string(param_info.param);
+                         });
 
 class FiveNodes : public ::testing::Test {
  protected:
@@ -120,8 +122,8 @@ TEST_F(FiveNodes, ReleaseNeverDeletesAnotherHoldersValue) {
   AcquireResult held = client.acquire(Resource("mine"));
   ASSERT_TRUE(held.ok());
   // Node 2's copy expired and someone else took it there.
-  ASSERT_TRUE(cluster.node(2).probe().set(key_of("mine"), "other-value",
-                                          std::chrono::milliseconds(30000)));
+  ASSERT_TRUE(
+      cluster.node(2).probe().set(key_of("mine"), "other-value", std::chrono::milliseconds(30000)));
   ReleaseResult released = client.release(*held.lock);
   EXPECT_EQ(released.released, 4u);
   EXPECT_EQ(released.nodes[2].status, NodeStatus::not_held);

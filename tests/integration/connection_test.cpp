@@ -138,10 +138,10 @@ TEST(Persistence, StrictModeRefusesVotesOfNodesThatCanForget) {
 
 TEST(Persistence, UnknownWhenConfigIsDeniedAndLockingStillWorks) {
   RedisServer server;
-  ASSERT_TRUE(server.probe()
-                  .command({"ACL", "SETUSER", "narrow", "on", ">pw", "~*", "&*", "+@all",
-                            "-config"})
-                  .is_ok());
+  ASSERT_TRUE(
+      server.probe()
+          .command({"ACL", "SETUSER", "narrow", "on", ">pw", "~*", "&*", "+@all", "-config"})
+          .is_ok());
   QuorumConfig config = single_node(server);
   config.nodes[0].username = "narrow";
   config.nodes[0].password = "pw";

@@ -105,7 +105,8 @@ TEST(Fencing, PhaseTwoStoresTheTokenOnAMajority) {
   std::size_t storing = 0;
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     const Reply reply = cluster.node(i).probe().command({"HGET", "redlock:fence", "doc-17"});
-    if (reply.kind == Reply::Kind::bulk_string && reply.text == std::to_string(*second.lock->fence)) {
+    if (reply.kind == Reply::Kind::bulk_string &&
+        reply.text == std::to_string(*second.lock->fence)) {
       ++storing;
     }
   }

@@ -2,9 +2,8 @@
 // fixture cluster, and a loop that runs an AsyncClient to completion.
 #pragma once
 
-#include <uv.h>
-
 #include <gtest/gtest.h>
+#include <uv.h>
 
 #include <chrono>
 #include <functional>
@@ -28,7 +27,8 @@ inline NodeConfig node_at(std::uint16_t port) {
 inline QuorumConfig config_for(const RedisCluster& cluster,
                                std::chrono::milliseconds ttl = std::chrono::seconds(10)) {
   QuorumConfig config;
-  for (std::size_t i = 0; i < cluster.size(); ++i) config.nodes.push_back(node_at(cluster.node(i).port()));
+  for (std::size_t i = 0; i < cluster.size(); ++i)
+    config.nodes.push_back(node_at(cluster.node(i).port()));
   config.lock.ttl = ttl;
   config.lock.node_timeout = std::chrono::milliseconds(200);
   config.lock.retry_count = 0;

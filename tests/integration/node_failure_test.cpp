@@ -93,14 +93,16 @@ TEST_F(NodeFailure, ThreeSilentNodesFailAfterTheNodeTimeout) {
   EXPECT_LT(took, milliseconds(2000)) << "bounded by the node timeout, not hanging";
 
   // The grants on nodes 1 and 4 were undone.
-  (void)client.release(Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  (void)client.release(
+      Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
   EXPECT_FALSE(cluster.node(1).probe().exists(key_of("silent-majority")));
   EXPECT_FALSE(cluster.node(4).probe().exists(key_of("silent-majority")));
 
   // Once resumed, the late grants that were queued behind the stop are
   // undone by the unlocks queued behind them on the same connections.
   for (std::size_t i : {0u, 2u, 3u}) cluster.node(i).resume();
-  (void)client.release(Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
+  (void)client.release(
+      Lock{Resource("silent-majority"), LockValue("x"), milliseconds(1), {}, {}, {}});
   EXPECT_EQ(nodes_holding(cluster, "silent-majority"), 0u);
 }
 

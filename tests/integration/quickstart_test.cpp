@@ -1,7 +1,6 @@
 // README's quickstart, as built against the installed package by the
 // downstream_find_package test, run against real nodes.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>

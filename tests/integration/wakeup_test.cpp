@@ -80,7 +80,8 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   bool clean = false;
   const auto settle = Stopwatch::now() + std::chrono::seconds(5);
   while (!clean && Stopwatch::now() < settle) {
-    clean = subscribers(cluster.node(0), channel) == 0 && subscribers(cluster.node(1), channel) == 0 &&
+    clean = subscribers(cluster.node(0), channel) == 0 &&
+            subscribers(cluster.node(1), channel) == 0 &&
             subscribers(cluster.node(2), channel) == 0;
     if (!clean) std::this_thread::sleep_for(milliseconds(5));
   }

@@ -84,8 +84,14 @@ TEST(FenceRoundModel, TwoProposersOfTheSameTokenNeverBothWin) {
             const FenceAnswer second = cluster[i].propose(8);
             const FenceAnswer& to_a = a_first ? first : second;
             const FenceAnswer& to_b = a_first ? second : first;
-            if ((lost_a >> i & 1u) != 0) a.no_answer(); else a.answer(to_a);
-            if ((lost_b >> i & 1u) != 0) b.no_answer(); else b.answer(to_b);
+            if ((lost_a >> i & 1u) != 0)
+              a.no_answer();
+            else
+              a.answer(to_a);
+            if ((lost_b >> i & 1u) != 0)
+              b.no_answer();
+            else
+              b.answer(to_b);
           }
           ASSERT_FALSE(a.decision() == Decision::won && b.decision() == Decision::won)
               << "N=" << nodes << " order=" << order;

@@ -13,8 +13,8 @@ namespace redlock::detail {
 namespace {
 
 TEST(Majority, IsHalfPlusOne) {
-  const std::vector<std::pair<std::size_t, std::size_t>> table = {
-      {1, 1}, {2, 2}, {3, 2}, {4, 3}, {5, 3}, {6, 4}, {7, 4}};
+  const std::vector<std::pair<std::size_t, std::size_t>> table = {{1, 1}, {2, 2}, {3, 2}, {4, 3},
+                                                                  {5, 3}, {6, 4}, {7, 4}};
   for (auto [nodes, need] : table) EXPECT_EQ(majority(nodes), need) << "N=" << nodes;
 }
 
@@ -23,7 +23,10 @@ std::vector<Decision> replay(std::size_t nodes, const std::string& votes) {
   QuorumTally tally(nodes);
   std::vector<Decision> decisions;
   for (char vote : votes) {
-    if (vote == 'y') tally.yes(); else tally.no();
+    if (vote == 'y')
+      tally.yes();
+    else
+      tally.no();
     decisions.push_back(tally.decision());
   }
   return decisions;
@@ -76,7 +79,10 @@ TEST(QuorumTally, EveryCompleteRoundSettles) {
     for (unsigned mask = 0; mask < (1u << nodes); ++mask) {
       QuorumTally tally(nodes);
       for (std::size_t i = 0; i < nodes; ++i) {
-        if (mask & (1u << i)) tally.yes(); else tally.no();
+        if (mask & (1u << i))
+          tally.yes();
+        else
+          tally.no();
       }
       const bool won = tally.yes_count() >= majority(nodes);
       EXPECT_EQ(tally.decision(), won ? Decision::won : Decision::lost)

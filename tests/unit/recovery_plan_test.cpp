@@ -42,8 +42,8 @@ TEST(RecoveryPlan, BrandNewNeedsAMajorityToAnswer) {
 }
 
 TEST(RecoveryPlan, AmnesiacNodeIsRecoveredWithMergedCountersAndADelay) {
-  const auto plan = plan_recovery({marked({{"a", 7}, {"b", 2}}), marked({{"a", 9}}),
-                                   blank(), marked({{"b", 4}, {"c", 1}}), silent()});
+  const auto plan = plan_recovery({marked({{"a", 7}, {"b", 2}}), marked({{"a", 9}}), blank(),
+                                   marked({{"b", 4}, {"c", 1}}), silent()});
   EXPECT_EQ(plan.action, RecoveryAction::recover);
   EXPECT_TRUE(plan.delayed);
   EXPECT_EQ(plan.targets, (std::vector<std::size_t>{2}));
@@ -81,8 +81,8 @@ TEST(RecoveryPlan, DataWithoutAnyMarkerIsRecoveredConservatively) {
 }
 
 TEST(RecoveryPlan, SeveralAmnesiacNodesRecoverTogether) {
-  const auto plan = plan_recovery({marked({{"r", 5}}), marked({{"r", 6}}), blank(), blank(),
-                                   marked({{"r", 6}})});
+  const auto plan =
+      plan_recovery({marked({{"r", 5}}), marked({{"r", 6}}), blank(), blank(), marked({{"r", 6}})});
   EXPECT_EQ(plan.action, RecoveryAction::recover);
   EXPECT_EQ(plan.targets, (std::vector<std::size_t>{2, 3}));
   EXPECT_EQ(plan.merged_fence, (FenceEntries{{"r", 6}}));

@@ -1,10 +1,9 @@
 // Reply interpretation, fed with real RESP bytes through hiredis's reader.
 #include "reply_parse.hpp"
 
+#include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
-
-#include <gtest/gtest.h>
 
 #include <memory>
 #include <string>

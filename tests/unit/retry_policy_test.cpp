@@ -8,8 +8,8 @@
 namespace redlock::detail {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 
 TEST(RetryPolicy, CountBoundsAttempts) {
   test::ManualClock clock;

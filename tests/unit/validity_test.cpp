@@ -10,8 +10,8 @@
 namespace redlock::detail {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 
 TEST(Drift, ReferenceDefaults) {
   EXPECT_EQ(drift_allowance(milliseconds(10000), 0.01, milliseconds(2)), milliseconds(102));
@@ -42,11 +42,11 @@ TEST(Validity, TimingEdges) {
       {milliseconds(10000), microseconds(1500), milliseconds(102), milliseconds(0),
        microseconds(9'896'500), true},
       // One microsecond left: still strictly positive.
-      {milliseconds(100), microseconds(96'999), milliseconds(3), milliseconds(0),
-       microseconds(1), true},
+      {milliseconds(100), microseconds(96'999), milliseconds(3), milliseconds(0), microseconds(1),
+       true},
       // Exactly zero left: refused (validity must be > 0).
-      {milliseconds(100), microseconds(97'000), milliseconds(3), milliseconds(0),
-       microseconds(0), false},
+      {milliseconds(100), microseconds(97'000), milliseconds(3), milliseconds(0), microseconds(0),
+       false},
       // Elapsed beyond the TTL: negative.
       {milliseconds(100), microseconds(250'000), milliseconds(3), milliseconds(0),
        microseconds(-153'000), false},
