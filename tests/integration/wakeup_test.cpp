@@ -19,6 +19,20 @@ long long subscribers(RedisServer& node, const std::string& channel) {
   return reply.elements[1].integer;
 }
 
+// Waits (bounded) until every node reports `expected` subscribers.
+bool subscribers_become(RedisCluster& cluster, const std::string& channel, long long expected) {
+  const auto give_up = Stopwatch::now() + std::chrono::seconds(5);
+  for (;;) {
+    bool all = true;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      all = all && subscribers(cluster.node(i), channel) == expected;
+    }
+    if (all) return true;
+    if (Stopwatch::now() > give_up) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+}
+
 TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
@@ -37,15 +51,7 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   });
   // Release once the waiter is subscribed on every node (bounded wait).
   const std::string channel = "redlock:released:handoff";
-  const auto give_up = Stopwatch::now() + std::chrono::seconds(5);
-  bool subscribed = false;
-  while (!subscribed && Stopwatch::now() < give_up) {
-    subscribed = subscribers(cluster.node(0), channel) == 1 &&
-                 subscribers(cluster.node(1), channel) == 1 &&
-                 subscribers(cluster.node(2), channel) == 1;
-    if (!subscribed) std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_TRUE(subscribed);
+  EXPECT_TRUE(subscribers_become(cluster, channel, 1));
   const auto released_at = Stopwatch::now();
   (void)holder_client.release(*held.lock);
   waiter.join();
@@ -55,15 +61,7 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   (void)waiter_client.release(*waited.lock);
 
   // The waiter left: no subscription lingers on any node.
-  bool clean = false;
-  const auto settle = Stopwatch::now() + std::chrono::seconds(5);
-  while (!clean && Stopwatch::now() < settle) {
-    clean = subscribers(cluster.node(0), channel) == 0 &&
-            subscribers(cluster.node(1), channel) == 0 &&
-            subscribers(cluster.node(2), channel) == 0;
-    if (!clean) std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_TRUE(clean);
+  EXPECT_TRUE(subscribers_become(cluster, channel, 0));
 }
 
 TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
@@ -77,15 +75,7 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   AcquireResult gave_up = client.acquire(Resource("held"), options);
   EXPECT_EQ(gave_up.error, errc::not_acquired);
   const std::string channel = "redlock:released:held";
-  bool clean = false;
-  const auto settle = Stopwatch::now() + std::chrono::seconds(5);
-  while (!clean && Stopwatch::now() < settle) {
-    clean = subscribers(cluster.node(0), channel) == 0 &&
-            subscribers(cluster.node(1), channel) == 0 &&
-            subscribers(cluster.node(2), channel) == 0;
-    if (!clean) std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_TRUE(clean);
+  EXPECT_TRUE(subscribers_become(cluster, channel, 0));
   (void)client.release(*held.lock);
 }
 
