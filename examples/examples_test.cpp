@@ -1,0 +1,267 @@
+// Smoke tests of the example programs: each runs as a real process, as a
+// user would start it, against real redis-server nodes on loopback.
+//
+// Process contract (as the Redis fixture's): only processes started here are
+// signalled, only by pid, and every one is reaped; every wait is bounded,
+// and a process still running at its limit is killed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "redis_fixture.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration)
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+// A fresh directory, removed with its contents on destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* base = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): read only
+    std::string pattern =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/redlock-examples-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::system_error(errno, std::generic_category(), "mkdtemp");
+    }
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// One run of an example. Its working directory is an empty scratch
+// directory and $REDLOCK_CONFIG is removed from its environment, so only
+// the flags given here say where the quorum is.
+class Example {
+ public:
+  Example(const std::string& binary, std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), binary);
+    std::vector<std::string> environment;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      if (std::string_view(*entry).rfind("REDLOCK_CONFIG=", 0) != 0)
+        environment.emplace_back(*entry);
+    }
+    std::vector<char*> argv = pointers(arguments);
+    std::vector<char*> envp = pointers(environment);
+    const std::string out = (scratch_.path() / "out").string();
+    const std::string err = (scratch_.path() / "err").string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addchdir_np(&actions, scratch_.path().c_str());
+    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::system_error(rc, std::generic_category(), binary);
+  }
+  ~Example() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      reap(0);
+    }
+  }
+  Example(const Example&) = delete;
+  Example& operator=(const Example&) = delete;
+
+  void signal(int number) const {
+    if (pid_ > 0) ::kill(pid_, number);
+  }
+  [[nodiscard]] bool running() { return pid_ > 0 && !reap(WNOHANG); }
+  [[nodiscard]] std::string out() const { return read_text(scratch_.path() / "out"); }
+  [[nodiscard]] std::string err() const { return read_text(scratch_.path() / "err"); }
+  // The exit code; -1 when the process had to be killed at the limit.
+  int wait(milliseconds limit = milliseconds(30000)) {
+    const auto give_up = Clock::now() + limit;
+    while (running() && Clock::now() < give_up) std::this_thread::sleep_for(milliseconds(10));
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      reap(0);
+      return -1;
+    }
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  }
+
+ private:
+  static std::vector<char*> pointers(std::vector<std::string>& strings) {
+    std::vector<char*> result;
+    result.reserve(strings.size() + 1);
+    for (std::string& text : strings) result.push_back(text.data());
+    result.push_back(nullptr);
+    return result;
+  }
+  // True once the child has exited (and is reaped).
+  bool reap(int options) {
+    pid_t got = -1;
+    do {
+      got = waitpid(pid_, &status_, options);
+    } while (got < 0 && errno == EINTR);
+    if (got == pid_ || got < 0) pid_ = -1;
+    return pid_ < 0;
+  }
+
+  ScratchDir scratch_;
+  pid_t pid_ = -1;
+  int status_ = 0;
+};
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++count;
+  return count;
+}
+
+TEST(RunOnceJob, ExactlyOneOfThreeConcurrentInstancesRunsTheJob) {
+  RedisCluster cluster{3};
+  const fs::path config = cluster.write_config();
+  ScratchDir done;
+  const std::vector<std::string> arguments = {"--config",   config.string(), "--date",
+                                              "2030-01-01", "--done-dir",    done.path().string()};
+  std::vector<std::unique_ptr<Example>> instances;
+  instances.reserve(3);
+  for (int i = 0; i < 3; ++i) {
+    instances.push_back(std::make_unique<Example>(RUN_ONCE_JOB_BINARY, arguments));
+  }
+  std::string outputs;
+  for (auto& instance : instances) {
+    EXPECT_EQ(instance->wait(), 0) << instance->err();
+    outputs += instance->out();
+  }
+  EXPECT_EQ(count_of(outputs, "ran the job"), 1u) << outputs;
+
+  // Later the same day: the done marker makes the next instance skip.
+  Example later(RUN_ONCE_JOB_BINARY, arguments);
+  EXPECT_EQ(later.wait(), 0) << later.err();
+  EXPECT_NE(later.out().find("already done"), std::string::npos) << later.out();
+}
+
+TEST(FencedDocument, TwoRunsUpdateTheDocumentTwice) {
+  RedisCluster cluster{3};
+  RedisServer store;
+  const std::vector<std::string> store_flag = {"--store", store.address()};
+  std::vector<std::string> first = {"--config", cluster.write_config().string()};
+  first.insert(first.end(), store_flag.begin(), store_flag.end());
+  Example one(FENCED_DOCUMENT_BINARY, first);
+  ASSERT_EQ(one.wait(), 0) << one.err();
+  EXPECT_NE(one.out().find("revision 0 -> 1"), std::string::npos) << one.out();
+
+  // The second run names the nodes inline instead of with a quorum file.
+  std::vector<std::string> second = store_flag;
+  for (const std::string& address : cluster.addresses()) {
+    second.insert(second.end(), {"--node", address});
+  }
+  Example two(FENCED_DOCUMENT_BINARY, second);
+  ASSERT_EQ(two.wait(), 0) << two.err();
+  EXPECT_NE(two.out().find("revision 1 -> 2"), std::string::npos) << two.out();
+  EXPECT_EQ(store.probe().get("doc:readme"), "revision 2");
+}
+
+TEST(FencedDocument, AStaleTokenIsFencedOutAndChangesNothing) {
+  RedisCluster cluster{3};
+  RedisServer store;
+  const std::vector<std::string> arguments = {"--config", cluster.write_config().string(),
+                                              "--store", store.address()};
+  for (int run = 0; run < 2; ++run) {
+    Example fresh(FENCED_DOCUMENT_BINARY, arguments);
+    ASSERT_EQ(fresh.wait(), 0) << fresh.err();
+  }
+  // Tokens start at 1 and grow, so after two holders the mark is at least 2.
+  std::vector<std::string> stale_arguments = arguments;
+  stale_arguments.insert(stale_arguments.end(), {"--stale-token", "1"});
+  Example stale(FENCED_DOCUMENT_BINARY, stale_arguments);
+  EXPECT_EQ(stale.wait(), 69);
+  EXPECT_NE(stale.err().find("fenced out"), std::string::npos) << stale.err();
+  EXPECT_EQ(store.probe().get("doc:readme"), "revision 2");
+}
+
+TEST(KeyPool, NWorkersGetDistinctKeysAndOneMoreFindsNoneFree) {
+  constexpr int kPool = 3;
+  RedisCluster cluster{3};
+  const std::vector<std::string> arguments = {"--config",  cluster.write_config().string(),
+                                              "--pool",    std::to_string(kPool),
+                                              "--hold-ms", "20000"};
+  std::vector<std::unique_ptr<Example>> holders;
+  holders.reserve(kPool);
+  for (int i = 0; i < kPool; ++i) {
+    holders.push_back(std::make_unique<Example>(KEY_POOL_BINARY, arguments));
+  }
+  // Each holder prints "took pool:K" once it holds its key.
+  std::set<std::string> keys;
+  for (auto& holder : holders) {
+    const auto give_up = Clock::now() + milliseconds(10000);
+    while (holder->out().find('\n') == std::string::npos && holder->running() &&
+           Clock::now() < give_up) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    const std::string out = holder->out();
+    ASSERT_EQ(out.rfind("took pool:", 0), 0u) << out << holder->err();
+    keys.insert(out.substr(5, out.find(' ', 5) - 5));
+  }
+  EXPECT_EQ(keys.size(), static_cast<std::size_t>(kPool));
+
+  std::vector<std::string> last_arguments = arguments;
+  last_arguments.back() = "0";
+  Example last(KEY_POOL_BINARY, last_arguments);
+  EXPECT_EQ(last.wait(), 75) << last.err();
+  EXPECT_NE(last.out().find("no free key"), std::string::npos) << last.out();
+
+  // A signal ends the hold early; the holder still releases its key.
+  for (auto& holder : holders) {
+    holder->signal(SIGTERM);
+    EXPECT_EQ(holder->wait(), 0) << holder->err();
+    EXPECT_NE(holder->out().find("released pool:"), std::string::npos) << holder->out();
+  }
+}
+
+TEST(Examples, UsageAndConfigurationErrorsHaveTheirExitCodes) {
+  // No --store: a usage error, before any quorum is read.
+  Example no_store(FENCED_DOCUMENT_BINARY, {"--node", "127.0.0.1:1"});
+  EXPECT_EQ(no_store.wait(), 64);
+  // No flags, no $REDLOCK_CONFIG, no ./redlock.toml: nothing says where the quorum is.
+  Example no_quorum(KEY_POOL_BINARY, {});
+  EXPECT_EQ(no_quorum.wait(), 78);
+  EXPECT_FALSE(no_quorum.err().empty());
+  Example unknown(RUN_ONCE_JOB_BINARY, {"--bogus", "1"});
+  EXPECT_EQ(unknown.wait(), 64);
+}
+
+}  // namespace
+}  // namespace redlock::test
