@@ -1,0 +1,146 @@
+// `redlock status` end to end.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "cli_test_support.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class StatusTest : public CliClusterTest {};
+
+TEST_F(StatusTest, TableShowsEveryNode) {
+  const auto file = config();
+  const CliResult result = run_cli(command("status", file));
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.out.find("NODE"), std::string::npos);
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    EXPECT_NE(result.out.find(cluster_.node(i).address()), std::string::npos) << result.out;
+  }
+  EXPECT_NE(result.out.find("master"), std::string::npos);
+  EXPECT_NE(result.out.find("quorum 3 of 5: 5 reachable"), std::string::npos) << result.out;
+  EXPECT_TRUE(result.err.empty()) << result.err;
+}
+
+TEST_F(StatusTest, JsonDescribesEveryNode) {
+  const auto file = config();
+  const CliResult result = run_cli(command("status", file, {"--json"}));
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  const JsonValue json = parse_output(result);
+  EXPECT_EQ(json["quorum"].integer(), 3);
+  EXPECT_EQ(json["reachable"].integer(), 5);
+  EXPECT_EQ(json.find("resource"), nullptr);
+  const JsonValue& nodes = json["nodes"];
+  ASSERT_EQ(nodes.items.size(), 5U);
+  for (std::size_t i = 0; i < nodes.items.size(); ++i) {
+    const JsonValue& node = nodes.items[i];
+    EXPECT_EQ(node["address"].text, cluster_.node(i).address());
+    EXPECT_EQ(node["reachable"].kind, JsonValue::Kind::boolean);
+    EXPECT_TRUE(node["reachable"].boolean);
+    EXPECT_GE(node["rtt_us"].integer().value_or(-1), 0);
+    EXPECT_EQ(node["role"].text, "master");
+    EXPECT_EQ(node["appendonly"].text, "no");
+    EXPECT_EQ(node["persistence"].text, "off");
+    EXPECT_TRUE(node["error"].is_null());
+  }
+}
+
+TEST_F(StatusTest, ResourceShowsHoldersAndWhetherTheQuorumCouldGrant) {
+  const auto file = config(milliseconds(30000));
+  const CliResult free_result = run_cli(command("status", file, {"--resource", "job", "--json"}));
+  ASSERT_EQ(free_result.exit_code, 0) << describe(free_result);
+  const JsonValue free_json = parse_output(free_result);
+  EXPECT_EQ(free_json["resource"].text, "job");
+  EXPECT_TRUE(free_json["grantable"].boolean);
+  EXPECT_EQ(free_json["free_nodes"].integer(), 5);
+  for (const JsonValue& node : free_json["nodes"].items) {
+    EXPECT_EQ(node["pttl_ms"].integer(), -2);
+    EXPECT_TRUE(node["holder"].is_null());
+  }
+
+  const CliResult acquired = run_cli(command("acquire", file, {"--resource", "job", "--fenced"}));
+  ASSERT_EQ(acquired.exit_code, 0) << describe(acquired);
+  const JsonValue lock = parse_output(acquired);
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster_, "job") == 5; }));
+
+  const CliResult held_result = run_cli(command("status", file, {"--resource", "job", "--json"}));
+  ASSERT_EQ(held_result.exit_code, 0) << describe(held_result);
+  const JsonValue held = parse_output(held_result);
+  EXPECT_FALSE(held["grantable"].boolean);
+  EXPECT_EQ(held["held_nodes"].integer(), 5);
+  std::size_t with_fence = 0;
+  for (const JsonValue& node : held["nodes"].items) {
+    EXPECT_GT(node["pttl_ms"].integer().value_or(0), 0);
+    EXPECT_EQ(node["holder"].text, lock["value"].text);
+    if (node["fence"].integer() == lock["fence"].integer()) ++with_fence;
+  }
+  EXPECT_GE(with_fence, 3U);
+
+  const CliResult table = run_cli(command("status", file, {"--resource", "job"}));
+  ASSERT_EQ(table.exit_code, 0) << describe(table);
+  EXPECT_NE(table.out.find(lock["value"].text), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("cannot be granted now"), std::string::npos) << table.out;
+}
+
+TEST_F(StatusTest, ADownNodeIsNamedButAMajorityIsEnough) {
+  const auto file = config();
+  cluster_.node(4).stop();
+  const CliResult result = run_cli(command("status", file, {"--json"}));
+  EXPECT_EQ(result.exit_code, 0) << describe(result);
+  const JsonValue json = parse_output(result);
+  EXPECT_EQ(json["reachable"].integer(), 4);
+  const JsonValue& down = json["nodes"].items.at(4);
+  EXPECT_FALSE(down["reachable"].boolean);
+  EXPECT_TRUE(down["rtt_us"].is_null());
+  EXPECT_FALSE(down["error"].text.empty());
+  EXPECT_NE(result.err.find("node " + cluster_.node(4).address() + ": connect"), std::string::npos)
+      << result.err;
+}
+
+TEST_F(StatusTest, WithoutAReachableMajorityExits75) {
+  const auto file = config();
+  for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).stop();
+  const CliResult result = run_cli(command("status", file));
+  EXPECT_EQ(result.exit_code, 75) << describe(result);
+  EXPECT_NE(result.out.find("(no quorum)"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("only 2 of 5 nodes reachable"), std::string::npos) << result.err;
+}
+
+TEST(StatusPersistence, ReportsAofModes) {
+  RedisCluster cluster(3, Persistence::aof_always);
+  const CliResult result =
+      run_cli({"status", "--json", "--node", cluster.node(0).address(), "--node",
+               cluster.node(1).address(), "--node", cluster.node(2).address()});
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  const JsonValue json = parse_output(result);
+  for (const JsonValue& node : json["nodes"].items) {
+    EXPECT_EQ(node["appendonly"].text, "yes");
+    EXPECT_EQ(node["appendfsync"].text, "always");
+    EXPECT_EQ(node["persistence"].text, "aof always");
+  }
+}
+
+TEST(StatusPersistence, UnknownWhereConfigIsDenied) {
+  RedisServerOptions options;
+  options.extra_arguments = {"--rename-command", "CONFIG", ""};
+  RedisCluster cluster(3, options);
+  std::vector<std::string> arguments{"status", "--json"};
+  for (const std::string& address : cluster.addresses()) {
+    arguments.insert(arguments.end(), {"--node", address});
+  }
+  const CliResult result = run_cli(arguments);
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  const JsonValue json = parse_output(result);
+  for (const JsonValue& node : json["nodes"].items) {
+    EXPECT_TRUE(node["reachable"].boolean);
+    EXPECT_EQ(node["appendonly"].text, "unknown");
+    EXPECT_EQ(node["persistence"].text, "unknown");
+  }
+}
+
+}  // namespace
+}  // namespace redlock::test

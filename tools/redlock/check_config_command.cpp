@@ -1,0 +1,76 @@
+// `redlock check-config FILE`: load the file exactly as the other
+// subcommands would and summarise what it means.
+#include <cmath>
+#include <string>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "redlock/config.hpp"
+#include "report.hpp"
+
+namespace redlock::cli {
+namespace {
+
+std::string ms(Milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
+
+std::string node_line(const QuorumConfig& config, const NodeConfig& node) {
+  const bool ipv6 = node.host.find(':') != std::string::npos;
+  const std::string address =
+      (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
+  std::string line = "  " + address;
+  if (node.name != address) line += " (" + printable(node.name) + ")";
+  if (!node.username.empty()) line += ", user " + printable(node.username);
+  if (!node.password_env.empty()) {
+    line += ", password from $" + node.password_env;
+  } else if (!node.password.empty()) {
+    line += ", password in the address";
+  }
+  if (node.db != 0) line += ", db " + std::to_string(node.db);
+  line += ", request timeout " + ms(effective_node_timeout(config.lock, node));
+  if (node.min_replicas > 0) {
+    line += ", WAIT for " + std::to_string(node.min_replicas) + " replica(s)";
+  }
+  return line + "\n";
+}
+
+std::string summary_of(const std::string& file, const QuorumConfig& config) {
+  const LockConfig& lock = config.lock;
+  const std::size_t count = config.nodes.size();
+  const std::size_t quorum = majority_of(count);
+  const auto drift = Milliseconds(static_cast<Milliseconds::rep>(
+                         std::ceil(static_cast<double>(lock.ttl.count()) * lock.drift_factor))) +
+                     lock.drift_ms;
+  std::string out = printable(file) + ": valid\n";
+  out += std::to_string(count) + (count == 1 ? " node" : " nodes") + ", quorum " +
+         std::to_string(quorum) + " (tolerates " + std::to_string(count - quorum) +
+         " unavailable)\n";
+  for (const NodeConfig& node : config.nodes) out += node_line(config, node);
+  out += "lock: ttl " + ms(lock.ttl) + ", drift " + ms(drift) + ", node timeout " +
+         (lock.node_timeout.count() == 0 ? "automatic" : ms(lock.node_timeout)) +
+         ", connect timeout " + ms(lock.connect_timeout) + ", min validity " +
+         ms(lock.min_validity) + "\n";
+  out += "retries: " +
+         (lock.retry_count < 0 ? std::string("until the caller's wait ends")
+                               : std::to_string(lock.retry_count)) +
+         ", mean delay " + ms(lock.retry_delay) + " (full jitter); fenced " +
+         (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix);
+  if (count % 2 == 0) {
+    out += "\nnote: " + std::to_string(count) + " nodes tolerate no more failures than " +
+           std::to_string(count - 1) + "; an odd count gives more per node";
+  }
+  return out;
+}
+
+}  // namespace
+
+int check_config_command(const Invocation& invocation) {
+  const ConfigResult loaded = load_config(invocation.config_file);
+  if (!loaded.ok()) {
+    print_error(loaded.error.to_string());
+    return exit_code::config;
+  }
+  print_output(summary_of(invocation.config_file, *loaded.config));
+  return exit_code::success;
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,356 @@
+#include "cli_args.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <initializer_list>
+
+#include "utf8.hpp"
+
+namespace redlock::cli {
+namespace {
+
+enum class Flag { config, node, resource, value, ttl, wait, grace, fenced, json, help };
+
+struct FlagSpec {
+  std::string_view name;
+  Flag flag;
+  bool takes_value;
+};
+
+constexpr std::array<FlagSpec, 10> kFlags{{
+    {"--config", Flag::config, true},
+    {"--node", Flag::node, true},
+    {"--resource", Flag::resource, true},
+    {"--value", Flag::value, true},
+    {"--ttl", Flag::ttl, true},
+    {"--wait", Flag::wait, true},
+    {"--grace", Flag::grace, true},
+    {"--fenced", Flag::fenced, false},
+    {"--json", Flag::json, false},
+    {"--help", Flag::help, false},
+}};
+
+struct SubcommandSpec {
+  std::string_view name;
+  Subcommand subcommand;
+  std::initializer_list<Flag> flags;
+};
+
+// Which flags each subcommand accepts (--help is accepted by all).
+const std::array<SubcommandSpec, 6>& subcommand_specs() {
+  static const std::array<SubcommandSpec, 6> specs{{
+      {"run",
+       Subcommand::run,
+       {Flag::config, Flag::node, Flag::resource, Flag::ttl, Flag::wait, Flag::fenced,
+        Flag::grace}},
+      {"acquire",
+       Subcommand::acquire,
+       {Flag::config, Flag::node, Flag::resource, Flag::ttl, Flag::wait, Flag::fenced}},
+      {"extend",
+       Subcommand::extend,
+       {Flag::config, Flag::node, Flag::resource, Flag::value, Flag::ttl}},
+      {"release", Subcommand::release, {Flag::config, Flag::node, Flag::resource, Flag::value}},
+      {"status", Subcommand::status, {Flag::config, Flag::node, Flag::resource, Flag::json}},
+      {"check-config", Subcommand::check_config, {}},
+  }};
+  return specs;
+}
+
+const SubcommandSpec* find_subcommand(std::string_view name) {
+  for (const SubcommandSpec& spec : subcommand_specs()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+const FlagSpec* find_flag(std::string_view name) {
+  for (const FlagSpec& spec : kFlags) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+bool accepts(const SubcommandSpec& spec, Flag flag) {
+  return flag == Flag::help ||
+         std::find(spec.flags.begin(), spec.flags.end(), flag) != spec.flags.end();
+}
+
+// A duration in whole milliseconds: decimal digits only (no sign, no unit).
+std::optional<Milliseconds> parse_milliseconds(std::string_view text, long long minimum) {
+  long long number = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  const auto [stop, error] = std::from_chars(text.data(), end, number);
+  if (error != std::errc() || stop != end || number < minimum || number > kMaxMilliseconds) {
+    return std::nullopt;
+  }
+  return Milliseconds(number);
+}
+
+// Collects one subcommand's options; the first error wins.
+class InvocationBuilder {
+ public:
+  explicit InvocationBuilder(const SubcommandSpec& spec) : spec_(spec) {
+    invocation_.subcommand = spec.subcommand;
+  }
+
+  [[nodiscard]] bool failed() const { return error_.has_value(); }
+  [[nodiscard]] std::string error() const { return error_.value_or(""); }
+
+  void fail(std::string message) {
+    if (!error_) error_ = std::move(message);
+  }
+
+  void apply(const FlagSpec& flag, std::string_view value) {
+    switch (flag.flag) {
+      case Flag::config:
+        set_once(invocation_.config_path, flag, non_empty(flag, value));
+        break;
+      case Flag::node:
+        invocation_.node_addresses.push_back(non_empty(flag, value));
+        break;
+      case Flag::resource:
+        set_once(invocation_.resource, flag, non_empty(flag, value));
+        break;
+      case Flag::value:
+        set_once(invocation_.value, flag, non_empty(flag, value));
+        break;
+      case Flag::ttl:
+        set_once(invocation_.ttl, flag, duration(flag, value, 1));
+        break;
+      case Flag::wait:
+        set_once(invocation_.wait, flag, duration(flag, value, 0));
+        break;
+      case Flag::grace:
+        set_once(invocation_.grace, flag, duration(flag, value, 0));
+        break;
+      case Flag::fenced:
+        invocation_.fenced = true;
+        break;
+      case Flag::json:
+        invocation_.json = true;
+        break;
+      case Flag::help:
+        break;  // handled before parsing
+    }
+  }
+
+  void positional(std::string_view argument) {
+    if (spec_.subcommand == Subcommand::check_config && invocation_.config_file.empty()) {
+      if (argument.empty()) {
+        fail("expected a file name, got an empty argument");
+      } else {
+        invocation_.config_file = std::string(argument);
+      }
+      return;
+    }
+    fail("unexpected argument " + printable(argument));
+  }
+
+  void add_command_word(std::string_view word) { invocation_.command.emplace_back(word); }
+
+  // The rules between options, checked once every argument was read.
+  Invocation finish() {
+    switch (spec_.subcommand) {
+      case Subcommand::run:
+      case Subcommand::acquire:
+        require(invocation_.resource.has_value(), "--resource R is required");
+        break;
+      case Subcommand::extend:
+      case Subcommand::release:
+        require(invocation_.resource.has_value(), "--resource R is required");
+        require(invocation_.value.has_value(),
+                "--value V is required (the value printed by `redlock acquire`)");
+        break;
+      case Subcommand::status:
+        break;
+      case Subcommand::check_config:
+        require(!invocation_.config_file.empty(), "expected the file to check: check-config FILE");
+        break;
+    }
+    if (spec_.subcommand == Subcommand::run) {
+      require(!invocation_.command.empty(), "expected a command to run: -- CMD [ARGS...]");
+    }
+    require(!(invocation_.config_path && !invocation_.node_addresses.empty()),
+            "--config and --node exclude each other: name the nodes in one place");
+    return std::move(invocation_);
+  }
+
+ private:
+  void require(bool condition, std::string_view message) {
+    if (!condition) fail(std::string(message));
+  }
+
+  std::string non_empty(const FlagSpec& flag, std::string_view value) {
+    if (value.empty()) fail(std::string(flag.name) + ": expected a non-empty value");
+    return std::string(value);
+  }
+
+  Milliseconds duration(const FlagSpec& flag, std::string_view value, long long minimum) {
+    const std::optional<Milliseconds> parsed = parse_milliseconds(value, minimum);
+    if (!parsed) {
+      fail(std::string(flag.name) + ": expected " +
+           (minimum > 0 ? "a positive" : "a non-negative") +
+           " whole number of milliseconds (at most " + std::to_string(kMaxMilliseconds) +
+           "), got " + printable(value));
+      return Milliseconds(0);
+    }
+    return *parsed;
+  }
+
+  template <typename T, typename V>
+  void set_once(std::optional<T>& field, const FlagSpec& flag, V value) {
+    if (field) {
+      fail(std::string(flag.name) + " given more than once");
+      return;
+    }
+    field = std::move(value);
+  }
+
+  const SubcommandSpec& spec_;
+  Invocation invocation_;
+  std::optional<std::string> error_;
+};
+
+bool is_help(std::string_view argument) { return argument == "--help" || argument == "-h"; }
+
+ParseResult parse_subcommand(const SubcommandSpec& spec,
+                             std::span<const std::string_view> arguments) {
+  const bool is_run = spec.subcommand == Subcommand::run;
+  // --help wins over every other mistake; for run only before the command.
+  for (std::string_view argument : arguments) {
+    if (is_run && argument == "--") break;
+    if (is_help(argument)) return HelpRequest{spec.subcommand};
+  }
+
+  InvocationBuilder builder(spec);
+  std::size_t index = 0;
+  while (index < arguments.size() && !builder.failed()) {
+    const std::string_view argument = arguments[index++];
+    if (is_run && argument == "--") {
+      for (; index < arguments.size(); ++index) builder.add_command_word(arguments[index]);
+      break;
+    }
+    if (argument.size() < 2 || argument.front() != '-') {
+      if (is_run) {
+        builder.add_command_word(argument);
+        for (; index < arguments.size(); ++index) builder.add_command_word(arguments[index]);
+        break;
+      }
+      builder.positional(argument);
+      continue;
+    }
+    const std::size_t equals = argument.find('=');
+    const std::string_view name = argument.substr(0, equals);
+    const FlagSpec* flag = find_flag(name);
+    if (flag == nullptr) {
+      builder.fail("unknown option " + printable(name));
+      break;
+    }
+    if (!accepts(spec, flag->flag)) {
+      builder.fail(std::string(flag->name) + " is not an option of `redlock " +
+                   std::string(spec.name) + "`");
+      break;
+    }
+    if (!flag->takes_value) {
+      if (equals != std::string_view::npos) {
+        builder.fail(std::string(flag->name) + " takes no value");
+        break;
+      }
+      builder.apply(*flag, {});
+      continue;
+    }
+    if (equals != std::string_view::npos) {
+      builder.apply(*flag, argument.substr(equals + 1));
+    } else if (index < arguments.size()) {
+      builder.apply(*flag, arguments[index++]);
+    } else {
+      builder.fail(std::string(flag->name) + ": expected a value after it");
+    }
+  }
+  if (builder.failed()) return UsageError{spec.subcommand, builder.error()};
+  Invocation invocation = builder.finish();
+  if (builder.failed()) return UsageError{spec.subcommand, builder.error()};
+  return invocation;
+}
+
+}  // namespace
+
+std::string_view name_of(Subcommand subcommand) noexcept {
+  for (const SubcommandSpec& spec : subcommand_specs()) {
+    if (spec.subcommand == subcommand) return spec.name;
+  }
+  return "?";
+}
+
+ParseResult parse_arguments(std::span<const std::string_view> arguments) {
+  if (arguments.empty()) {
+    return UsageError{std::nullopt,
+                      "expected a subcommand: run, acquire, extend, release, "
+                      "status or check-config"};
+  }
+  const std::string_view first = arguments.front();
+  if (is_help(first)) return HelpRequest{};
+  if (first == "--version") return VersionRequest{};
+  if (first == "help") {
+    if (arguments.size() == 1) return HelpRequest{};
+    if (const SubcommandSpec* spec = find_subcommand(arguments[1])) {
+      return HelpRequest{spec->subcommand};
+    }
+    return UsageError{std::nullopt, "help: unknown subcommand " + printable(arguments[1])};
+  }
+  const SubcommandSpec* spec = find_subcommand(first);
+  if (spec == nullptr) {
+    return UsageError{
+        std::nullopt,
+        (first.starts_with("-") ? "unknown option " : "unknown subcommand ") + printable(first)};
+  }
+  return parse_subcommand(*spec, arguments.subspan(1));
+}
+
+std::string printable(std::string_view text) {
+  std::string out = "\"";
+  std::size_t position = 0;
+  while (position < text.size()) {
+    const std::size_t length = utf8_sequence_length(text, position);
+    const auto byte = static_cast<unsigned char>(text[position]);
+    if (length > 1) {
+      out.append(text.substr(position, length));
+      position += length;
+      continue;
+    }
+    ++position;
+    switch (byte) {
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      default:
+        break;
+    }
+    if (length == 1 && byte >= 0x20 && byte != 0x7F) {
+      out += static_cast<char>(byte);
+    } else {
+      std::array<char, 5> escaped{};
+      std::snprintf(escaped.data(), escaped.size(), "\\x%02x", static_cast<unsigned>(byte));
+      out += escaped.data();
+    }
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace redlock::cli

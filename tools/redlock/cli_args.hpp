@@ -1,0 +1,86 @@
+// The command line of `redlock` (DESIGN.md section 5), parsed into values.
+//
+// Parsing is pure: it never prints, never exits and never touches the
+// environment. It returns what to do — an invocation of a subcommand, a
+// request for help or for the version — or one line saying what is wrong,
+// and main() decides the exit code (64 for a usage error).
+//
+// Accepted forms: `--flag VALUE` and `--flag=VALUE`; `-h` for `--help`.
+// `run` takes its command after `--`, or from its first argument that is not
+// an option (so `redlock run --resource r ls -l` works as `... -- ls -l`).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "redlock/types.hpp"
+
+namespace redlock::cli {
+
+enum class Subcommand { run, acquire, extend, release, status, check_config };
+
+// The subcommand as typed on the command line ("check-config", ...).
+[[nodiscard]] std::string_view name_of(Subcommand subcommand) noexcept;
+
+// A subcommand with its validated options. Fields a subcommand does not
+// accept stay unset.
+struct Invocation {
+  Subcommand subcommand = Subcommand::status;
+  // --config FILE. Unset: $REDLOCK_CONFIG, then ./redlock.toml.
+  std::optional<std::string> config_path;
+  // --node ADDRESS, repeatable; excludes --config.
+  std::vector<std::string> node_addresses;
+  // --resource R: required by run, acquire, extend, release.
+  std::optional<std::string> resource;
+  // --value V: the lock value to extend or release (from `acquire`).
+  std::optional<std::string> value;
+  // --ttl MS (> 0). Unset: the quorum file's lock.ttl_ms.
+  std::optional<Milliseconds> ttl;
+  // --wait MS (>= 0; 0 = one attempt). Unset: the configured retries.
+  std::optional<Milliseconds> wait;
+  // --grace MS (>= 0): run's delay between SIGTERM and SIGKILL after a loss.
+  std::optional<Milliseconds> grace;
+  // --fenced: also obtain a fencing token. Unset: the quorum file's `fenced`.
+  bool fenced = false;
+  // --json: status prints JSON instead of a table.
+  bool json = false;
+  // check-config's FILE argument.
+  std::string config_file;
+  // run's CMD and ARGS.
+  std::vector<std::string> command;
+};
+
+// `redlock --help`, `redlock help [SUBCOMMAND]`, `redlock SUBCOMMAND --help`.
+struct HelpRequest {
+  std::optional<Subcommand> subcommand;  // unset: the overview
+};
+
+// `redlock --version`.
+struct VersionRequest {};
+
+struct UsageError {
+  // The subcommand the error belongs to, when one was recognised.
+  std::optional<Subcommand> subcommand;
+  // One line, without the "redlock: " prefix. User input in it is quoted
+  // with printable() so it stays one line.
+  std::string message;
+};
+
+using ParseResult = std::variant<Invocation, HelpRequest, VersionRequest, UsageError>;
+
+// Parses the arguments after the program name.
+[[nodiscard]] ParseResult parse_arguments(std::span<const std::string_view> arguments);
+
+// Milliseconds above this are refused (the library's durations are 31-bit).
+inline constexpr long long kMaxMilliseconds = 2147483647;
+
+// `text` in double quotes, safe on one terminal line: control characters,
+// quotes, backslashes and bytes that are not UTF-8 become escapes (\n, \",
+// \x1b, ...); valid non-ASCII UTF-8 is kept.
+[[nodiscard]] std::string printable(std::string_view text);
+
+}  // namespace redlock::cli

@@ -1,0 +1,139 @@
+// acquire, extend and release: one library call each, one JSON object out.
+//
+// `acquire` leaves the lock held without renewal: this process ends, and
+// whoever has the printed value may extend or release it later from another
+// process (see quorum_setup.hpp, lock_from_value, for how that works).
+#include <cstdint>
+#include <string>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "json_writer.hpp"
+#include "quorum_setup.hpp"
+#include "redlock/blocking_client.hpp"
+#include "report.hpp"
+
+namespace redlock::cli {
+namespace {
+
+void write_error(JsonWriter& json, std::error_code error) {
+  json.key("error");
+  if (error) {
+    json.string(error_name(error));
+  } else {
+    json.null();
+  }
+}
+
+std::int64_t milliseconds_of(Milliseconds duration) {
+  return static_cast<std::int64_t>(duration.count());
+}
+
+// "acquire \"r\": not_acquired: <sentence>"
+std::string failure_line(std::string_view operation, const std::string& resource,
+                         std::error_code error) {
+  return std::string(operation) + " " + printable(resource) + ": " +
+         std::string(error_name(error)) + ": " + error.message();
+}
+
+}  // namespace
+
+int acquire_command(const Invocation& invocation) {
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  if (const std::string problem = ttl_problem(invocation, *config); !problem.empty()) {
+    print_error("acquire: " + problem);
+    return exit_code::usage;
+  }
+  BlockingClient client(std::move(*config));
+  const AcquireResult result =
+      client.acquire(Resource(*invocation.resource), acquire_options(invocation));
+
+  JsonWriter json;
+  json.begin_object();
+  json.key("resource").string(*invocation.resource);
+  json.key("value");
+  if (result.ok()) {
+    json.string(result.lock->value.str());
+  } else {
+    json.null();
+  }
+  json.key("validity_ms").number(result.ok() ? milliseconds_of(result.validity) : 0);
+  json.key("fence").optional_number(result.ok() ? result.lock->fence : std::nullopt);
+  json.key("attempts").number(static_cast<std::int64_t>(result.attempts));
+  write_error(json, result.ok() ? std::error_code() : result.error);
+  write_node_outcomes(json, result.nodes);
+  json.end_object();
+  print_output(json.str());
+
+  if (result.ok()) return exit_code::success;
+  const std::error_code error = result.error ? result.error : make_error_code(errc::no_quorum);
+  print_error(failure_line("acquire", *invocation.resource, error));
+  (void)print_node_faults("acquire", result.nodes);
+  return exit_code_for(error);
+}
+
+int extend_command(const Invocation& invocation) {
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  if (const std::string problem = ttl_problem(invocation, *config); !problem.empty()) {
+    print_error("extend: " + problem);
+    return exit_code::usage;
+  }
+  const Milliseconds ttl = effective_ttl(invocation, *config);
+  BlockingClient client(std::move(*config));
+  ExtendOptions options;
+  options.ttl = ttl;
+  const ExtendResult result = client.extend(lock_from_value(invocation, ttl), options);
+
+  JsonWriter json;
+  json.begin_object();
+  json.key("resource").string(*invocation.resource);
+  json.key("value").string(*invocation.value);
+  json.key("validity_ms").number(result.ok() ? milliseconds_of(result.validity) : 0);
+  // The token belongs to the acquisition; extend cannot know it.
+  json.key("fence").null();
+  write_error(json, result.error);
+  write_node_outcomes(json, result.nodes);
+  json.end_object();
+  print_output(json.str());
+
+  if (result.ok()) return exit_code::success;
+  print_error(failure_line("extend", *invocation.resource, result.error));
+  (void)print_node_faults("extend", result.nodes);
+  return exit_code_for(result.error);
+}
+
+int release_command(const Invocation& invocation) {
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  const std::size_t node_count = config->nodes.size();
+  const Milliseconds ttl = config->lock.ttl;
+  BlockingClient client(std::move(*config));
+  const ReleaseResult result = client.release(lock_from_value(invocation, ttl));
+
+  JsonWriter json;
+  json.begin_object();
+  json.key("resource").string(*invocation.resource);
+  json.key("value").string(*invocation.value);
+  json.key("released").number(static_cast<std::uint64_t>(result.released));
+  write_error(json, result.error);
+  write_node_outcomes(json, result.nodes);
+  json.end_object();
+  print_output(json.str());
+
+  (void)print_node_faults("release", result.nodes);
+  // A node that answered no longer holds our value (it deleted it, or it
+  // was not there). Once a majority answered, no majority can hold it.
+  std::size_t answered = 0;
+  for (const NodeOutcome& node : result.nodes) {
+    if (node.status == NodeStatus::released || node.status == NodeStatus::not_held) ++answered;
+  }
+  if (answered >= majority_of(node_count)) return exit_code::success;
+  print_error("release " + printable(*invocation.resource) + ": only " + std::to_string(answered) +
+              " of " + std::to_string(node_count) +
+              " nodes answered; the lock may stay held elsewhere until its TTL runs out");
+  return exit_code::not_acquired;
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,53 @@
+// `redlock status`'s view of one node, gathered with hiredis's blocking API
+// on a fresh connection (not the library's client: status reports what a
+// node says about itself, including things the lock protocol never asks).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "redlock/config.hpp"
+
+namespace redlock::cli {
+
+struct NodeReport {
+  std::string name;     // NodeConfig::name
+  std::string address;  // host:port ([v6]:port)
+  // Connected, authenticated, selected and answered PING.
+  bool reachable = false;
+  // Why not reachable, or the first command that failed; empty otherwise.
+  std::string error;
+  // PING's round trip.
+  std::optional<Microseconds> round_trip;
+  // INFO replication's role ("master", "slave"), or "unknown".
+  std::string role = "unknown";
+  // CONFIG GET appendonly / appendfsync, or "unknown" (CONFIG denied, e.g.
+  // renamed or forbidden by ACL).
+  std::string appendonly = "unknown";
+  std::string appendfsync = "unknown";
+  // The node-amnesia defence's state (DESIGN 2.5): whether the identity
+  // marker {prefix}node exists, and the PTTL of {prefix}recovering while
+  // the node waits out its post-recovery delay (it grants nothing then).
+  std::optional<bool> marked;
+  std::optional<std::int64_t> recovering_ms;
+
+  // With a resource: PTTL of its lock key (-2 no key, -1 no expiry), the
+  // holder's value, and this node's fence counter for it. Unset when the
+  // node was not asked or did not answer.
+  std::optional<std::int64_t> pttl_ms;
+  std::optional<std::string> holder;
+  std::optional<std::int64_t> fence_counter;
+};
+
+// "aof always", "aof everysec", "aof no-fsync", "off" (appendonly no: at
+// most RDB snapshots, which cannot keep fencing promises), or "unknown".
+[[nodiscard]] std::string persistence_mode(const NodeReport& report);
+
+// Asks one node. Every step is bounded by `timeout` (connect, then each
+// command). Never throws.
+[[nodiscard]] NodeReport probe_node(const NodeConfig& node, Milliseconds timeout,
+                                    const std::string& key_prefix,
+                                    const std::optional<std::string>& resource);
+
+}  // namespace redlock::cli

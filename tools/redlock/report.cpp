@@ -1,0 +1,87 @@
+#include "report.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "cli_args.hpp"
+
+namespace redlock::cli {
+namespace {
+
+bool is_fault(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::timeout:
+    case NodeStatus::unreachable:
+    case NodeStatus::error:
+    case NodeStatus::replicas_short:
+    case NodeStatus::recovering:  // lost its data: its vote is missing
+      return true;
+    case NodeStatus::granted:
+    case NodeStatus::busy:
+    case NodeStatus::extended:
+    case NodeStatus::released:
+    case NodeStatus::not_held:
+    case NodeStatus::pending:
+    case NodeStatus::not_asked:
+      return false;
+  }
+  return false;
+}
+
+void write_all(std::FILE* stream, std::string_view text) {
+  (void)std::fwrite(text.data(), 1, text.size(), stream);
+}
+
+}  // namespace
+
+void print_error(std::string_view line) {
+  std::string text = "redlock: ";
+  text.append(line);
+  text += '\n';
+  write_all(stderr, text);
+}
+
+void print_output(std::string_view text) {
+  write_all(stdout, text);
+  write_all(stdout, "\n");
+  (void)std::fflush(stdout);
+}
+
+std::size_t print_node_faults(std::string_view operation, const std::vector<NodeOutcome>& nodes) {
+  std::size_t printed = 0;
+  for (const NodeOutcome& node : nodes) {
+    if (!is_fault(node.status)) continue;
+    std::string line =
+        std::string(operation) + ": node " + node.name + ": " + std::string(to_string(node.status));
+    if (!node.detail.empty()) line += ": " + node.detail;
+    print_error(line);
+    ++printed;
+  }
+  return printed;
+}
+
+void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes) {
+  json.key("nodes").begin_array();
+  for (const NodeOutcome& node : nodes) {
+    json.begin_object();
+    json.key("node").string(node.name);
+    json.key("status").string(to_string(node.status));
+    json.key("latency_us").number(static_cast<std::int64_t>(node.latency.count()));
+    json.key("holder_ttl_ms");
+    if (node.status == NodeStatus::busy && node.holder_ttl_ms >= 0) {
+      json.number(static_cast<std::int64_t>(node.holder_ttl_ms));
+    } else {
+      json.null();
+    }
+    json.key("detail");
+    if (node.detail.empty()) {
+      json.null();
+    } else {
+      json.string(node.detail);
+    }
+    json.end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace redlock::cli

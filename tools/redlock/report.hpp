@@ -1,0 +1,40 @@
+// How results reach the user: error lines on stderr, results on stdout.
+//
+// Every error is one line on stderr, "redlock: ...", naming the node at
+// fault where there is one. User-supplied text in it is quoted with
+// printable(), so it cannot break the line or inject terminal escapes.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "json_writer.hpp"
+#include "redlock/outcome.hpp"
+
+namespace redlock::cli {
+
+// Writes "redlock: <line>\n" to stderr.
+void print_error(std::string_view line);
+
+// Writes `text` and a newline to stdout and flushes it.
+void print_output(std::string_view text);
+
+// One stderr line per node whose answer was a fault (timeout, unreachable,
+// an error reply, too few replicas,
+// recovering from data loss): "redlock: node NAME: STATUS: DETAIL".
+// Nodes that answered as the protocol expects (granted, busy, not_held, ...)
+// are not faults. Returns how many lines were printed.
+std::size_t print_node_faults(std::string_view operation, const std::vector<NodeOutcome>& nodes);
+
+// "nodes": [{"node", "status", "latency_us", "holder_ttl_ms", "detail"}, ...]
+// holder_ttl_ms is set for busy answers with a known PTTL, detail for
+// errors; both are null otherwise.
+void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes);
+
+// Majority of n nodes: n/2 + 1.
+[[nodiscard]] constexpr std::size_t majority_of(std::size_t node_count) noexcept {
+  return node_count / 2 + 1;
+}
+
+}  // namespace redlock::cli

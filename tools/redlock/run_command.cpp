@@ -1,0 +1,149 @@
+// `redlock run`: hold a lock for exactly as long as a command runs.
+//
+// Order matters here:
+//   1. Signals are blocked and routed to a signalfd before the client's loop
+//      thread exists (see signal_channel.hpp).
+//   2. BlockingClient::lock() acquires and returns a Guard that renews the
+//      lock on the loop thread; its on_lost callback only writes to an
+//      eventfd — the main thread does all the work.
+//   3. A termination signal that arrived while waiting for the lock ends run
+//      before the command starts, after releasing what was acquired.
+//   4. The command runs in its own process group; supervise() forwards
+//      signals and enforces the loss → SIGTERM → grace → SIGKILL rule.
+//   5. The lock is released however the command ended.
+#include <csignal>
+#include <string>
+#include <system_error>
+
+#include "child_process.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "quorum_setup.hpp"
+#include "redlock/blocking_client.hpp"
+#include "report.hpp"
+#include "signal_channel.hpp"
+
+namespace redlock::cli {
+namespace {
+
+constexpr Milliseconds kDefaultGrace{5000};
+
+// The termination signal pending since before the command started, if any.
+std::optional<int> pending_termination(SignalChannel& signals) {
+  std::optional<int> termination;
+  while (const std::optional<int> signal_number = signals.next()) {
+    if (*signal_number != SIGCHLD) termination = *signal_number;
+  }
+  return termination;
+}
+
+ChildSpec child_spec(const Invocation& invocation, const Guard& guard,
+                     const SignalChannel& signals) {
+  const Lock lock = guard.lock();
+  ChildSpec spec;
+  spec.argv = invocation.command;
+  spec.set_environment = {
+      {"REDLOCK_RESOURCE", lock.resource.str()},
+      {"REDLOCK_VALUE", lock.value.str()},
+      {"REDLOCK_VALIDITY_MS", std::to_string(guard.acquired().validity.count())},
+  };
+  if (lock.fence) {
+    spec.set_environment.emplace_back("REDLOCK_FENCE", std::to_string(*lock.fence));
+  } else {
+    // Never let an outer run's token leak into an unfenced inner one.
+    spec.unset_environment.emplace_back("REDLOCK_FENCE");
+  }
+  spec.signal_mask = signals.original_mask();
+  // main() ignores SIGPIPE for run's sockets; the command gets it back.
+  spec.default_sigpipe = sigpipe_was_default();
+  return spec;
+}
+
+std::string describe(const std::error_code& error) {
+  if (!error) return "lost";
+  return std::string(error_name(error)) + ": " + error.message();
+}
+
+}  // namespace
+
+int run_command(const Invocation& invocation) {
+  std::string problem;
+  std::optional<SignalChannel> signals = SignalChannel::open(problem);
+  if (!signals) {
+    print_error("run: " + problem);
+    return exit_code::os_error;
+  }
+  const Wakeup loss(problem);
+  if (loss.fd() < 0) {
+    print_error("run: " + problem);
+    return exit_code::os_error;
+  }
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  if (const std::string ttl_error = ttl_problem(invocation, *config); !ttl_error.empty()) {
+    print_error("run: " + ttl_error);
+    return exit_code::usage;
+  }
+  const std::string& resource = *invocation.resource;
+  const Milliseconds grace = invocation.grace.value_or(kDefaultGrace);
+
+  BlockingClient client(std::move(*config));
+  GuardOptions options;
+  options.acquire = acquire_options(invocation);
+  options.on_lost = [&loss](std::error_code) { loss.notify(); };
+  Guard guard = client.lock(Resource(resource), options);
+  if (!guard) {
+    const std::error_code error = guard.error() ? guard.error() : make_error_code(errc::no_quorum);
+    print_error("run " + printable(resource) + ": " + describe(error));
+    (void)print_node_faults("acquire", guard.acquired().nodes);
+    return exit_code_for(error);
+  }
+
+  if (const std::optional<int> signal_number = pending_termination(*signals)) {
+    (void)guard.release();
+    print_error("run " + printable(resource) + ": " + signal_name(*signal_number) +
+                " received while acquiring; released the lock, command not started");
+    return exit_code::signal_base + *signal_number;
+  }
+
+  const SpawnResult spawned = spawn_in_new_group(child_spec(invocation, guard, *signals));
+  if (spawned.pid < 0) {
+    (void)guard.release();
+    print_error("run: cannot run " + printable(invocation.command.front()) + ": " +
+                std::system_category().message(spawned.error));
+    return spawned.error == ENOENT ? exit_code::command_not_found
+                                   : exit_code::command_not_executable;
+  }
+
+  SupervisionHooks hooks;
+  hooks.on_lost = [&] {
+    const std::string group = "process group " + std::to_string(spawned.pid);
+    print_error("run " + printable(resource) + ": lock lost while the command ran (" +
+                describe(guard.error()) + "); " +
+                (grace.count() == 0 ? "sending SIGKILL to " + group
+                                    : "sending SIGTERM to " + group + ", SIGKILL after " +
+                                          std::to_string(grace.count()) + " ms"));
+  };
+  hooks.on_grace_expired = [&] {
+    print_error("run " + printable(resource) + ": the command outlived the " +
+                std::to_string(grace.count()) + " ms grace period; sent SIGKILL");
+  };
+  const SupervisionResult ended = supervise(spawned.pid, *signals, loss, grace, hooks);
+
+  // A loss signalled as the command ended, or a deadline that passed
+  // unnoticed, still means the command may have run unprotected.
+  const bool lost = ended.lost || loss.take() || !guard.valid();
+  const std::error_code loss_reason = guard.error();
+  const ReleaseResult released = guard.release();
+  if (lost) {
+    if (!ended.lost) {
+      print_error("run " + printable(resource) + ": lock lost before the command ended (" +
+                  describe(loss_reason) + ")");
+    }
+    return exit_code::lock_lost;
+  }
+  (void)print_node_faults("release", released.nodes);
+  return ended.exit_code;
+}
+
+}  // namespace redlock::cli

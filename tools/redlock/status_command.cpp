@@ -1,0 +1,202 @@
+// `redlock status`: every node asked in parallel, one thread each, so one
+// silent node costs one timeout, not N.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "json_writer.hpp"
+#include "node_probe.hpp"
+#include "quorum_setup.hpp"
+#include "report.hpp"
+
+namespace redlock::cli {
+namespace {
+
+struct Summary {
+  std::size_t quorum = 0;
+  std::size_t reachable = 0;
+  // With a resource: nodes that could grant it now (no key, not
+  // recovering) / nodes where its key exists.
+  std::size_t free_nodes = 0;
+  std::size_t held_nodes = 0;
+  [[nodiscard]] bool grantable() const { return free_nodes >= quorum; }
+};
+
+Summary summarize(const std::vector<NodeReport>& reports) {
+  Summary summary;
+  summary.quorum = majority_of(reports.size());
+  for (const NodeReport& report : reports) {
+    if (report.reachable) ++summary.reachable;
+    if (report.pttl_ms && *report.pttl_ms == -2 && !report.recovering_ms) ++summary.free_nodes;
+    if (report.pttl_ms && *report.pttl_ms != -2) ++summary.held_nodes;
+  }
+  return summary;
+}
+
+std::vector<NodeReport> probe_all(const QuorumConfig& config,
+                                  const std::optional<std::string>& resource) {
+  std::vector<NodeReport> reports(config.nodes.size());
+  std::vector<std::thread> threads;
+  threads.reserve(config.nodes.size());
+  for (std::size_t i = 0; i < config.nodes.size(); ++i) {
+    threads.emplace_back([&, i] {
+      reports[i] = probe_node(config.nodes[i], config.lock.connect_timeout, config.lock.key_prefix,
+                              resource);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return reports;
+}
+
+std::string render_json(const std::vector<NodeReport>& reports, const Summary& summary,
+                        const std::optional<std::string>& resource) {
+  JsonWriter json;
+  json.begin_object();
+  json.key("quorum").number(static_cast<std::uint64_t>(summary.quorum));
+  json.key("reachable").number(static_cast<std::uint64_t>(summary.reachable));
+  if (resource) {
+    json.key("resource").string(*resource);
+    json.key("free_nodes").number(static_cast<std::uint64_t>(summary.free_nodes));
+    json.key("held_nodes").number(static_cast<std::uint64_t>(summary.held_nodes));
+    json.key("grantable").boolean(summary.grantable());
+  }
+  json.key("nodes").begin_array();
+  for (const NodeReport& report : reports) {
+    json.begin_object();
+    json.key("node").string(report.name);
+    json.key("address").string(report.address);
+    json.key("reachable").boolean(report.reachable);
+    json.key("rtt_us");
+    if (report.round_trip) {
+      json.number(static_cast<std::int64_t>(report.round_trip->count()));
+    } else {
+      json.null();
+    }
+    json.key("role").string(report.role);
+    json.key("appendonly").string(report.appendonly);
+    json.key("appendfsync").string(report.appendfsync);
+    json.key("persistence").string(persistence_mode(report));
+    json.key("marked");
+    if (report.marked) {
+      json.boolean(*report.marked);
+    } else {
+      json.null();
+    }
+    json.key("recovering_ms").optional_number(report.recovering_ms);
+    if (resource) {
+      json.key("pttl_ms").optional_number(report.pttl_ms);
+      json.key("holder").optional_string(report.holder);
+      json.key("fence").optional_number(report.fence_counter);
+    }
+    json.key("error");
+    if (report.error.empty()) {
+      json.null();
+    } else {
+      json.string(report.error);
+    }
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.str();
+}
+
+std::string round_trip_text(const NodeReport& report) {
+  if (!report.round_trip) return "-";
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.2f ms",
+                static_cast<double>(report.round_trip->count()) / 1000.0);
+  return text.data();
+}
+
+std::string state_text(const NodeReport& report) {
+  if (!report.reachable) return "down";
+  if (report.recovering_ms) return "recovering";
+  return "up";
+}
+
+std::string pttl_text(const NodeReport& report) {
+  if (!report.pttl_ms) return "-";
+  if (*report.pttl_ms == -2) return "free";
+  if (*report.pttl_ms == -1) return "no expiry";
+  return std::to_string(*report.pttl_ms) + " ms";
+}
+
+// Pads every column to its widest cell; the last column is not padded.
+std::string render_rows(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line.append(widths[c] - row[c].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_table(const std::vector<NodeReport>& reports, const Summary& summary,
+                         const std::optional<std::string>& resource) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{"NODE", "STATE", "RTT", "ROLE", "PERSISTENCE"};
+  if (resource) {
+    header.insert(header.end(), {"PTTL", "FENCE", "HOLDER"});
+  }
+  rows.push_back(header);
+  for (const NodeReport& report : reports) {
+    std::vector<std::string> row{report.name, state_text(report), round_trip_text(report),
+                                 report.reachable ? report.role : "-",
+                                 report.reachable ? persistence_mode(report) : "-"};
+    if (resource) {
+      row.push_back(pttl_text(report));
+      row.push_back(report.fence_counter ? std::to_string(*report.fence_counter) : "-");
+      row.push_back(report.holder ? printable(*report.holder) : "-");
+    }
+    rows.push_back(std::move(row));
+  }
+  std::string out = render_rows(rows);
+  out += "\nquorum " + std::to_string(summary.quorum) + " of " + std::to_string(reports.size()) +
+         ": " + std::to_string(summary.reachable) + " reachable";
+  out += summary.reachable >= summary.quorum ? "\n" : " (no quorum)\n";
+  if (resource) {
+    out += "resource " + printable(*resource) + ": held on " + std::to_string(summary.held_nodes) +
+           ", free on " + std::to_string(summary.free_nodes) + "; " +
+           (summary.grantable() ? "the quorum could grant it now" : "cannot be granted now");
+  } else {
+    out.pop_back();  // print_output adds the final newline
+  }
+  return out;
+}
+
+}  // namespace
+
+int status_command(const Invocation& invocation) {
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  const std::vector<NodeReport> reports = probe_all(*config, invocation.resource);
+  const Summary summary = summarize(reports);
+
+  print_output(invocation.json ? render_json(reports, summary, invocation.resource)
+                               : render_table(reports, summary, invocation.resource));
+  for (const NodeReport& report : reports) {
+    if (!report.error.empty()) print_error("status: node " + report.name + ": " + report.error);
+  }
+  if (summary.reachable >= summary.quorum) return exit_code::success;
+  print_error("status: only " + std::to_string(summary.reachable) + " of " +
+              std::to_string(reports.size()) + " nodes reachable; a quorum needs " +
+              std::to_string(summary.quorum));
+  return exit_code::not_acquired;
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,156 @@
+#include "usage.hpp"
+
+namespace redlock::cli {
+namespace {
+
+constexpr std::string_view kOverview =
+    "usage: redlock SUBCOMMAND [OPTIONS]\n"
+    "\n"
+    "A lock held by a majority of N independent Redis masters (Redlock).\n"
+    "\n"
+    "subcommands:\n"
+    "  run           run a command while holding the lock (renewed as it runs)\n"
+    "  acquire       take the lock and print it as JSON; it stays held until its TTL\n"
+    "  extend        renew a lock taken with `acquire` (needs its --value)\n"
+    "  release       release a lock taken with `acquire` (needs its --value)\n"
+    "  status        node reachability, latency, role, persistence; a lock's holders\n"
+    "  check-config  validate a quorum file\n"
+    "\n"
+    "The nodes come from --config FILE, else $REDLOCK_CONFIG, else ./redlock.toml,\n"
+    "or from --node HOST:PORT flags (repeatable) instead of a file.\n"
+    "\n"
+    "exit codes: 0 success; 75 not acquired / not extended (busy, or no quorum);\n"
+    "69 lock lost while running; 78 configuration error; 64 usage error.\n"
+    "\n"
+    "`redlock SUBCOMMAND --help` describes each subcommand; `redlock --version`.\n";
+
+constexpr std::string_view kRun =
+    "usage: redlock run [--config F | --node H:P ...] --resource R [--ttl MS] [--wait MS]\n"
+    "                   [--fenced] [--grace MS] -- CMD [ARGS...]\n"
+    "\n"
+    "Acquires the lock on R, runs CMD in its own process group while the lock is\n"
+    "renewed (every ttl/3), releases the lock when CMD ends, and exits with CMD's\n"
+    "exit code (128+N when a signal N killed it).\n"
+    "\n"
+    "CMD's environment adds REDLOCK_RESOURCE, REDLOCK_VALUE, REDLOCK_VALIDITY_MS and,\n"
+    "with --fenced, REDLOCK_FENCE (the fencing token).\n"
+    "\n"
+    "If the lock is lost while CMD runs, CMD's process group gets SIGTERM, then\n"
+    "SIGKILL after the grace period, and run exits 69. SIGINT, SIGTERM and SIGHUP\n"
+    "sent to run are passed on to CMD's process group; the lock is released.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   the name of the lock (any string)\n"
+    "  --ttl MS       lock TTL in milliseconds (default: the file's lock.ttl_ms)\n"
+    "  --wait MS      wait at most MS for the lock; 0 = one attempt\n"
+    "                 (default: the file's retry_count and retry_delay_ms)\n"
+    "  --fenced       also obtain a fencing token (REDLOCK_FENCE)\n"
+    "  --grace MS     delay between SIGTERM and SIGKILL after a loss (default 5000)\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: CMD's status; 75 not acquired; 69 lock lost; 78 configuration; 64 usage;\n"
+    "127 CMD not found; 126 CMD not executable.\n";
+
+constexpr std::string_view kAcquire =
+    "usage: redlock acquire [--config F | --node H:P ...] --resource R [--ttl MS]\n"
+    "                       [--wait MS] [--fenced]\n"
+    "\n"
+    "Takes the lock on R and prints one JSON object: resource, value, validity_ms,\n"
+    "fence (or null), attempts, error (null on success) and nodes (what each node\n"
+    "answered). The lock stays held, without renewal, until its TTL runs out or\n"
+    "`redlock release --value V` releases it; `redlock extend --value V` renews it.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   the name of the lock (any string)\n"
+    "  --ttl MS       lock TTL in milliseconds (default: the file's lock.ttl_ms)\n"
+    "  --wait MS      wait at most MS for the lock; 0 = one attempt\n"
+    "                 (default: the file's retry_count and retry_delay_ms)\n"
+    "  --fenced       also obtain a fencing token (the `fence` field)\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 acquired; 75 not acquired (busy, or no quorum); 78 configuration; 64 usage.\n";
+
+constexpr std::string_view kExtend =
+    "usage: redlock extend [--config F | --node H:P ...] --resource R --value V [--ttl MS]\n"
+    "\n"
+    "Renews the lock on R held with value V (from `redlock acquire`) on every node\n"
+    "where V is still the holder, and prints one JSON object: resource, value,\n"
+    "validity_ms, fence (null: not known here), error and nodes. A lock that is\n"
+    "gone from a majority is never re-created.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   the name of the lock\n"
+    "  --value V      the lock's value\n"
+    "  --ttl MS       the new TTL in milliseconds (default: the file's lock.ttl_ms)\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 extended; 75 not extended (not held by V on a majority, or no quorum);\n"
+    "78 configuration; 64 usage.\n";
+
+constexpr std::string_view kRelease =
+    "usage: redlock release [--config F | --node H:P ...] --resource R --value V\n"
+    "\n"
+    "Deletes the lock on R from every node where V is the holder (never another\n"
+    "holder's value) and prints one JSON object: resource, value, released (on how\n"
+    "many nodes V was deleted), error and nodes.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   the name of the lock\n"
+    "  --value V      the lock's value\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 when a majority of nodes answered (V is then held nowhere that counts,\n"
+    "even if `released` is 0 because it had expired); 75 when fewer answered;\n"
+    "78 configuration; 64 usage.\n";
+
+constexpr std::string_view kStatus =
+    "usage: redlock status [--config F | --node H:P ...] [--resource R] [--json]\n"
+    "\n"
+    "Asks every node, in parallel, for: reachability, PING round-trip time, role\n"
+    "(INFO replication) and persistence (CONFIG GET appendonly / appendfsync;\n"
+    "\"unknown\" where CONFIG is denied). With --resource, also each node's PTTL,\n"
+    "holder value and fence counter for R, and whether the quorum could grant R\n"
+    "now (free on a majority). Prints a table; --json prints one JSON object.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   also show the lock on R\n"
+    "  --json         print JSON instead of a table\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 when a majority of nodes is reachable; 75 when not; 78 configuration;\n"
+    "64 usage.\n";
+
+constexpr std::string_view kCheckConfig =
+    "usage: redlock check-config FILE\n"
+    "\n"
+    "Validates a quorum file and prints a summary: nodes, quorum, timing.\n"
+    "\n"
+    "exit: 0 valid; 78 invalid (FILE:LINE:COL: what was expected); 64 usage.\n";
+
+}  // namespace
+
+std::string_view help_text(std::optional<Subcommand> subcommand) noexcept {
+  if (!subcommand) return kOverview;
+  switch (*subcommand) {
+    case Subcommand::run:
+      return kRun;
+    case Subcommand::acquire:
+      return kAcquire;
+    case Subcommand::extend:
+      return kExtend;
+    case Subcommand::release:
+      return kRelease;
+    case Subcommand::status:
+      return kStatus;
+    case Subcommand::check_config:
+      return kCheckConfig;
+  }
+  return kOverview;
+}
+
+}  // namespace redlock::cli

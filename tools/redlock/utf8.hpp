@@ -1,0 +1,18 @@
+// UTF-8 validation, shared by the JSON writer and the terminal quoting of
+// user input: both keep valid text as it is and must not pass on bytes that
+// are not UTF-8.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace redlock::cli {
+
+// The length (1-4) of the well-formed UTF-8 sequence that starts at
+// text[position], or 0 when the bytes there are not one: a stray
+// continuation byte, a truncated sequence, an overlong form, a UTF-16
+// surrogate (U+D800..U+DFFF) or a code point above U+10FFFF.
+[[nodiscard]] std::size_t utf8_sequence_length(std::string_view text,
+                                               std::size_t position) noexcept;
+
+}  // namespace redlock::cli
