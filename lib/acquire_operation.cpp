@@ -108,13 +108,7 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
   }
   NodeOutcome& outcome = outcomes_[node];
   parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
-  if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0 &&
-      !recovery_requested_) {
-    // A node without its identity marker: recover it whatever this attempt's
-    // outcome (the core runs one round at a time for all its operations).
-    recovery_requested_ = true;
-    core_.request_recovery([](bool) {});
-  }
+  note_if_unmarked(outcome);
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
       core_.nodes()[node]->persistence() != Persistence::aof_always) {
     // Granted, but by a node that may forget it: not a vote in strict mode.
@@ -139,6 +133,7 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   if (response.kind != NodeResponse::Kind::reply) return;
   NodeOutcome outcome;
   parse_acquire_response(response, 0, outcome);
+  note_if_unmarked(outcome);
   if (outcome.status != NodeStatus::granted) return;
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
@@ -241,6 +236,16 @@ void AcquireOperation::unlock_attempt() {
     nodes[i]->send(release_script(), {lock_key_}, {value_.str(), channel_}, false, self,
                    kCleanupTag);
   }
+}
+
+void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
+  // A node without its identity marker: recover it whatever this attempt's
+  // outcome — also when its answer came after the decision (the core runs
+  // one round at a time for all its operations).
+  if (outcome.status != NodeStatus::recovering || outcome.holder_ttl_ms >= 0) return;
+  if (recovery_requested_) return;
+  recovery_requested_ = true;
+  core_.request_recovery([](bool) {});
 }
 
 bool AcquireOperation::saw_unmarked_node() const {

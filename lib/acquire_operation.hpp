@@ -42,6 +42,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   void retry_or_finish(std::error_code why);
   void stop_waiting_for_release();
   [[nodiscard]] bool saw_unmarked_node() const;
+  void note_if_unmarked(const NodeOutcome& outcome);
 
   Resource resource_;
   std::string lock_key_;

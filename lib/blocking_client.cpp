@@ -6,6 +6,7 @@
 #include "guard_state.hpp"
 #include "launch.hpp"
 #include "release_operation.hpp"
+#include "sigpipe_guard.hpp"
 
 namespace redlock {
 
@@ -20,7 +21,11 @@ BlockingClientImpl::BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metr
   ClientOptions options;
   options.metrics = metrics_;
   client_.emplace(&loop_, std::move(config), options);
-  thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+  thread_ = std::thread([this] {
+    // A node that vanished mid-write must not kill the process.
+    block_sigpipe_on_this_thread();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  });
 }
 
 BlockingClientImpl::~BlockingClientImpl() {

@@ -26,7 +26,11 @@ void ExtendOperation::fail_later(std::error_code error) {
 
 void ExtendOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  if (ttl_.count() <= 0 || lock_.value.empty() || lock_.resource.empty()) {
+  const LockConfig& config = core_.config().lock;
+  // Like acquire: a lock may not outlive the recovery delay of a node that
+  // lost its data.
+  const bool beyond_max_ttl = config.amnesia_defence && ttl_ > effective_max_ttl(config);
+  if (ttl_.count() <= 0 || lock_.value.empty() || lock_.resource.empty() || beyond_max_ttl) {
     return fail_later(make_error_code(errc::invalid_argument));
   }
   started_ = core_.clock().now();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sha1.hpp"
+#include "sigpipe_guard.hpp"
 
 namespace redlock {
 
@@ -46,6 +47,7 @@ struct ReplyDeleter {
   void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+using detail::ScopedSigpipeBlock;
 
 std::uint64_t to_token(const redisReply* reply) {
   std::uint64_t value = 0;
@@ -68,6 +70,7 @@ class FenceGate::Connection {
   // Runs a command; nullptr (with `error`) on I/O failure, which also drops
   // the connection so the next call reconnects.
   ReplyPtr command(const std::vector<std::string_view>& argv, std::string& error) {
+    const ScopedSigpipeBlock no_sigpipe;
     if (context_ == nullptr && !connect(error)) return nullptr;
     std::vector<const char*> pointers;
     std::vector<std::size_t> lengths;

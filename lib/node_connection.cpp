@@ -57,6 +57,7 @@ struct NodeConnection::Slot {
   bool with_wait = false;
   bool evaled = false;
   bool answered = false;  // the sink has been told `timeout`
+  bool before_ready = false;  // queued while the session was being set up
   TimePoint sent_at{};
   TimePoint deadline{};
   std::uint8_t expected = 1;
@@ -308,7 +309,13 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, std::s
   slot.with_wait = require_replicas && node_.min_replicas > 0;
   slot.expected = slot.with_wait ? 2 : 1;
   slot.sent_at = core_.clock().now();
-  slot.deadline = SteadyClock::now() + request_timeout_ +
+  // A request queued before the session is ready also waits for the connect
+  // and handshake, which the connect timeout bounds; counting that against
+  // the request timeout would fail every first request of a short-lived
+  // process on a slower network. Validity still counts from t0.
+  slot.before_ready = state_ != State::ready;
+  const Microseconds setup = slot.before_ready ? Microseconds(connect_timeout_) : Microseconds(0);
+  slot.deadline = SteadyClock::now() + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
   enqueue_request(std::move(slot), false);
 }
@@ -485,6 +492,16 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     connect_timer_ = TimerQueue::kNone;
     backoff_ = reconnect_min_;
     last_error_.clear();
+    // Requests queued during set-up get their own timeout from now on.
+    const TimePoint now = SteadyClock::now();
+    for (Slot& queued : slots_) {
+      if (!queued.before_ready || queued.answered) continue;
+      queued.before_ready = false;
+      queued.deadline = now + request_timeout_ +
+                        (queued.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
+    }
+    deadline_armed_for_ = TimePoint::max();
+    arm_deadline();
     if (ready_handler_) ready_handler_();
   }
 }

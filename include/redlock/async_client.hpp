@@ -26,6 +26,11 @@
 //   * An operation started after close() completes at once, inside the
 //     starting call, with errc::shutting_down: the loop will not turn for it.
 //   * The loop must outlive the client.
+//
+// Signals: libuv writes with write(2), so a node that closes its end while a
+// request is being written raises SIGPIPE on the loop's thread. Ignore or
+// block SIGPIPE in a program that runs an AsyncClient on its own loop (as
+// for any libuv network program); BlockingClient does it for its thread.
 #pragma once
 
 #include <uv.h>

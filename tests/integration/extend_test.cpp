@@ -17,7 +17,9 @@ class Extend : public ::testing::Test {
 };
 
 TEST_F(Extend, MovesTheDeadlineAndResetsTheTtlOnTheNodes) {
-  BlockingClient client(config_for(cluster, milliseconds(5000)));
+  QuorumConfig config = config_for(cluster, milliseconds(5000));
+  config.lock.max_ttl = milliseconds(20000);  // the extend below asks for more than ttl
+  BlockingClient client(config);
   AcquireResult held = client.acquire(Resource("renew"));
   ASSERT_TRUE(held.ok());
   // Let the lock age measurably, so a reset TTL is distinguishable.
@@ -87,6 +89,23 @@ TEST_F(Extend, SomeoneElsesLockCannotBeExtended) {
   forged.value = LockValue::random();
   ExtendResult result = client.extend(forged);
   EXPECT_EQ(result.error, errc::lost);
+  (void)client.release(*held.lock);
+}
+
+}  // namespace
+}  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+TEST(ExtendLimits, BeyondMaxTtlIsRefused) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster, std::chrono::milliseconds(2000)));
+  AcquireResult held = client.acquire(Resource("bounded"));
+  ASSERT_TRUE(held.ok());
+  ExtendOptions longer;
+  longer.ttl = std::chrono::milliseconds(60000);  // max_ttl defaults to ttl (2 s)
+  EXPECT_EQ(client.extend(*held.lock, longer).error, errc::invalid_argument);
   (void)client.release(*held.lock);
 }
 
