@@ -56,7 +56,7 @@ struct NodeConnection::Slot {
   std::size_t argc = 0;
   bool with_wait = false;
   bool evaled = false;
-  bool answered = false;  // the sink has been told `timeout`
+  bool answered = false;      // the sink has been told `timeout`
   bool before_ready = false;  // queued while the session was being set up
   TimePoint sent_at{};
   TimePoint deadline{};
