@@ -303,12 +303,13 @@ void AcquireOperation::retry_or_finish(std::error_code why) {
   }
 }
 
-void AcquireOperation::wake() {
-  if (finished_ || retry_timer_ == TimerQueue::kNone) return;
+bool AcquireOperation::wake() {
+  if (finished_ || retry_timer_ == TimerQueue::kNone) return false;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
   stop_waiting_for_release();
   begin_attempt();
+  return true;
 }
 
 void AcquireOperation::stop_waiting_for_release() {

@@ -22,7 +22,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
   void cancel() override;
   void abort(std::error_code why) override;
-  void wake() override;
+  bool wake() override;
 
  private:
   void begin_attempt();

@@ -426,7 +426,8 @@ void NodeConnection::on_reply(redisReply* reply) {
       reply->element[0]->type == REDIS_REPLY_STRING &&
       std::string_view(reply->element[0]->str, reply->element[0]->len) == "message") {
     // A published message: not the answer to any request.
-    push_handler_(std::string_view(reply->element[1]->str, reply->element[1]->len));
+    push_handler_(std::string_view(reply->element[1]->str, reply->element[1]->len),
+                  std::string_view(reply->element[2]->str, reply->element[2]->len));
     return;
   }
   if (slots_.empty()) {

@@ -86,7 +86,8 @@ class NodeConnection final : public Flushable {
   void send_command(std::initializer_list<std::string_view> argv);
   // Published messages ("message" pushes) go here instead of to requests:
   // for a connection used in subscribe mode.
-  void set_push_handler(std::function<void(std::string_view channel)> handler) {
+  void set_push_handler(
+      std::function<void(std::string_view channel, std::string_view payload)> handler) {
     push_handler_ = std::move(handler);
   }
   // Runs each time the handshake completes (first connect and reconnects).
@@ -155,7 +156,7 @@ class NodeConnection final : public Flushable {
   TimerQueue::Id connect_timer_ = TimerQueue::kNone;
   TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
   std::string last_error_;
-  std::function<void(std::string_view)> push_handler_;
+  std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
   std::string appendonly_;
   std::string appendfsync_;

@@ -13,7 +13,9 @@ void WakeupHub::ensure_connections() {
   const QuorumConfig& config = core_.config();
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
     auto connection = std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
-    connection->set_push_handler([this](std::string_view channel) { on_message(channel); });
+    connection->set_push_handler([this](std::string_view channel, std::string_view value) {
+      on_message(channel, value);
+    });
     NodeConnection* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.
     connection->set_ready_handler([this, raw] {
@@ -28,14 +30,14 @@ void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>
   if (closed_) return;
   ensure_connections();
   auto [entry, inserted] = waiters_.try_emplace(channel);
-  entry->second.push_back(waiter);
+  entry->second.waiters.push_back(waiter);
   if (inserted) subscribe_everywhere(channel, true);
 }
 
 void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  auto& list = entry->second;
+  auto& list = entry->second.waiters;
   list.erase(std::remove_if(list.begin(), list.end(),
                             [waiter](const std::weak_ptr<Wakeable>& candidate) {
                               auto locked = candidate.lock();
@@ -54,15 +56,20 @@ void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe)
   }
 }
 
-void WakeupHub::on_message(std::string_view channel) {
+void WakeupHub::on_message(std::string_view channel, std::string_view released_value) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  // Copy first: a woken waiter leaves, which edits the list.
-  std::vector<std::shared_ptr<Wakeable>> woken;
-  for (const auto& candidate : entry->second) {
-    if (auto locked = candidate.lock()) woken.push_back(std::move(locked));
+  if (entry->second.last_release == released_value) return;  // another node's copy
+  entry->second.last_release = std::string(released_value);
+  // Copy first: a woken waiter leaves, which edits the list (and may erase
+  // the channel).
+  std::vector<std::shared_ptr<Wakeable>> candidates;
+  for (const auto& candidate : entry->second.waiters) {
+    if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
-  for (const auto& waiter : woken) waiter->wake();
+  for (const auto& waiter : candidates) {
+    if (waiter->wake()) return;
+  }
 }
 
 void WakeupHub::close() {

@@ -5,6 +5,12 @@
 // subscribed while it has waiters and unsubscribed when the last one leaves,
 // so subscriptions do not accumulate. The retry timer stays armed as the
 // fallback for a missed message.
+//
+// One release wakes one waiter of this client, in the order they started
+// waiting: waking them all would only have them collide on the nodes (a
+// thundering herd), and the next release wakes the next. The N nodes each
+// publish the same release; the released value identifies it, so it counts
+// once.
 #pragma once
 
 #include <map>
@@ -22,7 +28,8 @@ class ClientCore;
 class Wakeable {
  public:
   // Loop thread: a release was published on the channel being waited on.
-  virtual void wake() = 0;
+  // Returns whether the waiter acted on it (it was sleeping before a retry).
+  virtual bool wake() = 0;
 
  protected:
   ~Wakeable() = default;
@@ -45,12 +52,16 @@ class WakeupHub {
 
  private:
   void ensure_connections();
-  void on_message(std::string_view channel);
+  void on_message(std::string_view channel, std::string_view released_value);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
 
   ClientCore& core_;
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
-  std::map<std::string, std::vector<std::weak_ptr<Wakeable>>, std::less<>> waiters_;
+  struct Channel {
+    std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
+    std::string last_release;                      // the value last acted on
+  };
+  std::map<std::string, Channel, std::less<>> waiters_;
   bool closed_ = false;
 };
 
