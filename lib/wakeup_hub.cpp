@@ -13,9 +13,8 @@ void WakeupHub::ensure_connections() {
   const QuorumConfig& config = core_.config();
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
     auto connection = std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
-    connection->set_push_handler([this](std::string_view channel, std::string_view value) {
-      on_message(channel, value);
-    });
+    connection->set_push_handler(
+        [this](std::string_view channel, std::string_view value) { on_message(channel, value); });
     NodeConnection* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.
     connection->set_ready_handler([this, raw] {
