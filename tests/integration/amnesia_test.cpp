@@ -138,11 +138,7 @@ TEST_F(Amnesia, ConcurrentRecoveriesAgree) {
   t2.join();
   // The recovery runs beside the acquires; wait (bounded) for its marker.
   RedisProbe probe = cluster.node(1).probe();
-  const auto give_up = Stopwatch::now() + std::chrono::seconds(5);
-  while (!probe.exists("redlock:node") && Stopwatch::now() < give_up) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_TRUE(probe.exists("redlock:node"));
+  EXPECT_TRUE(eventually([&] { return probe.exists("redlock:node"); }));
   EXPECT_GT(probe.pttl("redlock:recovering"), 0);
   const Reply counter = probe.command({"HGET", "redlock:fence", "counted"});
   EXPECT_EQ(counter.text, "3");

@@ -61,11 +61,7 @@ TEST_F(Extend, AfterExpiryOnTheNodesItIsRefusedAndRecreatesNothing) {
   AcquireResult held = client.acquire(Resource("gone"));
   ASSERT_TRUE(held.ok());
   // Wait (bounded) until every node has expired the key.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (nodes_holding(cluster, "gone") > 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  ASSERT_EQ(nodes_holding(cluster, "gone"), 0u);
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "gone") == 0; }));
 
   // Pretend our local deadline had not passed (a fast local clock), so the
   // request reaches the nodes: they must refuse and create nothing.

@@ -78,10 +78,7 @@ TEST(FenceGateWithLocks, PausedHolderIsStoppedByTheGate) {
   AcquireResult a = client.acquire(Resource("doc"), fenced);
   ASSERT_TRUE(a.ok());
   // A "pauses": no renewal, and its lock expires on the nodes.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (nodes_holding(cluster, "doc") > 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "doc") == 0; }));
   fenced.wait = milliseconds(5000);
   AcquireResult b = client.acquire(Resource("doc"), fenced);
   ASSERT_TRUE(b.ok());

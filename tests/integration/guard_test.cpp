@@ -40,17 +40,6 @@ struct LossRecorder {
   }
 };
 
-// Waits (bounded) until `condition` holds.
-template <typename Condition>
-bool eventually(Condition condition, milliseconds limit = milliseconds(10000)) {
-  const auto give_up = Stopwatch::now() + limit;
-  while (!condition()) {
-    if (Stopwatch::now() > give_up) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
-
 class GuardTest : public ::testing::Test {
  protected:
   RedisCluster cluster{5};

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "redis_fixture.hpp"
@@ -128,6 +129,19 @@ inline AcquireResult acquire_once(LoopRun& run, const Resource& resource,
     });
   });
   return result;
+}
+
+// Waits until `condition` holds, polling every 5 ms, for at most `limit`;
+// returns whether it held. The bound keeps a broken build from hanging.
+template <typename Condition>
+bool eventually(Condition condition,
+                std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 // Counts nodes whose lock key exists.

@@ -21,16 +21,12 @@ long long subscribers(RedisServer& node, const std::string& channel) {
 
 // Waits (bounded) until every node reports `expected` subscribers.
 bool subscribers_become(RedisCluster& cluster, const std::string& channel, long long expected) {
-  const auto give_up = Stopwatch::now() + std::chrono::seconds(5);
-  for (;;) {
-    bool all = true;
+  return eventually([&] {
     for (std::size_t i = 0; i < cluster.size(); ++i) {
-      all = all && subscribers(cluster.node(i), channel) == expected;
+      if (subscribers(cluster.node(i), channel) != expected) return false;
     }
-    if (all) return true;
-    if (Stopwatch::now() > give_up) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+    return true;
+  });
 }
 
 TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
