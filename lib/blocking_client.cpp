@@ -78,22 +78,26 @@ struct LockOutcome {
 };
 }  // namespace
 
-Guard BlockingClientImpl::lock(const Resource& resource, const GuardOptions& options) {
-  LockOutcome outcome = call<LockOutcome>([&](AsyncClient& client, auto done) {
-    ClientCore& core = ClientAccess::core(client);
-    client.acquire(resource, options.acquire,
-                   [&core, options, done = std::move(done)](AcquireResult result) mutable {
-                     LockOutcome out;
-                     if (result.ok()) {
-                       // Created on the loop in the acquire's own callback, so
-                       // renewal starts with no gap.
-                       out.state = launch<GuardState>(core, *result.lock, options);
-                     }
-                     out.error = result.error;
-                     out.acquired = std::move(result);
-                     done(std::move(out));
-                   });
-  });
+Guard BlockingClientImpl::lock(const Resource& resource, const GuardOptions& options,
+                               std::stop_token stop) {
+  LockOutcome outcome = call<LockOutcome>(
+      [&](AsyncClient& client, auto done) {
+        ClientCore& core = ClientAccess::core(client);
+        return client.acquire(
+            resource, options.acquire,
+            [&core, options, done = std::move(done)](AcquireResult result) mutable {
+              LockOutcome out;
+              if (result.ok()) {
+                // Created on the loop in the acquire's own callback, so
+                // renewal starts with no gap.
+                out.state = launch<GuardState>(core, *result.lock, options);
+              }
+              out.error = result.error;
+              out.acquired = std::move(result);
+              done(std::move(out));
+            });
+      },
+      std::move(stop));
   if (!outcome.state) {
     if (!outcome.acquired.error) outcome.acquired.error = outcome.error;
     return Guard(std::move(outcome.acquired));
@@ -134,23 +138,29 @@ BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> met
 
 BlockingClient::~BlockingClient() = default;
 
-AcquireResult BlockingClient::acquire(const Resource& resource, const AcquireOptions& options) {
+AcquireResult BlockingClient::acquire(const Resource& resource, const AcquireOptions& options,
+                                      std::stop_token stop) {
   return impl_->call<AcquireResult>(
-      [&](AsyncClient& client, auto done) { client.acquire(resource, options, std::move(done)); });
+      [&](AsyncClient& client, auto done) {
+        return client.acquire(resource, options, std::move(done));
+      },
+      std::move(stop));
 }
 
 ExtendResult BlockingClient::extend(const Lock& lock, const ExtendOptions& options) {
-  return impl_->call<ExtendResult>(
-      [&](AsyncClient& client, auto done) { client.extend(lock, options, std::move(done)); });
+  return impl_->call<ExtendResult>([&](AsyncClient& client, auto done) {
+    return client.extend(lock, options, std::move(done));
+  });
 }
 
 ReleaseResult BlockingClient::release(const Lock& lock) {
   return impl_->call<ReleaseResult>(
-      [&](AsyncClient& client, auto done) { client.release(lock, std::move(done)); });
+      [&](AsyncClient& client, auto done) { return client.release(lock, std::move(done)); });
 }
 
-Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options) {
-  return impl_->lock(resource, options);
+Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options,
+                           std::stop_token stop) {
+  return impl_->lock(resource, options, std::move(stop));
 }
 
 const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }
@@ -164,6 +174,7 @@ std::vector<NodeHealth> BlockingClient::node_health() {
   };
   Health health = impl_->call<Health>([](AsyncClient& client, auto done) {
     done(Health{{}, client.node_health()});
+    return OperationHandle{};
   });
   return std::move(health.nodes);
 }

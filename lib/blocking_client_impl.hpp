@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -35,10 +36,12 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   // Returns `refused` with errc::invalid_argument when called on the loop
   // thread itself (it would wait for itself), errc::shutting_down when the
   // client is stopping.
+  // `start` returns the OperationHandle of what it started; when `stop` is
+  // requested meanwhile, that operation is cancelled (errc::cancelled).
   template <typename Result, typename Start>
-  Result call(Start start);
+  Result call(Start start, std::stop_token stop = {});
 
-  Guard lock(const Resource& resource, const GuardOptions& options);
+  Guard lock(const Resource& resource, const GuardOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`
   // (nullopt: until done).
   ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,
@@ -65,7 +68,7 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
 };
 
 template <typename Result, typename Start>
-Result BlockingClientImpl::call(Start start) {
+Result BlockingClientImpl::call(Start start, std::stop_token stop) {
   Result refused;
   if (std::this_thread::get_id() == thread_.get_id()) {
     refused.error = make_error_code(errc::invalid_argument);
@@ -75,13 +78,18 @@ Result BlockingClientImpl::call(Start start) {
   // the loop thread is still inside set_value.
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
-  const bool accepted = submit([this, promise, &start] {
-    start(*client_, [promise](Result result) { promise->set_value(std::move(result)); });
+  // Filled on the loop by the start job; read there by a later cancel job
+  // (jobs run in order), so it needs no lock.
+  auto handle = std::make_shared<OperationHandle>();
+  const bool accepted = submit([this, promise, handle, &start] {
+    *handle = start(*client_, [promise](Result result) { promise->set_value(std::move(result)); });
   });
   if (!accepted) {
     refused.error = make_error_code(errc::shutting_down);
     return refused;
   }
+  std::stop_callback cancel_on_stop(
+      stop, [this, handle] { (void)submit([handle] { handle->cancel(); }); });
   return future.get();
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
@@ -31,14 +32,18 @@ class REDLOCK_API BlockingClient {
   BlockingClient(BlockingClient&&) = delete;
   BlockingClient& operator=(BlockingClient&&) = delete;
 
-  [[nodiscard]] AcquireResult acquire(const Resource& resource, const AcquireOptions& options = {});
+  // `stop`: requesting it cancels a wait in progress (errc::cancelled), e.g.
+  // from a thread that watches for signals or a shutdown path.
+  [[nodiscard]] AcquireResult acquire(const Resource& resource, const AcquireOptions& options = {},
+                                      std::stop_token stop = {});
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
 
   // Acquires and returns a Guard that renews the lock on this client's loop
   // until it is released or lost (see guard.hpp). When the acquire fails,
   // the guard is empty and error() says why.
-  [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {});
+  [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {},
+                           std::stop_token stop = {});
 
   [[nodiscard]] const QuorumConfig& config() const noexcept;
   [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;

@@ -258,6 +258,34 @@ INSTANTIATE_TEST_SUITE_P(Signals, RunSignalTest, ::testing::Values(SIGINT, SIGTE
                            return std::string(sigabbrev_np(param_info.param));
                          });
 
+// A signal that arrives while run still waits for the lock ends the wait at
+// once: the command never starts and the holder keeps its lock.
+TEST_F(RunTest, SignalWhileWaitingEndsTheWaitAtOnce) {
+  const auto file = config(milliseconds(30000));
+  const CliResult holder = run_cli(command("acquire", file, {"--resource", "awaited"}));
+  ASSERT_EQ(holder.exit_code, 0) << describe(holder);
+  const auto ran = work_ / "ran";
+  CliProcess run(command(
+      "run", file, {"--resource", "awaited", "--wait", "30000", "--", "touch", ran.string()}));
+  // It is waiting once it listens for the holder's release.
+  ASSERT_TRUE(eventually([&] {
+    const Reply reply =
+        cluster_.node(0).probe().command({"PUBSUB", "NUMSUB", "redlock:released:awaited"});
+    return reply.kind == Reply::Kind::array && reply.elements.size() == 2 &&
+           reply.elements[1].integer > 0;
+  }));
+  const auto signalled_at = std::chrono::steady_clock::now();
+  run.signal(SIGTERM);
+  const CliResult result = run.wait(std::chrono::seconds(20));
+  EXPECT_EQ(result.exit_code, 128 + SIGTERM) << describe(result);
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled_at, milliseconds(5000))
+      << "not the 30 s wait";
+  EXPECT_FALSE(std::filesystem::exists(ran));
+  EXPECT_NE(result.err.find("while waiting for the lock"), std::string::npos) << result.err;
+  EXPECT_EQ(nodes_holding(cluster_, "awaited", parse_output(holder)["value"].text),
+            nodes_holding(cluster_, "awaited"));
+}
+
 TEST_F(RunTest, FailedAcquireRunsNothingAndLeavesNoKey) {
   const auto file = config();
   for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).stop();

@@ -210,3 +210,48 @@ TEST_F(GuardTest, TryLockForWaitsForTheHolderToLetGo) {
 
 }  // namespace
 }  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+TEST(Cancellation, StopTokenEndsAWaitForAHeldLock) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  Guard held = client.lock(Resource("waited-on"));
+  ASSERT_TRUE(held.owns_lock());
+
+  std::stop_source stop;
+  GuardOptions patient;
+  patient.acquire.wait = std::chrono::milliseconds(30000);
+  patient.acquire.retry_delay = std::chrono::milliseconds(20);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the wait begin
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Guard waiting = client.lock(Resource("waited-on"), patient, stop.get_token());
+  const auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  EXPECT_FALSE(waiting.owns_lock());
+  EXPECT_EQ(waiting.error(), errc::cancelled);
+  EXPECT_LT(took, std::chrono::seconds(5)) << "not the 30 s wait";
+  // The holder's lock is untouched.
+  EXPECT_TRUE(held.valid());
+  EXPECT_EQ(cluster.node(0).probe().get(key_of("waited-on")), held.lock().value.str());
+}
+
+TEST(Cancellation, AlreadyRequestedStopCancelsAcquire) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  Guard held = client.lock(Resource("busy"));
+  ASSERT_TRUE(held.owns_lock());
+  std::stop_source stop;
+  stop.request_stop();
+  AcquireOptions patient;
+  patient.wait = std::chrono::milliseconds(30000);
+  AcquireResult result = client.acquire(Resource("busy"), patient, stop.get_token());
+  EXPECT_EQ(result.error, errc::cancelled);
+}
+
+}  // namespace
+}  // namespace redlock::test

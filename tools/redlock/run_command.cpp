@@ -6,14 +6,22 @@
 //   2. BlockingClient::lock() acquires and returns a Guard that renews the
 //      lock on the loop thread; its on_lost callback only writes to an
 //      eventfd — the main thread does all the work.
-//   3. A termination signal that arrived while waiting for the lock ends run
-//      before the command starts, after releasing what was acquired.
+//   3. A termination signal that arrives while waiting for the lock cancels
+//      the wait at once (a watcher thread reads the signalfd and requests
+//      stop on the wait's stop_token) and ends run before the command
+//      starts, after releasing whatever was acquired.
 //   4. The command runs in its own process group; supervise() forwards
 //      signals and enforces the loss → SIGTERM → grace → SIGKILL rule.
 //   5. The lock is released however the command ended.
+#include <poll.h>
+
+#include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <stop_token>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "child_process.hpp"
 #include "commands.hpp"
@@ -35,6 +43,42 @@ std::optional<int> pending_termination(SignalChannel& signals) {
     if (*signal_number != SIGCHLD) termination = *signal_number;
   }
   return termination;
+}
+
+// Waits for the lock while a watcher thread turns a termination signal into
+// a cancelled wait. Returns the guard and the signal that cancelled it (0
+// when none did).
+std::pair<Guard, int> lock_or_signal(BlockingClient& client, const std::string& resource,
+                                     const GuardOptions& options, SignalChannel& signals,
+                                     std::string& problem) {
+  std::stop_source cancel_wait;
+  std::atomic<int> received{0};
+  const Wakeup waited(problem);
+  std::thread watcher;
+  if (waited.fd() >= 0) {
+    watcher = std::thread([&] {
+      pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {waited.fd(), POLLIN, 0}};
+      for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+          if (errno == EINTR) continue;
+          return;
+        }
+        if ((fds[1].revents & POLLIN) != 0) return;
+        while (const std::optional<int> signal_number = signals.next()) {
+          if (*signal_number == SIGCHLD) continue;
+          received.store(*signal_number);
+          cancel_wait.request_stop();
+          return;
+        }
+      }
+    });
+  }
+  Guard guard = client.lock(Resource(resource), options, cancel_wait.get_token());
+  if (watcher.joinable()) {
+    waited.notify();
+    watcher.join();
+  }
+  return {std::move(guard), received.load()};
 }
 
 ChildSpec child_spec(const Invocation& invocation, const Guard& guard,
@@ -91,7 +135,13 @@ int run_command(const Invocation& invocation) {
   GuardOptions options;
   options.acquire = acquire_options(invocation);
   options.on_lost = [&loss](std::error_code) { loss.notify(); };
-  Guard guard = client.lock(Resource(resource), options);
+  auto [guard, cancelling_signal] = lock_or_signal(client, resource, options, *signals, problem);
+  if (cancelling_signal != 0) {
+    (void)guard.release();
+    print_error("run " + printable(resource) + ": " + signal_name(cancelling_signal) +
+                " received while waiting for the lock; command not started");
+    return exit_code::signal_base + cancelling_signal;
+  }
   if (!guard) {
     const std::error_code error = guard.error() ? guard.error() : make_error_code(errc::no_quorum);
     print_error("run " + printable(resource) + ": " + describe(error));
