@@ -104,3 +104,5 @@ install(FILES "${PROJECT_BINARY_DIR}/redlock.pc"
 unset(_redlock_type)
 unset(_redlock_pc_dir)
 unset(_redlock_pc_up)
+
+include(RedlockPackaging)
