@@ -28,12 +28,8 @@ if(NOT DPKG_DEB OR NOT DPKG)
   return()
 endif()
 
-function(run_step what)
-  execute_process(COMMAND ${ARGN} COMMAND_ECHO STDOUT RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "deb_package: ${what} failed (${rc})")
-  endif()
-endfunction()
+set(CONSUMER_LABEL deb_package)
+include("${CMAKE_CURRENT_LIST_DIR}/consumer.cmake")
 
 # Runs a command and returns its standard output in out_var.
 function(capture out_var what)
@@ -133,56 +129,8 @@ endif()
 run_step("dpkg -x" "${DPKG}" -x "${debs}" "${root}")
 set(prefix "${root}/usr")
 
-set(sanitizer_flags "")
-if(SANITIZE)
-  set(sanitizer_flags "-fsanitize=${SANITIZE} -fno-omit-frame-pointer")
-endif()
-string(STRIP "${CXX_FLAGS} ${sanitizer_flags}" downstream_cxx_flags)
-string(STRIP "${EXE_LINKER_FLAGS} ${sanitizer_flags}" downstream_linker_flags)
-set(configure_args
-  -S "${DOWNSTREAM_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
-  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
-  "-DCMAKE_CXX_FLAGS=${downstream_cxx_flags}"
-  "-DCMAKE_EXE_LINKER_FLAGS=${downstream_linker_flags}"
-  "-DCMAKE_PREFIX_PATH=${prefix}"
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-if(MAKE_PROGRAM)
-  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
-endif()
-if(CONFIG)
-  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
-endif()
-run_step("configure" "${CMAKE_COMMAND}" ${configure_args})
-file(STRINGS "${build}/CMakeCache.txt" redlock_dir_line REGEX "^redlock_DIR:")
-string(REGEX REPLACE "^redlock_DIR:[A-Z]+=" "" redlock_dir "${redlock_dir_line}")
-string(FIND "${redlock_dir}" "${prefix}/" at)
-if(NOT at EQUAL 0)
-  message(FATAL_ERROR "deb_package: found redlock in '${redlock_dir}', not under ${prefix}")
-endif()
-set(build_config_args "")
-if(CONFIG)
-  set(build_config_args --config "${CONFIG}")
-endif()
-run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${build_config_args})
-set(app "${build}/app")
-if(CONFIG AND EXISTS "${build}/${CONFIG}/app")
-  set(app "${build}/${CONFIG}/app")
-endif()
-
-# Without a quorum file the program must print one config error and exit
-# non-zero: proof that it linked and started, without a Redis server.
-set(empty_dir "${WORK_DIR}/no-config")
-file(MAKE_DIRECTORY "${empty_dir}")
-unset(ENV{REDLOCK_CONFIG})
-execute_process(COMMAND "${app}" WORKING_DIRECTORY "${empty_dir}"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message(STATUS "${app} exited with ${rc}\n  stdout: ${out}\n  stderr: ${err}")
-if(NOT rc MATCHES "^[0-9]+$" OR rc EQUAL 0)
-  message(FATAL_ERROR "deb_package: ${app} should exit non-zero without a config, got '${rc}'")
-endif()
-if(NOT err MATCHES "redlock: " OR err MATCHES "Sanitizer")
-  message(FATAL_ERROR "deb_package: ${app} should print one config error, printed '${err}'")
-endif()
+build_consumer("${prefix}" "${build}" app)
+expect_config_error("${app}")
 
 # The packaged tool runs and reports the project's version.
 execute_process(COMMAND "${prefix}/bin/redlock" --version

@@ -16,42 +16,14 @@ foreach(var REDLOCK_BUILD_DIR DOWNSTREAM_SOURCE_DIR WORK_DIR CXX_COMPILER GENERA
   endif()
 endforeach()
 
-# Runs a command, echoing it; its output goes to the test log.
-function(run_step what)
-  execute_process(COMMAND ${ARGN} COMMAND_ECHO STDOUT RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "downstream: ${what} failed (${rc})")
-  endif()
-endfunction()
-
-# Runs the built program without a configuration and checks that it refused.
-function(expect_config_error program)
-  set(empty_dir "${WORK_DIR}/no-config")
-  file(MAKE_DIRECTORY "${empty_dir}")
-  unset(ENV{REDLOCK_CONFIG})
-  execute_process(COMMAND "${program}"
-    WORKING_DIRECTORY "${empty_dir}"
-    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message(STATUS "${program} exited with ${rc}\n  stdout: ${out}\n  stderr: ${err}")
-  if(NOT rc MATCHES "^[0-9]+$" OR rc EQUAL 0)
-    message(FATAL_ERROR "downstream: ${program} should exit non-zero without a config, got '${rc}'")
-  endif()
-  if(NOT err MATCHES "redlock: " OR err MATCHES "Sanitizer")
-    message(FATAL_ERROR "downstream: ${program} should print one config error, printed '${err}'")
-  endif()
-endfunction()
+set(CONSUMER_LABEL downstream)
+include("${CMAKE_CURRENT_LIST_DIR}/consumer.cmake")
 
 set(prefix "${WORK_DIR}/prefix")
 set(build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
-set(sanitizer_flags "")
-if(SANITIZE)
-  set(sanitizer_flags "-fsanitize=${SANITIZE} -fno-omit-frame-pointer")
-endif()
-string(STRIP "${CXX_FLAGS} ${sanitizer_flags}" downstream_cxx_flags)
-string(STRIP "${EXE_LINKER_FLAGS} ${sanitizer_flags}" downstream_linker_flags)
 set(config_args "")
 if(CONFIG)
   set(config_args --config "${CONFIG}")
@@ -64,31 +36,7 @@ run_step("install" "${CMAKE_COMMAND}" --install "${REDLOCK_BUILD_DIR}" --prefix 
 # 2. find_package(redlock CONFIG). The package registry is off so that only
 # the scratch prefix (or a system copy, which the check below rejects) can
 # satisfy it.
-set(configure_args
-  -S "${DOWNSTREAM_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
-  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
-  "-DCMAKE_CXX_FLAGS=${downstream_cxx_flags}"
-  "-DCMAKE_EXE_LINKER_FLAGS=${downstream_linker_flags}"
-  "-DCMAKE_PREFIX_PATH=${prefix}"
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-if(MAKE_PROGRAM)
-  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
-endif()
-if(CONFIG)
-  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
-endif()
-run_step("configure" "${CMAKE_COMMAND}" ${configure_args})
-file(STRINGS "${build}/CMakeCache.txt" redlock_dir_line REGEX "^redlock_DIR:")
-string(REGEX REPLACE "^redlock_DIR:[A-Z]+=" "" redlock_dir "${redlock_dir_line}")
-string(FIND "${redlock_dir}" "${prefix}/" at)
-if(NOT at EQUAL 0)
-  message(FATAL_ERROR "downstream: found redlock in '${redlock_dir}', not under ${prefix}")
-endif()
-run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
-set(app "${build}/app")
-if(CONFIG AND EXISTS "${build}/${CONFIG}/app")
-  set(app "${build}/${CONFIG}/app")
-endif()
+build_consumer("${prefix}" "${build}" app)
 expect_config_error("${app}")
 
 # 3. pkg-config.
