@@ -1,0 +1,832 @@
+#include "checker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace redlock::chaos {
+namespace {
+
+// Synthetic histories: times are given in ms after the run event.
+constexpr std::int64_t kRunStart = 5'000'000'000;
+constexpr std::int64_t kNsPerMs = 1'000'000;
+constexpr std::int64_t kTtlMs = 1000;
+constexpr std::int64_t kDriftMs = 12;
+
+std::int64_t at(double ms) { return kRunStart + std::llround(ms * kNsPerMs); }
+
+std::vector<NodeReply> replies(std::vector<std::pair<int, std::string>> statuses) {
+  std::vector<NodeReply> nodes;
+  for (auto& [node, status] : statuses) nodes.push_back(NodeReply{node, std::move(status), 0});
+  return nodes;
+}
+
+std::vector<NodeReply> all_say(std::string_view status, std::vector<int> nodes) {
+  std::vector<std::pair<int, std::string>> statuses;
+  for (int node : nodes) statuses.emplace_back(node, std::string(status));
+  return replies(std::move(statuses));
+}
+
+class RunHistory {
+ public:
+  explicit RunHistory(int node_count = 5, bool fenced = false) {
+    Event& run = add(0, "harness", EventKind::run, Phase::info);
+    run.count = node_count;
+    run.fenced = fenced;
+    run.ttl_ms = kTtlMs;
+  }
+
+  Event& add(double at_ms, std::string proc, EventKind kind, Phase phase, std::int64_t op = 0) {
+    Event& e = events_.emplace_back();
+    e.t = at(at_ms);
+    e.proc = std::move(proc);
+    e.kind = kind;
+    e.phase = phase;
+    e.op = op;
+    return e;
+  }
+
+  std::int64_t next_op() { return next_op_++; }
+
+  // Orders the events by time, as load_history does, and checks them.
+  [[nodiscard]] CheckResult check() const {
+    History history{events_};
+    std::stable_sort(history.events.begin(), history.events.end(),
+                     [](const Event& a, const Event& b) { return a.t < b.t; });
+    return check_history(history);
+  }
+
+ private:
+  std::vector<Event> events_;
+  std::int64_t next_op_ = 1;
+};
+
+// How an acquisition went; the defaults are an unfenced grant on nodes 0-2.
+struct Acquisition {
+  std::optional<std::int64_t> token;
+  std::vector<NodeReply> nodes = all_say("granted", {0, 1, 2});
+  std::optional<std::int64_t> validity_ms;  // default: TTL - drift - elapsed
+  std::int64_t max_renewals = 0;
+
+  Acquisition& fenced(std::int64_t fencing_token) {
+    token = fencing_token;
+    return *this;
+  }
+  Acquisition& answered(std::vector<NodeReply> replies) {
+    nodes = std::move(replies);
+    return *this;
+  }
+  Acquisition& reporting_validity(std::int64_t ms) {
+    validity_ms = ms;
+    return *this;
+  }
+  Acquisition& capped_at(std::int64_t renewals) {
+    max_renewals = renewals;
+    return *this;
+  }
+};
+
+Acquisition fenced(std::int64_t token) { return Acquisition().fenced(token); }
+Acquisition answered(std::vector<NodeReply> replies) {
+  return Acquisition().answered(std::move(replies));
+}
+Acquisition reporting_validity(std::int64_t ms) { return Acquisition().reporting_validity(ms); }
+Acquisition capped_at(std::int64_t renewals) { return Acquisition().capped_at(renewals); }
+
+// An acquire invoked at `invoke_ms` that reports ok at `ok_ms`, with the
+// validity and deadline an honest library computes.
+Event& acquire(RunHistory& run, const std::string& proc, const std::string& value, double invoke_ms,
+               double ok_ms, const Acquisition& how = Acquisition()) {
+  const std::int64_t op = run.next_op();
+  run.add(invoke_ms, proc, EventKind::acquire, Phase::invoke, op).ttl_ms = kTtlMs;
+  Event& ok = run.add(ok_ms, proc, EventKind::acquire, Phase::ok, op);
+  ok.value = value;
+  ok.token = how.token;
+  ok.nodes = how.nodes;
+  ok.ttl_ms = kTtlMs;
+  ok.drift_ms = kDriftMs;
+  ok.start_t = at(invoke_ms);
+  const auto elapsed_ms = static_cast<std::int64_t>(std::ceil(ok_ms - invoke_ms));
+  ok.validity_ms = how.validity_ms.value_or(kTtlMs - kDriftMs - elapsed_ms);
+  ok.deadline_t = ok.start_t + ok.validity_ms * kNsPerMs;
+  ok.max_renewals = how.max_renewals;
+  return ok;
+}
+
+// An acquire that failed: the nodes answered but no quorum formed.
+void failed_acquire(RunHistory& run, const std::string& proc, const std::string& value,
+                    double invoke_ms, double fail_ms, std::vector<NodeReply> nodes) {
+  const std::int64_t op = run.next_op();
+  run.add(invoke_ms, proc, EventKind::acquire, Phase::invoke, op);
+  Event& fail = run.add(fail_ms, proc, EventKind::acquire, Phase::fail, op);
+  fail.value = value;
+  fail.nodes = std::move(nodes);
+  fail.error = "no quorum";
+}
+
+// An extension that succeeds at `ok_ms` and moves the deadline to a full
+// validity after its invoke.
+Event& extend(RunHistory& run, const std::string& proc, const std::string& value, double invoke_ms,
+              double ok_ms, std::vector<NodeReply> nodes = all_say("extended", {0, 1, 2})) {
+  const std::int64_t op = run.next_op();
+  Event& invoke = run.add(invoke_ms, proc, EventKind::extend, Phase::invoke, op);
+  invoke.value = value;
+  invoke.ttl_ms = kTtlMs;
+  Event& ok = run.add(ok_ms, proc, EventKind::extend, Phase::ok, op);
+  ok.value = value;
+  ok.ttl_ms = kTtlMs;
+  ok.nodes = std::move(nodes);
+  ok.validity_ms = kTtlMs - kDriftMs;
+  ok.deadline_t = at(invoke_ms) + ok.validity_ms * kNsPerMs;
+  return ok;
+}
+
+Event& release(RunHistory& run, const std::string& proc, const std::string& value, double invoke_ms,
+               double done_ms, std::vector<NodeReply> nodes = all_say("released", {0, 1, 2})) {
+  const std::int64_t op = run.next_op();
+  run.add(invoke_ms, proc, EventKind::release, Phase::invoke, op).value = value;
+  Event& done = run.add(done_ms, proc, EventKind::release, Phase::ok, op);
+  done.value = value;
+  done.nodes = std::move(nodes);
+  return done;
+}
+
+// How a resource operation went; the default is an unfenced accepted op.
+struct ResourceUse {
+  std::optional<std::int64_t> token;
+  Phase outcome = Phase::ok;
+  std::string entry;  // appends
+
+  ResourceUse& ending(Phase phase) {
+    outcome = phase;
+    return *this;
+  }
+};
+
+ResourceUse with_token(std::int64_t token) {
+  ResourceUse use;
+  use.token = token;
+  return use;
+}
+ResourceUse ending(Phase phase) { return ResourceUse().ending(phase); }
+ResourceUse appending(std::string entry) {
+  ResourceUse use;
+  use.entry = std::move(entry);
+  return use;
+}
+
+// A read, write or append under the holding `value`; its completion event.
+Event& use_resource(RunHistory& run, EventKind kind, const std::string& proc,
+                    const std::string& value, double invoke_ms, double done_ms,
+                    const ResourceUse& how = ResourceUse()) {
+  const std::int64_t op = run.next_op();
+  Event& invoke = run.add(invoke_ms, proc, kind, Phase::invoke, op);
+  invoke.value = value;
+  invoke.token = how.token;
+  invoke.key = "resource";
+  invoke.entry = how.entry;
+  Event& done = run.add(done_ms, proc, kind, how.outcome, op);
+  done.value = value;
+  done.token = how.token;
+  done.key = "resource";
+  done.entry = how.entry;
+  if (how.outcome == Phase::fail) done.error = "stale token";
+  return done;
+}
+
+Event& write(RunHistory& run, const std::string& proc, const std::string& value, double invoke_ms,
+             double done_ms, const ResourceUse& how = ResourceUse()) {
+  return use_resource(run, EventKind::write, proc, value, invoke_ms, done_ms, how);
+}
+
+void resource_snapshot(RunHistory& run, double at_ms, std::int64_t counter,
+                       std::vector<std::string> entries = {}) {
+  Event& snapshot = run.add(at_ms, "harness", EventKind::snapshot, Phase::ok);
+  snapshot.target = "resource";
+  snapshot.key = "resource";
+  snapshot.count = counter;
+  snapshot.entries = std::move(entries);
+}
+
+// What node `node` holds after the run: `value` ("" for nothing) with `pttl_ms`.
+void node_snapshot(RunHistory& run, double at_ms, int node, const std::string& value,
+                   std::int64_t pttl_ms) {
+  Event& snapshot = run.add(at_ms, "harness", EventKind::snapshot, Phase::ok);
+  snapshot.target = "n" + std::to_string(node);
+  snapshot.key = "lock";
+  snapshot.value = value;
+  snapshot.pttl_ms = pttl_ms;
+}
+
+void heal(RunHistory& run, double at_ms) { run.add(at_ms, "harness", EventKind::heal, Phase::ok); }
+
+// A probe acquire with its budget; no completion when `outcome` is empty.
+void probe(RunHistory& run, double invoke_ms, std::int64_t budget_ms, std::optional<Phase> outcome,
+           double done_ms = 0) {
+  const std::int64_t op = run.next_op();
+  run.add(invoke_ms, "probe", EventKind::acquire, Phase::invoke, op).budget_ms = budget_ms;
+  if (!outcome) return;
+  Event& done = run.add(done_ms, "probe", EventKind::acquire, *outcome, op);
+  done.value = "probe-" + std::to_string(op);
+  if (*outcome == Phase::ok) {
+    done.nodes = all_say("granted", {0, 1, 2, 3, 4});
+    done.ttl_ms = kTtlMs;
+    done.drift_ms = kDriftMs;
+    done.start_t = at(invoke_ms);
+    done.validity_ms = kTtlMs - kDriftMs - static_cast<std::int64_t>(done_ms - invoke_ms) - 1;
+    done.deadline_t = done.start_t + done.validity_ms * kNsPerMs;
+  }
+}
+
+Verdict verdict_of(const CheckResult& result, std::string_view id) {
+  return result.verdicts.at(static_cast<std::size_t>(invariant_index(id)));
+}
+
+std::vector<const Finding*> findings_of(const CheckResult& result, std::string_view id) {
+  std::vector<const Finding*> found;
+  for (const Finding& finding : result.findings) {
+    if (finding.invariant == invariant_index(id)) found.push_back(&finding);
+  }
+  return found;
+}
+
+std::string describe(const CheckResult& result) {
+  std::string text;
+  for (std::size_t i = 0; i < result.verdicts.size(); ++i) {
+    text += std::string(invariant_id(static_cast<int>(i))) + "=" +
+            std::string(to_string(result.verdicts[i])) + " ";
+  }
+  for (const Finding& finding : result.findings) {
+    text += "\n  " + std::string(invariant_id(finding.invariant)) + " " + finding.proc + ": " +
+            finding.message;
+  }
+  return text;
+}
+
+// The first finding of `id`, after asserting the verdict and that it exists.
+Finding expect_violated(const CheckResult& result, std::string_view id) {
+  EXPECT_EQ(verdict_of(result, id), Verdict::violated) << id << ": " << describe(result);
+  const auto found = findings_of(result, id);
+  EXPECT_FALSE(found.empty()) << id << ": " << describe(result);
+  return found.empty() ? Finding{} : *found.front();
+}
+
+void expect_holds(const CheckResult& result, std::string_view id) {
+  EXPECT_EQ(verdict_of(result, id), Verdict::holds) << id << ": " << describe(result);
+  EXPECT_TRUE(findings_of(result, id).empty()) << id << ": " << describe(result);
+}
+
+void expect_not_applicable(const CheckResult& result, std::string_view id) {
+  EXPECT_EQ(verdict_of(result, id), Verdict::not_applicable) << id << ": " << describe(result);
+}
+
+bool mentions(const Finding& finding, std::string_view text) {
+  return finding.message.find(text) != std::string::npos;
+}
+
+// --- names ---------------------------------------------------------------
+
+TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
+  for (int i = 0; i < kInvariantCount; ++i) {
+    EXPECT_EQ(invariant_id(i), "C" + std::to_string(i + 1));
+    EXPECT_EQ(invariant_index(invariant_id(i)), i);
+    EXPECT_FALSE(invariant_title(i).empty());
+  }
+  EXPECT_EQ(invariant_index("C13"), -1);
+  EXPECT_EQ(invariant_index("c1"), -1);
+  EXPECT_EQ(to_string(Verdict::holds), "holds");
+  EXPECT_EQ(to_string(Verdict::violated), "violated");
+  EXPECT_EQ(to_string(Verdict::not_applicable), "not_applicable");
+}
+
+// --- whole histories -------------------------------------------------------
+
+TEST(CheckerTest, EmptyRunHasNothingToCheck) {
+  const CheckResult result = RunHistory().check();
+  for (int i = 0; i < kInvariantCount; ++i) {
+    expect_not_applicable(result, invariant_id(i));
+  }
+  EXPECT_TRUE(result.findings.empty());
+}
+
+TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(1).capped_at(2));
+  write(run, "c0", "a", 10, 12, with_token(1));
+  extend(run, "c0", "a", 500, 505, all_say("extended", {0, 1, 2}));
+  release(run, "c0", "a", 600, 602, all_say("released", {0, 1, 2}));
+  acquire(run, "c1", "b", 601, 610, fenced(2));
+  write(run, "c1", "b", 611, 613, with_token(2));
+  release(run, "c1", "b", 620, 622, all_say("released", {0, 1, 2}));
+  heal(run, 700);
+  probe(run, 710, 3000, Phase::ok, 720);
+  resource_snapshot(run, 800, 2);
+  node_snapshot(run, 800, 0, "", 0);
+  const CheckResult result = run.check();
+  for (int i = 0; i < kInvariantCount; ++i) {
+    if (i == invariant_index("C4")) continue;  // every resource op is fenced
+    expect_holds(result, invariant_id(i));
+  }
+  expect_not_applicable(result, "C4");
+}
+
+TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, answered(all_say("granted", {0})));
+  acquire(run, "c1", "b", 2000, 2005, answered(all_say("granted", {1})));
+  const CheckResult result = run.check();
+  ASSERT_GE(result.findings.size(), 2U);
+  EXPECT_TRUE(std::is_sorted(result.findings.begin(), result.findings.end(),
+                             [](const Finding& a, const Finding& b) { return a.t < b.t; }));
+  const auto quorum = findings_of(result, "C1");
+  ASSERT_EQ(quorum.size(), 2U);
+  EXPECT_EQ(quorum[1]->t, at(2005));
+  EXPECT_EQ(quorum[1]->proc, "c1");
+}
+
+// --- C1 quorum ------------------------------------------------------------
+
+TEST(CheckerQuorumTest, MajorityOfGrantsHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies(
+              {{0, "granted"}, {1, "busy"}, {2, "granted"}, {3, "timeout"}, {4, "granted"}})));
+  expect_holds(run.check(), "C1");
+}
+
+TEST(CheckerQuorumTest, SuccessOnAMinorityIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies({{0, "granted"}, {1, "granted"}, {2, "busy"}, {3, "busy"}})));
+  const Finding& finding = expect_violated(run.check(), "C1");
+  EXPECT_EQ(finding.proc, "c0");
+  EXPECT_EQ(finding.t, at(5));
+  EXPECT_TRUE(mentions(finding, "2 of 5")) << finding.message;
+}
+
+TEST(CheckerQuorumTest, RepeatedRepliesOfOneNodeCountOnce) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies({{0, "granted"}, {0, "granted"}, {1, "granted"}})));
+  expect_violated(run.check(), "C1");
+}
+
+TEST(CheckerQuorumTest, OnlyFailedAcquiresHaveNothingToCheck) {
+  RunHistory run;
+  failed_acquire(run, "c0", "a", 0, 5, all_say("busy", {0, 1, 2, 3, 4}));
+  expect_not_applicable(run.check(), "C1");
+}
+
+// --- C2 validity ------------------------------------------------------------
+
+TEST(CheckerValidityTest, HonestValidityHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 200);
+  expect_holds(run.check(), "C2");
+}
+
+TEST(CheckerValidityTest, ValidityIgnoringElapsedTimeIsAViolation) {
+  // The client's clock ran slow: it saw almost no time pass in 200 ms.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 200, reporting_validity(kTtlMs - kDriftMs));
+  const Finding& finding = expect_violated(run.check(), "C2");
+  EXPECT_TRUE(mentions(finding, "validity 988 ms")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "elapsed 200.000 ms")) << finding.message;
+}
+
+TEST(CheckerValidityTest, QuorumFormedAfterTheTtlIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 1500, reporting_validity(50));
+  const CheckResult result = run.check();
+  const auto findings = findings_of(result, "C2");
+  const bool late = std::any_of(findings.begin(), findings.end(), [](const Finding* f) {
+    return mentions(*f, "formed its quorum at 1500.000 ms");
+  });
+  EXPECT_TRUE(late) << describe(result);
+}
+
+TEST(CheckerValidityTest, NonPositiveValidityIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, reporting_validity(0));
+  expect_violated(run.check(), "C2");
+}
+
+TEST(CheckerValidityTest, NoAcquisitionHasNothingToCheck) {
+  RunHistory run;
+  failed_acquire(run, "c0", "a", 0, 5, all_say("timeout", {0, 1, 2, 3, 4}));
+  expect_not_applicable(run.check(), "C2");
+}
+
+// --- C3 exclusion --------------------------------------------------------------
+
+TEST(CheckerExclusionTest, HandoffAfterReleaseHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 100, 102);
+  acquire(run, "c1", "b", 90, 150);
+  expect_holds(run.check(), "C3");
+}
+
+TEST(CheckerExclusionTest, SecondHolderBeforeTheFirstDeadlineIsAViolation) {
+  // Kleppmann's first scenario: a node's clock jumps, B gets a quorum too.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  acquire(run, "c1", "b", 400, 500);
+  const Finding& finding = expect_violated(run.check(), "C3");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_EQ(finding.t, at(500));
+  EXPECT_TRUE(mentions(finding, "value b")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "value a")) << finding.message;
+}
+
+TEST(CheckerExclusionTest, ExtensionRaisesTheDeadline) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  acquire(run, "c1", "b", 1100, 1200);  // after a's first deadline (983 ms) ...
+  expect_holds(run.check(), "C3");
+  extend(run, "c0", "a", 800, 805);  // ... but a was extended to 1788 ms
+  expect_violated(run.check(), "C3");
+}
+
+TEST(CheckerExclusionTest, NoAcquisitionHasNothingToCheck) {
+  expect_not_applicable(RunHistory().check(), "C3");
+}
+
+// --- C4 in-window use ------------------------------------------------------
+
+TEST(CheckerInWindowTest, UseInsideTheWindowHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  write(run, "c0", "a", 10, 20);
+  use_resource(run, EventKind::read, "c0", "a", 30, 40);
+  expect_holds(run.check(), "C4");
+}
+
+TEST(CheckerInWindowTest, WriteAfterTheDeadlineIsAViolation) {
+  // The holder paused after acquiring and wrote when it resumed.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  write(run, "c0", "a", 20, 1500);
+  const Finding& finding = expect_violated(run.check(), "C4");
+  EXPECT_EQ(finding.t, at(1500));
+  EXPECT_TRUE(mentions(finding, "completed at 1500.000 ms")) << finding.message;
+}
+
+TEST(CheckerInWindowTest, UseAfterReleaseIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 50, 55);
+  write(run, "c0", "a", 60, 65);
+  expect_violated(run.check(), "C4");
+}
+
+TEST(CheckerInWindowTest, UseUnderAValueNoAcquireGrantedIsAViolation) {
+  RunHistory run;
+  write(run, "c0", "never-granted", 10, 20);
+  const Finding& finding = expect_violated(run.check(), "C4");
+  EXPECT_TRUE(mentions(finding, "never-granted")) << finding.message;
+}
+
+TEST(CheckerInWindowTest, FailedUseChangedNothing) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  write(run, "c0", "a", 2000, 2010, ending(Phase::fail));
+  expect_holds(run.check(), "C4");
+}
+
+TEST(CheckerInWindowTest, FencedUseIsNotItsConcern) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(1));
+  write(run, "c0", "a", 2000, 2010, with_token(1));
+  expect_not_applicable(run.check(), "C4");
+}
+
+// --- C5 token uniqueness -------------------------------------------------------
+
+TEST(CheckerTokenUniquenessTest, DistinctTokensHold) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(1));
+  acquire(run, "c1", "b", 1000, 1005, fenced(2));
+  expect_holds(run.check(), "C5");
+}
+
+TEST(CheckerTokenUniquenessTest, SharedTokenIsAViolation) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(7));
+  acquire(run, "c1", "b", 1000, 1005, fenced(7));
+  const Finding& finding = expect_violated(run.check(), "C5");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_TRUE(mentions(finding, "token 7")) << finding.message;
+}
+
+TEST(CheckerTokenUniquenessTest, UnfencedRunHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  expect_not_applicable(run.check(), "C5");
+}
+
+// --- C6 token monotonicity ---------------------------------------------------------
+
+TEST(CheckerTokenMonotonicityTest, LaterHoldingWithHigherTokenHolds) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(3));
+  acquire(run, "c1", "b", 1000, 1005, fenced(4));
+  expect_holds(run.check(), "C6");
+}
+
+TEST(CheckerTokenMonotonicityTest, LaterHoldingWithLowerTokenIsAViolation) {
+  // A node restarted without its counter: the next token went backwards.
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, fenced(5));
+  acquire(run, "c1", "b", 1000, 1005, fenced(2));
+  const Finding& finding = expect_violated(run.check(), "C6");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_TRUE(mentions(finding, "token 2")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "token 5")) << finding.message;
+}
+
+TEST(CheckerTokenMonotonicityTest, ConcurrentInvokeMayGetALowerToken) {
+  // b was invoked before a's ok: the two acquisitions overlap in time.
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 50, fenced(5));
+  acquire(run, "c1", "b", 10, 1005, fenced(2));
+  expect_holds(run.check(), "C6");
+}
+
+TEST(CheckerTokenMonotonicityTest, UnfencedRunHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  acquire(run, "c1", "b", 1000, 1005);
+  expect_not_applicable(run.check(), "C6");
+}
+
+// --- C7 fenced resource ---------------------------------------------------------
+
+TEST(CheckerFencedResourceTest, IncreasingAcceptedTokensHold) {
+  RunHistory run(5, true);
+  write(run, "c0", "a", 0, 5, with_token(1));
+  write(run, "c1", "b", 10, 15, with_token(2));
+  write(run, "c0", "a", 20, 25, with_token(1).ending(Phase::fail));  // rejected: fine
+  resource_snapshot(run, 100, 2, {"c0:1:1:x", "c1:2:2:y"});
+  expect_holds(run.check(), "C7");
+}
+
+TEST(CheckerFencedResourceTest, AcceptingBelowTheHighWaterMarkIsAViolation) {
+  RunHistory run(5, true);
+  write(run, "c1", "b", 0, 5, with_token(2));
+  write(run, "c0", "a", 10, 15, with_token(1));  // the resource forgot to check
+  const Finding& finding = expect_violated(run.check(), "C7");
+  EXPECT_EQ(finding.proc, "c0");
+  EXPECT_TRUE(mentions(finding, "token 1 below the high-water mark 2")) << finding.message;
+}
+
+TEST(CheckerFencedResourceTest, OverlappingOpsAreNotOrdered) {
+  // The token-1 write was invoked before the token-2 write was accepted.
+  RunHistory run(5, true);
+  write(run, "c1", "b", 0, 10, with_token(2));
+  write(run, "c0", "a", 5, 15, with_token(1));
+  expect_holds(run.check(), "C7");
+}
+
+TEST(CheckerFencedResourceTest, LogWithDecreasingTokensIsAViolation) {
+  RunHistory run(5, true);
+  write(run, "c0", "a", 0, 5, with_token(1));
+  resource_snapshot(run, 100, 1, {"c1:4:2:y", "c0:1:1:x"});
+  const Finding& finding = expect_violated(run.check(), "C7");
+  EXPECT_TRUE(mentions(finding, "\"c0:1:1:x\" has token 1 after token 2")) << finding.message;
+}
+
+TEST(CheckerFencedResourceTest, UnfencedRunHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  write(run, "c0", "a", 10, 15);
+  expect_not_applicable(run.check(), "C7");
+}
+
+// --- C8 no lost update ---------------------------------------------------------------
+
+TEST(CheckerNoLostUpdateTest, EveryAcceptedUpdateInTheFinalStateHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  write(run, "c0", "a", 10, 15);
+  write(run, "c0", "a", 20, 25);
+  use_resource(run, EventKind::append, "c0", "a", 30, 35, appending("c0:9::x"));
+  resource_snapshot(run, 100, 2, {"c0:9::x"});
+  expect_holds(run.check(), "C8");
+}
+
+TEST(CheckerNoLostUpdateTest, CounterBelowAcceptedWritesIsAViolation) {
+  // Two holders read 0 and both wrote 1.
+  RunHistory run;
+  write(run, "c0", "a", 10, 15);
+  write(run, "c1", "b", 12, 16);
+  resource_snapshot(run, 100, 1);
+  const Finding& finding = expect_violated(run.check(), "C8");
+  EXPECT_TRUE(mentions(finding, "counter is 1 but 2 writes were accepted")) << finding.message;
+}
+
+TEST(CheckerNoLostUpdateTest, MissingAcceptedAppendIsAViolation) {
+  RunHistory run;
+  use_resource(run, EventKind::append, "c0", "a", 30, 35, appending("c0:9::x"));
+  resource_snapshot(run, 100, 0, {"c1:3::y"});
+  const Finding& finding = expect_violated(run.check(), "C8");
+  EXPECT_TRUE(mentions(finding, "\"c0:9::x\" is missing")) << finding.message;
+}
+
+TEST(CheckerNoLostUpdateTest, IndeterminateWriteMayHaveLanded) {
+  RunHistory run;
+  write(run, "c0", "a", 10, 15);
+  write(run, "c0", "a", 20, 25, ending(Phase::info));
+  resource_snapshot(run, 100, 2);
+  expect_holds(run.check(), "C8");
+}
+
+TEST(CheckerNoLostUpdateTest, NoResourceSnapshotHasNothingToCheck) {
+  RunHistory run;
+  write(run, "c0", "a", 10, 15);
+  expect_not_applicable(run.check(), "C8");
+}
+
+// --- C9 safe release ---------------------------------------------------------------
+
+TEST(CheckerSafeReleaseTest, ReleasingWhereGrantedHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies({{0, "granted"}, {1, "granted"}, {2, "granted"}, {3, "busy"}})));
+  release(run, "c0", "a", 50, 55,
+          replies({{0, "released"}, {1, "released"}, {2, "released"}, {3, "not_held"}}));
+  expect_holds(run.check(), "C9");
+}
+
+TEST(CheckerSafeReleaseTest, ReleasingWhereAnotherHolderWasIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies({{0, "granted"}, {1, "granted"}, {2, "granted"}, {4, "busy"}})));
+  release(run, "c0", "a", 50, 55, all_say("released", {0, 1, 2, 4}));
+  const Finding& finding = expect_violated(run.check(), "C9");
+  EXPECT_EQ(finding.t, at(55));
+  EXPECT_TRUE(mentions(finding, "node 4")) << finding.message;
+}
+
+TEST(CheckerSafeReleaseTest, ExtendedNodeAndUnansweredGrantMayBeReleased) {
+  // Node 3 timed out on the acquire (its SET landed late) and node 4 was
+  // first reached by the extension.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5,
+          answered(replies({{0, "granted"}, {1, "granted"}, {2, "granted"}, {3, "timeout"}})));
+  extend(run, "c0", "a", 400, 405, all_say("extended", {0, 1, 2, 4}));
+  release(run, "c0", "a", 500, 505, all_say("released", {0, 1, 2, 3, 4}));
+  expect_holds(run.check(), "C9");
+}
+
+TEST(CheckerSafeReleaseTest, NoReleaseHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  expect_not_applicable(run.check(), "C9");
+}
+
+// --- C10 cleanup ------------------------------------------------------------------
+
+TEST(CheckerCleanupTest, NodesEmptyOrExpiringWithinTheTtlHold) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 50, 55, replies({{0, "released"}, {1, "released"}, {2, "timeout"}}));
+  node_snapshot(run, 100, 0, "", 0);
+  node_snapshot(run, 100, 2, "a", 850);  // unreachable during the release: expires by itself
+  expect_holds(run.check(), "C10");
+}
+
+TEST(CheckerCleanupTest, ValueWithoutExpiryIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  node_snapshot(run, 100, 1, "a", -1);
+  const Finding& finding = expect_violated(run.check(), "C10");
+  EXPECT_TRUE(mentions(finding, "node n1 keeps a without an expiry")) << finding.message;
+}
+
+TEST(CheckerCleanupTest, ExpiryLongerThanTheTtlIsAViolation) {
+  // A node's clock jumped backwards: the key lives longer there.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  node_snapshot(run, 100, 3, "a", 60'000);
+  const Finding& finding = expect_violated(run.check(), "C10");
+  EXPECT_TRUE(mentions(finding, "PTTL 60000 ms")) << finding.message;
+}
+
+TEST(CheckerCleanupTest, ValueBackAfterItsReleaseClearedTheNodeIsAViolation) {
+  // The release found nothing on node 3; a delayed SET arrived after it.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 50, 55,
+          replies({{0, "released"}, {1, "released"}, {2, "released"}, {3, "not_held"}}));
+  node_snapshot(run, 100, 3, "a", 900);
+  const Finding& finding = expect_violated(run.check(), "C10");
+  EXPECT_TRUE(mentions(finding, "node n3 still holds a")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "\"not_held\"")) << finding.message;
+}
+
+TEST(CheckerCleanupTest, NoNodeSnapshotHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  resource_snapshot(run, 100, 0);
+  expect_not_applicable(run.check(), "C10");
+}
+
+// --- C11 liveness --------------------------------------------------------------
+
+TEST(CheckerLivenessTest, ProbeWithinBudgetAfterHealHolds) {
+  RunHistory run;
+  heal(run, 5000);
+  probe(run, 5100, 2000, Phase::ok, 5400);
+  expect_holds(run.check(), "C11");
+}
+
+TEST(CheckerLivenessTest, ProbeOverBudgetIsAViolation) {
+  RunHistory run;
+  heal(run, 5000);
+  probe(run, 5100, 2000, Phase::ok, 8100);
+  const Finding& finding = expect_violated(run.check(), "C11");
+  EXPECT_EQ(finding.proc, "probe");
+  EXPECT_TRUE(mentions(finding, "took 3000.000 ms, over its budget of 2000 ms")) << finding.message;
+}
+
+TEST(CheckerLivenessTest, FailedProbeIsAViolation) {
+  RunHistory run;
+  heal(run, 5000);
+  probe(run, 5100, 2000, Phase::fail, 5300);
+  expect_violated(run.check(), "C11");
+}
+
+TEST(CheckerLivenessTest, ProbeThatNeverCompletedIsAViolation) {
+  RunHistory run;
+  heal(run, 5000);
+  probe(run, 5100, 2000, std::nullopt);
+  const Finding& finding = expect_violated(run.check(), "C11");
+  EXPECT_TRUE(mentions(finding, "never completed")) << finding.message;
+}
+
+TEST(CheckerLivenessTest, ProbesBeforeTheLastHealDoNotCount) {
+  RunHistory run;
+  probe(run, 100, 2000, Phase::fail, 200);
+  heal(run, 5000);
+  expect_not_applicable(run.check(), "C11");
+}
+
+TEST(CheckerLivenessTest, NoProbeHasNothingToCheck) {
+  RunHistory run;
+  heal(run, 5000);
+  expect_not_applicable(run.check(), "C11");
+}
+
+// --- C12 extension ----------------------------------------------------------------
+
+TEST(CheckerExtensionTest, ExtensionOnAMajorityInTimeHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, capped_at(2));
+  extend(run, "c0", "a", 500, 505);
+  extend(run, "c0", "a", 1000, 1005);  // within the deadline the first extension set
+  expect_holds(run.check(), "C12");
+}
+
+TEST(CheckerExtensionTest, ExtensionOnAMinorityIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  extend(run, "c0", "a", 500, 505, replies({{0, "extended"}, {1, "extended"}, {2, "not_held"}}));
+  const Finding& finding = expect_violated(run.check(), "C12");
+  EXPECT_TRUE(mentions(finding, "2 of 5 nodes extended")) << finding.message;
+}
+
+TEST(CheckerExtensionTest, ExtensionAfterTheDeadlineIsAViolation) {
+  // Invoked before the 983 ms deadline, succeeded after it: the lock had
+  // already lapsed and was resurrected.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  extend(run, "c0", "a", 900, 1100);
+  const Finding& finding = expect_violated(run.check(), "C12");
+  EXPECT_TRUE(mentions(finding, "after the deadline 983.000 ms")) << finding.message;
+}
+
+TEST(CheckerExtensionTest, ExtensionsBeyondTheCapAreAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, capped_at(2));
+  extend(run, "c0", "a", 100, 105);
+  extend(run, "c0", "a", 200, 205);
+  extend(run, "c0", "a", 300, 305);
+  const Finding& finding = expect_violated(run.check(), "C12");
+  EXPECT_TRUE(mentions(finding, "extension #3")) << finding.message;
+  EXPECT_EQ(finding.t, at(305));
+}
+
+TEST(CheckerExtensionTest, NoExtensionHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  expect_not_applicable(run.check(), "C12");
+}
+
+}  // namespace
+}  // namespace redlock::chaos

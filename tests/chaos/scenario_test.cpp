@@ -1,0 +1,211 @@
+// The scenario file format: the catalog parses, errors point at
+// file:line:col, targets and expectations mean what docs/chaos.md says.
+#include "scenario.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace redlock::chaos {
+namespace {
+
+ScenarioParseResult parse(const std::string& text) { return parse_scenario(text, "s.toml"); }
+
+TEST(ScenarioCatalog, EveryFileParsesAndNamesItsFile) {
+  const auto files = catalog_files(CHAOS_SCENARIO_DIR);
+  ASSERT_GE(files.size(), 19u);
+  for (const auto& file : files) {
+    const ScenarioParseResult result = load_scenario(file);
+    ASSERT_TRUE(result.scenario) << result.error;
+    EXPECT_EQ(result.scenario->name, file.stem().string()) << "a scenario is named after its file";
+    EXPECT_FALSE(result.scenario->description.empty()) << file;
+    EXPECT_FALSE(result.scenario->variants.empty()) << file;
+  }
+}
+
+TEST(ScenarioCatalog, KleppmannScenariosExpectTheirViolationsOnlyUnfenced) {
+  const ScenarioParseResult pause =
+      load_scenario(std::string(CHAOS_SCENARIO_DIR) + "/s07-pause-before-write.toml");
+  ASSERT_TRUE(pause.scenario) << pause.error;
+  const Expectations& unfenced = pause.scenario->expectations.at(Variant::unfenced);
+  const Expectations& fenced = pause.scenario->expectations.at(Variant::fenced);
+  EXPECT_EQ(unfenced.at(static_cast<std::size_t>(invariant_index("C8"))), Expectation::violated);
+  for (Expectation expectation : fenced) EXPECT_EQ(expectation, Expectation::holds);
+}
+
+TEST(ScenarioParse, DefaultsWhenOnlyANameIsGiven) {
+  const ScenarioParseResult result = parse("name = \"x\"\n");
+  ASSERT_TRUE(result.scenario) << result.error;
+  EXPECT_EQ(result.scenario->nodes.count, 5);
+  EXPECT_EQ(result.scenario->clients.count, 2);
+  ASSERT_EQ(result.scenario->variants.size(), 2u);
+  EXPECT_EQ(result.scenario->expectations.size(), 2u);
+}
+
+TEST(ScenarioParse, ReadsEverySectionAndSortsTheSchedule) {
+  const ScenarioParseResult result = parse(R"(
+name = "full"
+description = "d"
+duration_ms = 1234
+variants = ["fenced"]
+[nodes]
+count = 3
+persistence = "everysec"
+[lock]
+ttl_ms = 700
+retry_delay_ms = 5
+renew = true
+max_renewals = 4
+[clients]
+count = 3
+critical_section_ms = 7
+[[clients.override]]
+index = 2
+clock_rate = 0.5
+[[nemesis]]
+at_ms = 900
+action = "clock-rate"
+target = "n1"
+rate = 1.5
+duration_ms = 100
+[[nemesis]]
+at_ms = 100
+action = "link"
+target = "c*->n2"
+mode = "delay"
+direction = "down"
+delay_ms = 30
+[expect.fenced]
+violated = ["C3"]
+may = ["C8"]
+)");
+  ASSERT_TRUE(result.scenario) << result.error;
+  const Scenario& s = *result.scenario;
+  EXPECT_EQ(s.duration, Milliseconds(1234));
+  EXPECT_EQ(s.nodes.persistence, NodePersistence::everysec);
+  EXPECT_EQ(s.lock.ttl, Milliseconds(700));
+  EXPECT_TRUE(s.lock.renew);
+  EXPECT_EQ(s.clients.spec(2).clock_rate, 0.5);
+  EXPECT_EQ(s.clients.spec(2).critical_section, Milliseconds(7)) << "overrides start from defaults";
+  EXPECT_EQ(s.clients.spec(0).clock_rate, 1.0);
+  ASSERT_EQ(s.nemesis.size(), 2u);
+  EXPECT_EQ(s.nemesis[0].action, NemesisAction::link);
+  EXPECT_EQ(s.nemesis[0].direction, Direction::down);
+  EXPECT_EQ(s.nemesis[1].rate, 1.5);
+  ASSERT_EQ(s.variants.size(), 1u);
+  const Expectations& fenced = s.expectations.at(Variant::fenced);
+  EXPECT_EQ(fenced[2], Expectation::violated);
+  EXPECT_EQ(fenced[7], Expectation::may);
+  EXPECT_EQ(fenced[0], Expectation::holds);
+}
+
+TEST(ScenarioParse, UnknownKeyIsPinnedToItsLineAndColumn) {
+  const ScenarioParseResult result = parse("name = \"x\"\n[lock]\nttl_ms = 5\n  tll = 3\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_EQ(result.error.rfind("s.toml:4:3: tll: unknown key in [lock]", 0), 0u) << result.error;
+}
+
+TEST(ScenarioParse, BadEnumNamesTheChoices) {
+  const ScenarioParseResult result =
+      parse("name = \"x\"\n[[nemesis]]\naction = \"explode\"\ntarget = \"n0\"\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_NE(result.error.find("s.toml:3:"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("power-loss"), std::string::npos) << result.error;
+}
+
+TEST(ScenarioParse, TargetOutOfRangeIsAnError) {
+  const ScenarioParseResult result =
+      parse("name = \"x\"\n[nodes]\ncount = 3\n[[nemesis]]\naction = \"kill\"\ntarget = \"n3\"\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_NE(result.error.find("s.toml:4:"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("\"n0\"..\"n2\""), std::string::npos) << result.error;
+}
+
+TEST(ScenarioParse, PausePointNeedsAClient) {
+  const ScenarioParseResult result = parse(
+      "name = \"x\"\n[[nemesis]]\naction = \"pause\"\ntarget = \"n1\"\npoint = \"before-write\"\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_NE(result.error.find("needs a client"), std::string::npos) << result.error;
+}
+
+TEST(ScenarioParse, UnknownInvariantIsAnError) {
+  const ScenarioParseResult result =
+      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C13\"]\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_NE(result.error.find("s.toml:3:"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("C13"), std::string::npos) << result.error;
+}
+
+TEST(ScenarioParse, InvalidTomlHasAPosition) {
+  const ScenarioParseResult result = parse("name = \"x\"\n[lock\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_EQ(result.error.rfind("s.toml:2:", 0), 0u) << result.error;
+}
+
+TEST(ScenarioParse, MissingNameIsAnError) {
+  const ScenarioParseResult result = parse("duration_ms = 5\n");
+  ASSERT_FALSE(result.scenario);
+  EXPECT_NE(result.error.find("name"), std::string::npos) << result.error;
+}
+
+TEST(ScenarioTargets, LinksExpandStars) {
+  const auto all = parse_link_target("c*->n*", 2, 3);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->clients, (std::vector<int>{0, 1}));
+  EXPECT_EQ(all->nodes, (std::vector<int>{0, 1, 2}));
+  const auto one = parse_link_target("c1->n2", 2, 3);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->clients, (std::vector<int>{1}));
+  EXPECT_EQ(one->nodes, (std::vector<int>{2}));
+  const auto resource = parse_link_target("c0->r", 2, 3);
+  ASSERT_TRUE(resource);
+  EXPECT_TRUE(resource->resource);
+  EXPECT_TRUE(resource->nodes.empty());
+}
+
+TEST(ScenarioTargets, MalformedOrOutOfRangeTargetsAreRefused) {
+  EXPECT_FALSE(parse_link_target("c0-n1", 2, 3));
+  EXPECT_FALSE(parse_link_target("c2->n1", 2, 3));
+  EXPECT_FALSE(parse_link_target("c0->n3", 2, 3));
+  EXPECT_FALSE(parse_node_target("n", 3));
+  EXPECT_FALSE(parse_node_target("n-1", 3));
+  EXPECT_FALSE(parse_node_target("n1x", 3));
+  EXPECT_FALSE(parse_client_target("n1", 3));
+  EXPECT_EQ(parse_client_target("c2", 3), 2);
+}
+
+TEST(ScenarioJudge, RegressionFailsOnAnUnexpectedViolation) {
+  CheckResult result;
+  result.verdicts.fill(Verdict::holds);
+  result.verdicts[2] = Verdict::violated;
+  const Verdicts verdicts = judge(result, Expectations{});
+  EXPECT_FALSE(verdicts.regression_ok);
+  EXPECT_TRUE(verdicts.demonstration_ok);
+  EXPECT_EQ(verdicts.unexpected, (std::vector<std::string>{"C3"}));
+}
+
+TEST(ScenarioJudge, DemonstrationFailsWhenAnExpectedViolationDidNotAppear) {
+  CheckResult result;
+  result.verdicts.fill(Verdict::holds);
+  Expectations expectations{};
+  expectations[7] = Expectation::violated;
+  expectations[2] = Expectation::may;
+  const Verdicts verdicts = judge(result, expectations);
+  EXPECT_TRUE(verdicts.regression_ok);
+  EXPECT_FALSE(verdicts.demonstration_ok);
+  EXPECT_EQ(verdicts.missing, (std::vector<std::string>{"C8"}));
+}
+
+TEST(ScenarioJudge, MayAcceptsEither) {
+  CheckResult result;
+  result.verdicts.fill(Verdict::holds);
+  result.verdicts[4] = Verdict::violated;
+  Expectations expectations{};
+  expectations[4] = Expectation::may;
+  const Verdicts verdicts = judge(result, expectations);
+  EXPECT_TRUE(verdicts.regression_ok);
+  EXPECT_TRUE(verdicts.demonstration_ok);
+}
+
+}  // namespace
+}  // namespace redlock::chaos

@@ -1,0 +1,94 @@
+// The checker: invariants C1-C12 of SAFETY.md section 4 over a merged
+// history. Pure logic: no I/O, no clock; tested on synthetic histories.
+//
+// What each invariant reads (see history.hpp for the event keys). An
+// operation is its invoke and its first completion, matched by (proc, kind,
+// op); a holding is everything about one lock value (acquire, extends,
+// release).
+//   C1  acquire ok: at least floor(N/2)+1 nodes with status "granted"
+//       (N from the run event's count; without one, from the highest node
+//       index replied).
+//   C2  acquire ok: validity_ms > 0; validity_ms <= ttl_ms - drift_ms -
+//       elapsed (elapsed = (t - start_t) in ms, 1 ms tolerance); and
+//       t < start_t + (ttl_ms - drift_ms) ms. The last two need start_t.
+//   C3  windows [acquire ok t, deadline] per holding (value), the deadline
+//       (deadline_t, else start_t + validity_ms) raised by each extend ok's
+//       deadline_t and cut by the release invoke: no two holdings' windows
+//       overlap (holdings of different resource keys never conflict).
+//   C4  resource ops without a token: invoke and completion inside the
+//       window of the holding named by their value (a failed op changed
+//       nothing and is skipped).
+//   C5  no two acquire ok events share a token.
+//   C6  acquire ok A at t_A, acquire invoke B (of a later holding) after
+//       t_A  =>  token_B > token_A.
+//   C7  accepted fenced resource ops: in completion order, a token below
+//       the highest token accepted before that op's invoke is a violation;
+//       the resource snapshot's log (entries "proc:op:token:value") is
+//       non-decreasing in token.
+//   C8  the resource snapshot's counter equals the number of accepted
+//       writes (plus at most the indeterminate ones: info or no
+//       completion), and every accepted append's entry is in the log.
+//   C9  a release reports "released" only on nodes its holding was granted
+//       or extended on, or where its acquire got no answer (timeout,
+//       pending, unreachable: the SET may have landed after the library
+//       stopped waiting, and deleting one's own value is safe).
+//   C10 after the run (snapshot events of nodes: target "n<i>", one per
+//       lock key, with its value and pttl_ms; no value = nothing held): a
+//       value left on a node must not have an expiry longer than the TTL
+//       (pttl -1 or > max ttl_ms is a violation), and a value whose holding
+//       released with that node answering "released" or "not_held" is a
+//       violation.
+//   C11 a probe acquire after the last heal event succeeded within its
+//       budget_ms (ok t - invoke t).
+//   C12 extend ok: at least floor(N/2)+1 nodes "extended"; t not after
+//       the holding's deadline at invoke time; number of extend oks of the
+//       holding <= max_renewals when that is > 0.
+//
+// Findings carry times as ms since the run event (when there is one).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "history.hpp"
+
+namespace redlock::chaos {
+
+inline constexpr int kInvariantCount = 12;
+
+// "C1".."C12" for index 0..11.
+[[nodiscard]] std::string_view invariant_id(int index) noexcept;
+// One line: what the invariant says.
+[[nodiscard]] std::string_view invariant_title(int index) noexcept;
+// Index for "C1".."C12", -1 otherwise.
+[[nodiscard]] int invariant_index(std::string_view id) noexcept;
+
+enum class Verdict {
+  holds,           // checked, no violation
+  violated,        // at least one finding
+  not_applicable,  // nothing in the history to check (e.g. C5 in an unfenced run)
+};
+
+[[nodiscard]] std::string_view to_string(Verdict verdict) noexcept;
+
+struct Finding {
+  int invariant = 0;    // index 0..11
+  std::int64_t t = 0;   // reference time where it shows (ns)
+  std::string proc;     // the process it concerns ("" when none)
+  std::string message;  // one line, human readable
+};
+
+struct CheckResult {
+  std::array<Verdict, kInvariantCount> verdicts{};
+  std::vector<Finding> findings;  // ordered by t
+  [[nodiscard]] bool violated(int index) const noexcept {
+    return verdicts.at(static_cast<std::size_t>(index)) == Verdict::violated;
+  }
+};
+
+[[nodiscard]] CheckResult check_history(const History& history);
+
+}  // namespace redlock::chaos

@@ -1,0 +1,153 @@
+// The history of one chaos run: what every process did and saw, in
+// reference time.
+//
+// Every process (each client worker, the nemesis, the harness itself)
+// appends events to its own JSONL file, one JSON object per line; the
+// harness merges the files into one history ordered by reference time.
+//
+// Reference time is the host's CLOCK_MONOTONIC in nanoseconds, read with
+// the raw clock_gettime system call (not the vDSO), so neither a clock
+// fault injected into a client (its own clock rate) nor libfaketime can
+// touch it. All processes on the machine share it.
+//
+// One event per line; every key except "t", "proc" and "kind" is optional
+// and omitted when it has its default value:
+//
+//   key          type     meaning
+//   t            int      reference time, ns
+//   proc         string   "c0".."c<n-1>" (clients), "nemesis", "harness", "probe"
+//   kind         string   see EventKind
+//   phase        string   invoke | ok | fail | info (indeterminate outcome)
+//   op           int      per-process operation id; invoke and completion share it
+//   value        string   the lock value of the holding this event belongs to
+//   token        int      fencing token (fenced holdings and fenced resource ops)
+//   ttl_ms       int      acquire/extend: the TTL asked for
+//   validity_ms  int      acquire/extend ok: validity the library reported
+//   drift_ms     int      acquire ok: the drift allowance that was subtracted
+//   start_t      int      acquire ok: reference time the winning attempt started
+//   deadline_t   int      acquire/extend ok: the client's claimed validity
+//                         deadline, converted to reference time
+//   max_renewals int      acquire ok: cap on extensions of this holding (0 = none)
+//   nodes        array    per-node replies: [{"node":i,"status":"granted",...}]
+//   error        string   fail / info: why
+//   key          string   resource op: which resource key
+//   read         int      resource read ok: the value read
+//   wrote        int      resource write ok: the value written
+//   entry        string   resource append: the log entry
+//   fault        string   nemesis: the primitive ("kill", "pause-client", "link", ...)
+//   target       string   nemesis / snapshot: "n2", "c0", "c0->n3", "resource"
+//   detail       string   free text (nemesis parameters, snapshot contents)
+//   pttl_ms      int      snapshot: the key's PTTL (-1 no expiry)
+//   count        int      run: node count; snapshot (resource): counter value
+//   budget_ms    int      probe acquire invoke: TTL plus the retry budget (C11)
+//   fenced       bool     run: whether clients take fenced locks
+//   entries      array    snapshot (resource): the log, as strings, in order
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json.hpp"
+
+namespace redlock::chaos {
+
+// Host CLOCK_MONOTONIC in ns through the raw system call.
+[[nodiscard]] std::int64_t reference_now_ns() noexcept;
+
+enum class EventKind {
+  run,       // harness: one at the start: nodes (count), fenced, ttl_ms, detail = scenario
+  acquire,   // client / probe: lock acquisition (with the library's retries)
+  extend,    // client: renewal
+  release,   // client: release
+  read,      // client: resource read
+  write,     // client: resource write (read-modify-write's write half)
+  append,    // client: resource log append
+  nemesis,   // nemesis: a fault started (phase invoke) or ended (phase ok)
+  snapshot,  // harness: after heal, what a node holds (target "n<i>") or the resource
+  heal,      // harness: every fault healed (phase ok)
+};
+
+enum class Phase { invoke, ok, fail, info };
+
+[[nodiscard]] std::string_view to_string(EventKind kind) noexcept;
+[[nodiscard]] std::string_view to_string(Phase phase) noexcept;
+[[nodiscard]] std::optional<EventKind> parse_event_kind(std::string_view text) noexcept;
+[[nodiscard]] std::optional<Phase> parse_phase(std::string_view text) noexcept;
+
+struct NodeReply {
+  int node = 0;
+  std::string status;  // redlock::to_string(NodeStatus): granted, busy, extended, released, ...
+  std::int64_t fence_counter = 0;
+};
+
+struct Event {
+  std::int64_t t = 0;
+  std::string proc;
+  EventKind kind = EventKind::run;
+  Phase phase = Phase::info;
+  std::int64_t op = 0;
+  std::string value;
+  std::optional<std::int64_t> token;
+  std::int64_t ttl_ms = 0;
+  std::int64_t validity_ms = 0;
+  std::int64_t drift_ms = 0;
+  std::int64_t start_t = 0;
+  std::int64_t deadline_t = 0;
+  std::int64_t max_renewals = 0;
+  std::vector<NodeReply> nodes;
+  std::string error;
+  std::string key;
+  std::optional<std::int64_t> read;
+  std::optional<std::int64_t> wrote;
+  std::string entry;
+  std::string fault;
+  std::string target;
+  std::string detail;
+  std::int64_t pttl_ms = 0;
+  std::int64_t count = 0;
+  std::int64_t budget_ms = 0;
+  bool fenced = false;
+  std::vector<std::string> entries;
+};
+
+// One line of JSON (no trailing newline).
+[[nodiscard]] std::string to_json_line(const Event& event);
+// Parses one line; nullopt with `error` set on malformed input.
+[[nodiscard]] std::optional<Event> parse_event_line(std::string_view line, std::string& error);
+
+struct History {
+  std::vector<Event> events;  // ordered by t (stable for equal t)
+};
+
+struct HistoryLoadResult {
+  std::optional<History> history;
+  std::string error;  // "file:line: message" when !history
+};
+
+// Reads JSONL files and merges them by t. A file that ends in a partial
+// last line (a process killed mid-write) keeps the complete lines.
+[[nodiscard]] HistoryLoadResult load_history(const std::vector<std::filesystem::path>& files);
+// Writes the merged history as one JSONL file.
+[[nodiscard]] bool save_history(const History& history, const std::filesystem::path& file,
+                                std::string& error);
+
+// Appends events to a JSONL file, flushing each line (a process may be
+// killed at any time). Not thread-safe.
+class HistoryWriter {
+ public:
+  explicit HistoryWriter(const std::filesystem::path& file);
+  ~HistoryWriter();
+  HistoryWriter(const HistoryWriter&) = delete;
+  HistoryWriter& operator=(const HistoryWriter&) = delete;
+  [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
+  void write(const Event& event) noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace redlock::chaos

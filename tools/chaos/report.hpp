@@ -1,0 +1,47 @@
+// The HTML report of one chaos run: a self-contained page (inline CSS and
+// SVG, no scripts fetched, no network) with
+//   - a header: scenario, variant (fenced / unfenced), seed, duration;
+//   - the invariant table: C1-C12 with verdict, expectation and outcome;
+//   - an SVG timeline over the run's reference time:
+//       one lane per client: validity windows (acquire ok .. deadline or
+//       release) as bars, acquisitions and renewals as ticks, resource
+//       writes as dots (accepted / fenced out / failed), the probe;
+//       one lane per node: faults on that node (kill, pause, clock) as
+//       spans from the nemesis events, and link faults on the client lane
+//       they concern;
+//       the checker's findings as red markers at their time with the
+//       message as an SVG <title> (tooltip);
+//   - the findings as a list.
+// Pure: builds a string; the caller writes the file.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "checker.hpp"
+#include "history.hpp"
+
+namespace redlock::chaos {
+
+enum class Expectation {
+  holds,     // must hold (regression mode fails if violated)
+  violated,  // must be violated (demonstration mode fails if it holds)
+  may,       // either
+};
+
+struct ReportInput {
+  std::string scenario;     // scenario name, e.g. "s07-pause-after-acquire"
+  std::string description;  // one line from the scenario file
+  std::string variant;      // "fenced" or "unfenced"
+  std::uint64_t seed = 0;
+  const History* history = nullptr;
+  const CheckResult* check = nullptr;
+  std::array<Expectation, kInvariantCount> expectations{};
+  // Whether the run met its expectations, as the runner decided.
+  bool passed = false;
+};
+
+[[nodiscard]] std::string render_report_html(const ReportInput& input);
+
+}  // namespace redlock::chaos

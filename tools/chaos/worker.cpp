@@ -1,0 +1,650 @@
+#include "worker.hpp"
+
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "history.hpp"
+#include "redlock/redlock.hpp"
+#include "scenario.hpp"
+
+namespace redlock::chaos {
+namespace {
+
+struct WorkerOptions {
+  std::string config_path;
+  std::string history_path;
+  std::string resource_host = "127.0.0.1";
+  int resource_port = 0;
+  int index = 0;
+  bool fenced = false;
+  Milliseconds ttl{1000};
+  Milliseconds retry_delay{20};
+  Milliseconds wait{0};
+  Milliseconds critical_section{10};
+  Milliseconds think{0};
+  Milliseconds duration{3000};
+  Milliseconds start_delay{0};
+  double clock_rate = 1.0;
+  bool renew = false;
+  int max_renewals = 0;
+};
+
+bool parse_long(std::string_view text, long long& out) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
+  WorkerOptions options;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--fenced") {
+      options.fenced = true;
+      continue;
+    }
+    if (flag == "--renew") {
+      options.renew = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "worker: %s needs a value\n", argv[i]);
+      return std::nullopt;
+    }
+    const std::string_view value = argv[++i];
+    long long number = 0;
+    const bool numeric = parse_long(value, number);
+    if (flag == "--config") {
+      options.config_path = value;
+    } else if (flag == "--history") {
+      options.history_path = value;
+    } else if (flag == "--resource-port" && numeric) {
+      options.resource_port = static_cast<int>(number);
+    } else if (flag == "--index" && numeric) {
+      options.index = static_cast<int>(number);
+    } else if (flag == "--ttl-ms" && numeric) {
+      options.ttl = Milliseconds(number);
+    } else if (flag == "--retry-delay-ms" && numeric) {
+      options.retry_delay = Milliseconds(number);
+    } else if (flag == "--wait-ms" && numeric) {
+      options.wait = Milliseconds(number);
+    } else if (flag == "--cs-ms" && numeric) {
+      options.critical_section = Milliseconds(number);
+    } else if (flag == "--think-ms" && numeric) {
+      options.think = Milliseconds(number);
+    } else if (flag == "--duration-ms" && numeric) {
+      options.duration = Milliseconds(number);
+    } else if (flag == "--start-delay-ms" && numeric) {
+      options.start_delay = Milliseconds(number);
+    } else if (flag == "--max-renewals" && numeric) {
+      options.max_renewals = static_cast<int>(number);
+    } else if (flag == "--clock-rate") {
+      options.clock_rate = std::strtod(std::string(value).c_str(), nullptr);
+    } else {
+      std::fprintf(stderr, "worker: bad option %s %s\n", argv[i - 1], argv[i]);
+      return std::nullopt;
+    }
+  }
+  if (options.config_path.empty() || options.history_path.empty() || options.resource_port <= 0 ||
+      options.clock_rate <= 0) {
+    std::fprintf(stderr, "worker: --config, --history, --resource-port are required\n");
+    return std::nullopt;
+  }
+  return options;
+}
+
+// The client's own clock: true time scaled by `rate` from the start, so a
+// fast (rate > 1) or slow (rate < 1) client clock acts on every validity
+// computation of the library. Conversions back to reference time let the
+// history record the client's claims on the shared time line.
+class RateClock final : public MonotonicClock {
+ public:
+  explicit RateClock(double rate) : rate_(rate), base_(SteadyClock::now()) {}
+
+  [[nodiscard]] TimePoint now() const noexcept override {
+    if (rate_ == 1.0) return SteadyClock::now();
+    const auto real = SteadyClock::now() - base_;
+    return base_ + std::chrono::duration_cast<SteadyClock::duration>(real * rate_);
+  }
+
+  // steady_clock is CLOCK_MONOTONIC, the reference clock's source.
+  [[nodiscard]] std::int64_t to_reference_ns(TimePoint client_time) const noexcept {
+    const auto scaled = client_time - base_;
+    const auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(scaled / rate_);
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(base_.time_since_epoch()).count() +
+           real.count();
+  }
+
+ private:
+  double rate_;
+  TimePoint base_;
+};
+
+std::vector<NodeReply> replies_of(const std::vector<NodeOutcome>& nodes) {
+  std::vector<NodeReply> replies;
+  replies.reserve(nodes.size());
+  for (const NodeOutcome& node : nodes) {
+    replies.push_back(NodeReply{static_cast<int>(node.node), std::string(to_string(node.status)),
+                                node.fence_counter});
+  }
+  return replies;
+}
+
+NodeConfig resource_node(const WorkerOptions& options) {
+  NodeConfig node;
+  node.name = "resource";
+  node.host = options.resource_host;
+  node.port = static_cast<std::uint16_t>(options.resource_port);
+  return node;
+}
+
+// The protected resource, fenced (through the gate) or plain.
+class ProtectedResource final {
+ public:
+  explicit ProtectedResource(const WorkerOptions& options)
+      : fenced_(options.fenced),
+        gate_(resource_node(options)),
+        host_(options.resource_host),
+        port_(options.resource_port) {}
+
+  ~ProtectedResource() {
+    if (plain_ != nullptr) redisFree(plain_);
+  }
+  ProtectedResource(const ProtectedResource&) = delete;
+  ProtectedResource& operator=(const ProtectedResource&) = delete;
+
+  struct Result {
+    bool ok = false;
+    long long integer = 0;
+    std::string error;
+  };
+
+  Result read(std::optional<std::uint64_t> token) {
+    if (fenced_ && token) {
+      FencedResult result = gate_.get(kCounterKey, *token);
+      if (!result.ok()) return {false, 0, error_text(result)};
+      return {true, result.value ? std::atoll(result.value->c_str()) : 0, {}};
+    }
+    return plain_command({"GET", kCounterKey}, true);
+  }
+
+  Result write(std::optional<std::uint64_t> token, long long value) {
+    const std::string text = std::to_string(value);
+    if (fenced_ && token) {
+      FencedResult result = gate_.set(kCounterKey, *token, text);
+      if (!result.ok()) return {false, 0, error_text(result)};
+      return {true, value, {}};
+    }
+    Result result = plain_command({"SET", kCounterKey, text}, false);
+    result.integer = value;
+    return result;
+  }
+
+  Result append(std::optional<std::uint64_t> token, const std::string& entry) {
+    if (fenced_ && token) {
+      FencedResult result = gate_.append(kLogKey, *token, entry);
+      if (!result.ok()) return {false, 0, error_text(result)};
+      return {true, result.integer, {}};
+    }
+    return plain_command({"RPUSH", kLogKey, entry}, false);
+  }
+
+  static constexpr const char* kCounterKey = "chaos:counter";
+  static constexpr const char* kLogKey = "chaos:log";
+
+ private:
+  static std::string error_text(const FencedResult& result) {
+    if (result.error == errc::fenced_out) return "fenced_out";
+    return result.error.message() + (result.detail.empty() ? "" : ": " + result.detail);
+  }
+
+  Result plain_command(const std::vector<std::string>& argv, bool parse_bulk) {
+    if (plain_ == nullptr) {
+      const timeval timeout{1, 0};
+      plain_ = redisConnectWithTimeout(host_.c_str(), port_, timeout);
+      if (plain_ == nullptr || plain_->err != 0) {
+        std::string why = plain_ == nullptr ? "out of memory" : plain_->errstr;
+        if (plain_ != nullptr) redisFree(plain_);
+        plain_ = nullptr;
+        return {false, 0, "connect: " + why};
+      }
+      redisSetTimeout(plain_, timeout);
+    }
+    std::vector<const char*> args;
+    std::vector<std::size_t> lengths;
+    for (const std::string& arg : argv) {
+      args.push_back(arg.data());
+      lengths.push_back(arg.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(plain_, static_cast<int>(args.size()), args.data(), lengths.data()));
+    if (reply == nullptr) {
+      std::string why = plain_->errstr;
+      redisFree(plain_);
+      plain_ = nullptr;
+      return {false, 0, why};
+    }
+    Result result{true, 0, {}};
+    if (reply->type == REDIS_REPLY_ERROR) {
+      result = {false, 0, std::string(reply->str, reply->len)};
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
+      result.integer = reply->integer;
+    } else if (parse_bulk && reply->type == REDIS_REPLY_STRING) {
+      result.integer = std::atoll(std::string(reply->str, reply->len).c_str());
+    }
+    freeReplyObject(reply);
+    return result;
+  }
+
+  bool fenced_;
+  FenceGate gate_;
+  std::string host_;
+  int port_;
+  redisContext* plain_ = nullptr;
+};
+
+ClientOptions client_options(const MonotonicClock& clock) {
+  ClientOptions options;
+  options.clock = &clock;
+  return options;
+}
+
+// One client's work, as a state machine on its loop.
+class Worker {
+ public:
+  Worker(uv_loop_t* loop, WorkerOptions options, QuorumConfig config)
+      : loop_(loop),
+        options_(std::move(options)),
+        proc_("c" + std::to_string(options_.index)),
+        clock_(options_.clock_rate),
+        history_(options_.history_path),
+        client_(loop, std::move(config), client_options(clock_)),
+        resource_(options_) {
+    uv_timer_init(loop_, &timer_);
+    uv_timer_init(loop_, &renew_timer_);
+    uv_timer_init(loop_, &ready_timer_);
+    uv_idle_init(loop_, &idle_);
+    uv_check_init(loop_, &check_);
+    uv_pipe_init(loop_, &input_, 0);
+    timer_.data = renew_timer_.data = ready_timer_.data = this;
+    idle_.data = check_.data = input_.data = this;
+  }
+
+  bool start() {
+    if (!history_.ok()) {
+      std::fprintf(stderr, "worker: cannot open %s\n", options_.history_path.c_str());
+      return false;
+    }
+    if (uv_pipe_open(&input_, STDIN_FILENO) != 0) return false;
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&input_), allocate, on_input);
+    uv_timer_start(&ready_timer_, on_ready_poll, 5, 5);
+    return true;
+  }
+
+  void close_all() {
+    client_.close();
+    for (uv_handle_t* handle :
+         {reinterpret_cast<uv_handle_t*>(&timer_), reinterpret_cast<uv_handle_t*>(&renew_timer_),
+          reinterpret_cast<uv_handle_t*>(&ready_timer_), reinterpret_cast<uv_handle_t*>(&idle_),
+          reinterpret_cast<uv_handle_t*>(&check_), reinterpret_cast<uv_handle_t*>(&input_)}) {
+      if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+    }
+  }
+
+ private:
+  enum class Stage { waiting, acquiring, holding, releasing, thinking, stopped };
+
+  static void allocate(uv_handle_t*, std::size_t suggested, uv_buf_t* buf) {
+    buf->base = static_cast<char*>(std::malloc(suggested));
+    buf->len = buf->base == nullptr ? 0 : suggested;
+  }
+
+  static void on_input(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+    auto* self = static_cast<Worker*>(stream->data);
+    if (nread > 0) self->input_buffer_.append(buf->base, static_cast<std::size_t>(nread));
+    std::free(buf->base);
+    if (nread < 0) {
+      self->stop_requested_ = true;  // the harness went away
+      uv_read_stop(stream);
+    }
+    std::size_t newline = 0;
+    while ((newline = self->input_buffer_.find('\n')) != std::string::npos) {
+      const std::string line = self->input_buffer_.substr(0, newline);
+      self->input_buffer_.erase(0, newline + 1);
+      self->command(line);
+    }
+    if (self->stop_requested_ && self->stage_ == Stage::waiting) self->finish();
+  }
+
+  void command(const std::string& line) {
+    if (line == "go") {
+      go();
+    } else if (line == "stop") {
+      stop_requested_ = true;
+      if (stage_ == Stage::thinking || stage_ == Stage::waiting) finish();
+    } else if (line.rfind("pause ", 0) == 0) {
+      armed_pause_ = line.substr(6);
+    }
+  }
+
+  // Reports "ready" once every node is connected (or after 3 s regardless).
+  static void on_ready_poll(uv_timer_t* timer) {
+    auto* self = static_cast<Worker*>(timer->data);
+    bool all = true;
+    for (const NodeHealth& node : self->client_.node_health()) all = all && node.connected;
+    if (all || ++self->ready_polls_ > 600) {
+      uv_timer_stop(timer);
+      self->say("ready");
+    }
+  }
+
+  void go() {
+    if (stage_ != Stage::waiting) return;
+    stop_at_ = SteadyClock::now() + options_.duration;
+    stage_ = Stage::thinking;
+    after(options_.start_delay, [](Worker& self) { self.acquire(); });
+  }
+
+  // Runs `next` on the loop after `delay` (the one work timer).
+  void after(Milliseconds delay, void (*next)(Worker&)) {
+    next_ = next;
+    uv_timer_start(
+        &timer_,
+        [](uv_timer_t* timer) {
+          auto* self = static_cast<Worker*>(timer->data);
+          self->next_(*self);
+        },
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, delay.count())), 0);
+  }
+
+  void say(const std::string& line) {
+    const std::string text = line + "\n";
+    // A short write to a pipe of this size cannot be partial.
+    [[maybe_unused]] const ssize_t written = ::write(STDOUT_FILENO, text.data(), text.size());
+  }
+
+  Event event(EventKind kind, Phase phase) const {
+    Event e;
+    e.t = reference_now_ns();
+    e.proc = proc_;
+    e.kind = kind;
+    e.phase = phase;
+    e.op = op_;
+    return e;
+  }
+
+  void acquire() {
+    if (stop_requested_ || SteadyClock::now() >= stop_at_) return finish();
+    stage_ = Stage::acquiring;
+    ++op_;
+    Event invoke = event(EventKind::acquire, Phase::invoke);
+    invoke.ttl_ms = options_.ttl.count();
+    history_.write(invoke);
+    AcquireOptions acquire_options;
+    acquire_options.ttl = options_.ttl;
+    acquire_options.retry_delay = options_.retry_delay;
+    acquire_options.wait = options_.wait.count() > 0 ? options_.wait : options_.ttl;
+    acquire_options.fenced = options_.fenced;
+    acquire_pending_ = true;
+    client_.acquire(redlock::Resource("chaos"), acquire_options,
+                    [this](AcquireResult result) { on_acquired(std::move(result)); });
+    if (armed_pause_ == "in-flight") {
+      // Let this loop turn write the requests, then stop before the poll
+      // of the next turn can read the replies (idle keeps that poll from
+      // blocking; the check callback runs right after it).
+      uv_idle_start(&idle_, [](uv_idle_t*) {});
+      uv_check_start(&check_, on_check_in_flight);
+    }
+  }
+
+  static void on_check_in_flight(uv_check_t* check) {
+    auto* self = static_cast<Worker*>(check->data);
+    uv_check_stop(&self->check_);
+    uv_idle_stop(&self->idle_);
+    // Missed: the replies were already read; stay armed for the next one.
+    if (self->acquire_pending_) self->pause_here("in-flight");
+  }
+
+  void pause_here(const std::string& point) {
+    armed_pause_.clear();
+    Event started = event(EventKind::nemesis, Phase::invoke);
+    started.fault = "pause-client";
+    started.target = proc_;
+    started.detail = "self-pause at " + point;
+    history_.write(started);
+    say("pausing " + point);
+    ::raise(SIGSTOP);
+    Event ended = event(EventKind::nemesis, Phase::ok);
+    ended.fault = "pause-client";
+    ended.target = proc_;
+    ended.detail = "resumed";
+    history_.write(ended);
+  }
+
+  void on_acquired(AcquireResult result) {
+    acquire_pending_ = false;
+    if (!result.ok()) {
+      Event failed = event(EventKind::acquire, Phase::fail);
+      failed.error = result.error.message();
+      failed.nodes = replies_of(result.nodes);
+      history_.write(failed);
+      stage_ = Stage::thinking;
+      return after(options_.think, [](Worker& self) { self.acquire(); });
+    }
+    lock_ = *result.lock;
+    renewals_ = 0;
+    Event ok = event(EventKind::acquire, Phase::ok);
+    ok.value = lock_->value.str();
+    if (lock_->fence) ok.token = static_cast<std::int64_t>(*lock_->fence);
+    ok.ttl_ms = lock_->ttl.count();
+    ok.validity_ms = result.validity.count();
+    ok.drift_ms = drift_ms();
+    ok.start_t = clock_.to_reference_ns(lock_->started);
+    ok.deadline_t = clock_.to_reference_ns(lock_->valid_until);
+    ok.max_renewals = options_.max_renewals;
+    ok.nodes = replies_of(result.nodes);
+    history_.write(ok);
+    stage_ = Stage::holding;
+    say("holding " + lock_->value.str());
+    if (armed_pause_ == "after-acquire") pause_here("after-acquire");
+    critical_section();
+  }
+
+  std::int64_t drift_ms() const {
+    const auto& lock = client_.config().lock;
+    const double scaled = std::ceil(static_cast<double>(options_.ttl.count()) * lock.drift_factor);
+    return static_cast<std::int64_t>(scaled) + lock.drift_ms.count();
+  }
+
+  std::optional<std::int64_t> token() const {
+    if (!lock_ || !lock_->fence) return std::nullopt;
+    return static_cast<std::int64_t>(*lock_->fence);
+  }
+
+  std::optional<std::uint64_t> fence() const { return lock_ ? lock_->fence : std::nullopt; }
+
+  Event resource_event(EventKind kind, Phase phase, const char* key) const {
+    Event e = event(kind, phase);
+    e.value = lock_ ? lock_->value.str() : std::string();
+    e.token = token();
+    e.key = key;
+    return e;
+  }
+
+  void critical_section() {
+    history_.write(resource_event(EventKind::read, Phase::invoke, ProtectedResource::kCounterKey));
+    const ProtectedResource::Result read = resource_.read(fence());
+    Event done = resource_event(EventKind::read, read.ok ? Phase::ok : Phase::fail,
+                                ProtectedResource::kCounterKey);
+    if (read.ok) {
+      done.read = read.integer;
+    } else {
+      done.error = read.error;
+    }
+    history_.write(done);
+    if (!read.ok) return release();
+    read_value_ = read.integer;
+    if (options_.renew) schedule_renewal();
+    after(options_.critical_section, [](Worker& self) { self.write(); });
+  }
+
+  void schedule_renewal() {
+    const auto period = std::max<std::int64_t>(1, options_.ttl.count() / 3);
+    uv_timer_start(
+        &renew_timer_, [](uv_timer_t* timer) { static_cast<Worker*>(timer->data)->renew(); },
+        static_cast<std::uint64_t>(period), 0);
+  }
+
+  void renew() {
+    if (!lock_ || stage_ != Stage::holding) return;
+    if (options_.max_renewals > 0 && renewals_ >= options_.max_renewals) return;
+    ++renewals_;
+    Event invoke = event(EventKind::extend, Phase::invoke);
+    invoke.value = lock_->value.str();
+    invoke.ttl_ms = options_.ttl.count();
+    history_.write(invoke);
+    client_.extend(*lock_, ExtendOptions{}, [this](ExtendResult result) {
+      if (!lock_) return;
+      Event done = event(EventKind::extend, result.ok() ? Phase::ok : Phase::fail);
+      done.value = lock_->value.str();
+      done.nodes = replies_of(result.nodes);
+      if (result.ok() && result.lock) {
+        lock_ = *result.lock;
+        done.validity_ms = result.validity.count();
+        done.deadline_t = clock_.to_reference_ns(lock_->valid_until);
+        history_.write(done);
+        if (stage_ == Stage::holding) schedule_renewal();
+      } else {
+        done.error = result.error.message();
+        history_.write(done);
+      }
+    });
+  }
+
+  void write() {
+    // The careful client: no write once the local validity has run out...
+    if (!lock_->valid_at(clock_.now())) return release();
+    // ...but a pause right here (Kleppmann's GC pause) goes unnoticed.
+    if (armed_pause_ == "before-write") pause_here("before-write");
+    const long long value = read_value_ + 1;
+    history_.write(resource_event(EventKind::write, Phase::invoke, ProtectedResource::kCounterKey));
+    const ProtectedResource::Result wrote = resource_.write(fence(), value);
+    Event done = resource_event(EventKind::write, wrote.ok ? Phase::ok : Phase::fail,
+                                ProtectedResource::kCounterKey);
+    if (wrote.ok) {
+      done.wrote = value;
+    } else {
+      done.error = wrote.error;
+    }
+    history_.write(done);
+    if (wrote.ok) {
+      const std::string entry = proc_ + ":" + std::to_string(op_) + ":" +
+                                std::to_string(token().value_or(0)) + ":" + std::to_string(value);
+      Event invoke = resource_event(EventKind::append, Phase::invoke, ProtectedResource::kLogKey);
+      invoke.entry = entry;
+      history_.write(invoke);
+      const ProtectedResource::Result appended = resource_.append(fence(), entry);
+      Event finished = resource_event(EventKind::append, appended.ok ? Phase::ok : Phase::fail,
+                                      ProtectedResource::kLogKey);
+      finished.entry = entry;
+      finished.error = appended.error;
+      history_.write(finished);
+    }
+    release();
+  }
+
+  void release() {
+    uv_timer_stop(&renew_timer_);
+    if (armed_pause_ == "before-release") pause_here("before-release");
+    stage_ = Stage::releasing;
+    Event invoke = event(EventKind::release, Phase::invoke);
+    invoke.value = lock_->value.str();
+    history_.write(invoke);
+    client_.release(*lock_, [this](ReleaseResult result) {
+      Event done = event(EventKind::release, result.error ? Phase::info : Phase::ok);
+      done.value = lock_->value.str();
+      done.nodes = replies_of(result.nodes);
+      if (result.error) done.error = result.error.message();
+      history_.write(done);
+      lock_.reset();
+      say("released");
+      stage_ = Stage::thinking;
+      after(options_.think, [](Worker& self) { self.acquire(); });
+    });
+  }
+
+  void finish() {
+    if (stage_ == Stage::stopped) return;
+    stage_ = Stage::stopped;
+    say("done");
+    close_all();
+  }
+
+  uv_loop_t* loop_;
+  WorkerOptions options_;
+  std::string proc_;
+  RateClock clock_;
+  HistoryWriter history_;
+  AsyncClient client_;
+  ProtectedResource resource_;
+  uv_timer_t timer_{};
+  uv_timer_t renew_timer_{};
+  uv_timer_t ready_timer_{};
+  uv_idle_t idle_{};
+  uv_check_t check_{};
+  uv_pipe_t input_{};
+  std::string input_buffer_;
+  void (*next_)(Worker&) = nullptr;
+  Stage stage_ = Stage::waiting;
+  bool stop_requested_ = false;
+  bool acquire_pending_ = false;
+  int ready_polls_ = 0;
+  std::string armed_pause_;
+  std::int64_t op_ = 0;
+  std::optional<Lock> lock_;
+  long long read_value_ = 0;
+  int renewals_ = 0;
+  TimePoint stop_at_{};
+};
+
+}  // namespace
+
+int run_worker(int argc, char** argv) {
+  const std::optional<WorkerOptions> options = parse_worker_options(argc, argv);
+  if (!options) return 2;
+  ConfigResult config = load_config(options->config_path);
+  if (!config.ok()) {
+    std::fprintf(stderr, "worker: %s\n", config.error.to_string().c_str());
+    return 2;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int status = 0;
+  {
+    Worker worker(&loop, *options, std::move(*config.config));
+    if (!worker.start()) {
+      worker.close_all();
+      status = 1;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    worker.close_all();  // idempotent; the handles must be closed before they die
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  if (uv_loop_close(&loop) != 0) status = status == 0 ? 3 : status;
+  return status;
+}
+
+}  // namespace redlock::chaos
