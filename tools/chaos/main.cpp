@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -223,10 +224,75 @@ void print_summary(const std::vector<VariantOutcome>& outcomes,
     }
   }
   for (const VariantOutcome& o : outcomes) {
-    if (!o.report.empty()) {
-      std::printf("report: %s\n", o.report.c_str());
+    if (!o.report.empty() && !passed(o, mode)) {
+      std::printf("failed run's report: %s\n", o.report.c_str());
     }
   }
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// out/index.html: every run of this invocation with its verdict and a link
+// to its report (relative, so the folder can be moved or archived).
+std::filesystem::path write_index(const std::filesystem::path& out,
+                                  const std::vector<VariantOutcome>& outcomes,
+                                  const std::vector<std::uint64_t>& seeds, Mode mode) {
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>redlock-chaos "
+      "runs</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
+      "table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;"
+      "text-align:left}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
+      "font-weight:bold}</style></head><body><h1>redlock-chaos runs</h1><table><tr>"
+      "<th>scenario</th><th>variant</th><th>seed</th><th>result</th><th>violated</th>"
+      "<th>unexpected</th><th>missing</th><th>acquisitions</th><th>writes accepted/refused"
+      "</th><th>report</th></tr>\n";
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const VariantOutcome& o = outcomes[i];
+    const bool ok = passed(o, mode);
+    std::string link = "-";
+    if (!o.report.empty()) {
+      std::error_code error;
+      const auto relative = std::filesystem::relative(o.report, out, error);
+      const std::string target = error ? o.report.string() : relative.string();
+      link = "<a href=\"" + html_escape(target) + "\">report</a>";
+    }
+    page += "<tr><td>" + html_escape(o.scenario) + "</td><td>" + std::string(to_string(o.variant)) +
+            "</td><td>" + std::to_string(seeds[i]) + "</td><td class=\"" +
+            (ok ? "pass\">PASS" : "fail\">FAIL") + "</td><td>" + violated_list(o.check) +
+            "</td><td>" + join(o.verdicts.unexpected) + "</td><td>" + join(o.verdicts.missing) +
+            "</td><td>" + std::to_string(o.counts.acquired) + "</td><td>" +
+            std::to_string(o.counts.writes_accepted) + "/" +
+            std::to_string(o.counts.writes_refused) + "</td><td>" + link + "</td></tr>\n";
+    if (!o.error.empty()) {
+      page += "<tr><td colspan=\"10\">error: " + html_escape(o.error) + "</td></tr>\n";
+    }
+  }
+  page += "</table></body></html>\n";
+  const std::filesystem::path index = out / "index.html";
+  std::ofstream file(index, std::ios::binary | std::ios::trunc);
+  file << page;
+  return file ? index : std::filesystem::path();
 }
 
 int run_scenarios(const std::vector<std::filesystem::path>& files, const Options& options,
@@ -296,6 +362,8 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
     seeds.push_back(job.seed);
   }
   print_summary(outcomes, seeds, options.mode);
+  const std::filesystem::path index = write_index(options.out, outcomes, seeds, options.mode);
+  if (!index.empty()) std::printf("reports: %s\n", index.c_str());
   return all_passed ? 0 : 1;
 }
 
