@@ -67,6 +67,8 @@ else()
     "libc6, libstdc++6, libgcc-s1, libuv1, libhiredis0.14, libtomlplusplus3, ${_redlock_deb_dev_depends}")
 endif()
 unset(_redlock_deb_dev_depends)
+# redlock-chaos starts redis-server processes; the library does not need one.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "redis-server")
 
 # `cpack --config CPackSourceConfig.cmake` would otherwise pack build trees.
 set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build[^/]*/")

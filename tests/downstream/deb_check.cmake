@@ -111,6 +111,8 @@ endif()
 capture(listing "dpkg-deb -c" "${DPKG_DEB}" -c "${debs}")
 foreach(expected
     " \\./usr/bin/redlock\n"
+    " \\./usr/bin/redlock-chaos\n"
+    " \\./usr/share/redlock/chaos-scenarios/s01-baseline\\.toml\n"
     " \\./usr/include/redlock/redlock\\.hpp\n"
     " \\./usr/include/redlock/export\\.hpp\n"
     " \\./usr/lib/([a-z0-9_-]+/)?libredlock\\.(a|so)\n"

@@ -8,9 +8,13 @@
 //   C1  acquire ok: at least floor(N/2)+1 nodes with status "granted"
 //       (N from the run event's count; without one, from the highest node
 //       index replied).
-//   C2  acquire ok: validity_ms > 0; validity_ms <= ttl_ms - drift_ms -
-//       elapsed (elapsed = (t - start_t) in ms, 1 ms tolerance); and
-//       t < start_t + (ttl_ms - drift_ms) ms. The last two need start_t.
+//   C2  acquire ok: 0 < validity_ms <= ttl_ms - drift_ms; the claimed
+//       deadline_t is not after start_t + (ttl_ms - drift_ms) ms (1 ms
+//       tolerance): validity is ttl - elapsed - drift with elapsed counted
+//       from the attempt's start; and t < start_t + (ttl_ms - drift_ms) ms.
+//       The ok event's t only bounds the quorum time from above (the
+//       callback may run late), so elapsed is not measured to t. The last
+//       two need start_t.
 //   C3  windows [acquire ok t, deadline] per holding (value), the deadline
 //       (deadline_t, else start_t + validity_ms) raised by each extend ok's
 //       deadline_t and cut by the release invoke: no two holdings' windows

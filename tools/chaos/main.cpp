@@ -27,9 +27,6 @@
 #ifndef REDLOCK_CHAOS_SOURCE_CATALOG
 #define REDLOCK_CHAOS_SOURCE_CATALOG ""
 #endif
-#ifndef REDLOCK_CHAOS_INSTALLED_CATALOG
-#define REDLOCK_CHAOS_INSTALLED_CATALOG ""
-#endif
 
 namespace redlock::chaos {
 namespace {
@@ -156,16 +153,22 @@ bool parse_options(int argc, char** argv, Options& options) {
   return true;
 }
 
-std::filesystem::path default_catalog() {
+// $REDLOCK_CHAOS_CATALOG, ./tests/chaos/scenarios (a source tree), the
+// source tree this binary was built from, or the installed copy next to the
+// binary (<prefix>/share/redlock/chaos-scenarios for <prefix>/bin).
+std::filesystem::path default_catalog(const std::filesystem::path& self) {
   if (const char* env = std::getenv("REDLOCK_CHAOS_CATALOG"); env != nullptr && *env != 0) {
     return env;
   }
-  for (const char* candidate :
-       {"tests/chaos/scenarios", REDLOCK_CHAOS_SOURCE_CATALOG, REDLOCK_CHAOS_INSTALLED_CATALOG}) {
+  const std::filesystem::path installed =
+      self.parent_path().parent_path() / "share" / "redlock" / "chaos-scenarios";
+  for (const std::filesystem::path& candidate :
+       {std::filesystem::path("tests/chaos/scenarios"),
+        std::filesystem::path(REDLOCK_CHAOS_SOURCE_CATALOG), installed}) {
     std::error_code error;
-    if (*candidate != 0 && std::filesystem::is_directory(candidate, error)) return candidate;
+    if (!candidate.empty() && std::filesystem::is_directory(candidate, error)) return candidate;
   }
-  return "tests/chaos/scenarios";
+  return installed;
 }
 
 bool passed(const VariantOutcome& outcome, Mode mode) {
@@ -430,7 +433,7 @@ int main(int argc, char** argv) {
   }
   if (options.command == "catalog") {
     const std::filesystem::path dir = options.positional.empty()
-                                          ? default_catalog()
+                                          ? default_catalog(self)
                                           : std::filesystem::path(options.positional[0]);
     const auto files = catalog_files(dir);
     if (files.empty()) {

@@ -370,8 +370,13 @@ class Run {
   }
 
   void start_step(const NemesisStep& step, int op) {
+    // Instantaneous actions end where they start: their span is a point.
+    const bool instant = step.action == NemesisAction::clock_jump ||
+                         step.action == NemesisAction::restart ||
+                         step.action == NemesisAction::resume || step.action == NemesisAction::heal;
     auto record = [&](const std::string& detail) {
       history_->write(nemesis_event(Phase::invoke, op, step, detail));
+      if (instant) history_->write(nemesis_event(Phase::ok, op, step, "done"));
     };
     switch (step.action) {
       case NemesisAction::kill:

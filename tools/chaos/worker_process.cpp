@@ -90,7 +90,12 @@ std::vector<std::string> WorkerProcess::poll_lines() {
       continue;
     }
     if (count < 0 && errno == EINTR) continue;
-    break;  // EAGAIN, or EOF (0): take what is complete
+    if (count == 0) {
+      // EOF: the worker exited. Stop polling its pipe (poll skips -1).
+      ::close(out_fd_);
+      out_fd_ = -1;
+    }
+    break;  // EAGAIN or EOF: take what is complete
   }
   std::size_t newline = 0;
   while ((newline = buffer_.find('\n')) != std::string::npos) {
