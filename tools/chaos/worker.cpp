@@ -150,12 +150,16 @@ NodeConfig resource_node(const WorkerOptions& options) {
   return node;
 }
 
+// Bounds every resource operation. Generous: a write held in the network
+// (s08) must arrive late rather than fail, even on a loaded machine.
+constexpr Milliseconds kResourceTimeout{5000};
+
 // The protected resource, fenced (through the gate) or plain.
 class ProtectedResource final {
  public:
   explicit ProtectedResource(const WorkerOptions& options)
       : fenced_(options.fenced),
-        gate_(resource_node(options)),
+        gate_(resource_node(options), kResourceTimeout),
         host_(options.resource_host),
         port_(options.resource_port) {}
 
@@ -212,7 +216,7 @@ class ProtectedResource final {
 
   Result plain_command(const std::vector<std::string>& argv, bool parse_bulk) {
     if (plain_ == nullptr) {
-      const timeval timeout{1, 0};
+      const timeval timeout{kResourceTimeout.count() / 1000, 0};
       plain_ = redisConnectWithTimeout(host_.c_str(), port_, timeout);
       if (plain_ == nullptr || plain_->err != 0) {
         std::string why = plain_ == nullptr ? "out of memory" : plain_->errstr;
