@@ -59,7 +59,9 @@ NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix)
 
 std::string NodeSupervisor::kill(int index) {
   node(index).kill9();
-  state_.at(static_cast<std::size_t>(index)).killed = true;
+  NodeState& state = state_.at(static_cast<std::size_t>(index));
+  state.killed = true;
+  state.pending_jump_ms = 0;  // a stopped clock does not run on while the node is down
   return "kill -9";
 }
 
@@ -67,6 +69,7 @@ std::string NodeSupervisor::power_loss(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
   node(index).kill9();
   state.killed = true;
+  state.pending_jump_ms = 0;
   if (spec_.persistence != NodePersistence::everysec) {
     return "kill -9 (power loss: nothing unsynced to drop)";
   }
@@ -87,6 +90,9 @@ std::string NodeSupervisor::power_loss(int index) {
 
 std::string NodeSupervisor::restart(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
+  // The fixture's restart stops a running node first; a restart step (or a
+  // kill's scheduled end) must never do that to a live node.
+  if (!state.killed) return "not down";
   try {
     node(index).restart();
   } catch (const std::exception& error) {
@@ -157,6 +163,11 @@ void NodeSupervisor::tick() {
     last_sync_note_ = now;
     for (int i = 0; i < count(); ++i) note_sync_points(i);
   }
+}
+
+void NodeSupervisor::sync_now() {
+  last_sync_note_ = std::chrono::steady_clock::now();
+  for (int i = 0; i < count(); ++i) note_sync_points(i);
 }
 
 void NodeSupervisor::note_sync_points(int index) {

@@ -64,6 +64,9 @@ class NodeSupervisor {
   // Called often from the run loop: applies clock rates, notes AOF sync
   // points once a second.
   void tick();
+  // Notes the AOF sync points now and restarts the once-a-second cadence
+  // from here (the run's barrier), so a scenario knows the fsync phase.
+  void sync_now();
   // Every node up, resumed, clock rate 1. Returns what it changed.
   std::string heal();
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -82,7 +83,6 @@ class Run {
   }
 
   VariantOutcome run_and_check() {
-    VariantOutcome outcome;
     std::error_code error;
     std::filesystem::remove_all(dir_, error);
     std::filesystem::create_directories(dir_, error);
@@ -104,8 +104,12 @@ class Run {
     std::vector<std::filesystem::path> files{dir_ / "harness.jsonl"};
     for (int c = 0; c < client_count(); ++c) files.push_back(dir_ / (client_name(c) + ".jsonl"));
     history_.reset();
-    return check_recorded(files, &scenario_, variant_, dir_ / "report.html", options_.seed,
-                          dir_ / "history.jsonl");
+    VariantOutcome outcome = check_recorded(files, &scenario_, variant_, dir_ / "report.html",
+                                            options_.seed, dir_ / "history.jsonl");
+    for (const std::string& problem : problems_) {
+      outcome.error += (outcome.error.empty() ? "" : "; ") + problem;
+    }
+    return outcome;
   }
 
   // A quorum in service has been used before: one lock taken and released
@@ -114,13 +118,24 @@ class Run {
   void warm_up() {
     phase("warming up the quorum");
     BlockingClient client(direct_config());
-    AcquireOptions acquire;
-    acquire.wait = milliseconds(5000);
-    const AcquireResult result = client.acquire(redlock::Resource("chaos-warm-up"), acquire);
-    if (!result.ok()) {
-      throw std::runtime_error("warm-up acquire failed: " + result.error.message());
+    const auto deadline = Clock::now() + milliseconds(10000);
+    std::string last;
+    while (Clock::now() < deadline) {
+      AcquireOptions acquire;
+      acquire.wait = milliseconds(2000);
+      const AcquireResult result = client.acquire(redlock::Resource("chaos-warm-up"), acquire);
+      if (result.ok()) {
+        // The acquire decides at a majority; the release, which waits for
+        // every node, proves that each one had granted it.
+        const ReleaseResult released = client.release(*result.lock);
+        if (released.released == static_cast<std::size_t>(node_count())) return;
+        last = std::to_string(released.released) + " of " + std::to_string(node_count()) +
+               " nodes held the warm-up lock";
+      } else {
+        last = result.error.message();
+      }
     }
-    (void)client.release(*result.lock);
+    throw std::runtime_error("warm-up: not every node granted and released a lock (" + last + ")");
   }
 
   int client_count() const { return scenario_.clients.count; }
@@ -300,6 +315,8 @@ class Run {
       }
       if (scenario_.nemesis.empty()) break;
     }
+    std::stable_sort(planned_.begin(), planned_.end(),
+                     [](const PlannedStep& a, const PlannedStep& b) { return a.at < b.at; });
   }
 
   void play() {
@@ -315,8 +332,10 @@ class Run {
     run.detail = scenario_.name + " (" + std::string(to_string(variant_)) + "), seed " +
                  std::to_string(options_.seed);
     history_->write(run);
-    for (auto& worker : workers_) worker->send("go");
     plan();
+    nodes_->sync_now();
+    run_due_steps();  // faults at 0 ms are in place before any client moves
+    for (auto& worker : workers_) worker->send("go");
     const auto end = start_ + duration_;
     auto last_phase = Clock::now() - std::chrono::seconds(1);
     while (Clock::now() < end) {
@@ -464,7 +483,9 @@ class Run {
     // resumes it `length` after it said so.
     pending_pause_[c] = length;
     worker.send("pause " + std::string(to_string(step.point)));
-    record("armed: pause at " + std::string(to_string(step.point)));
+    // Not the fault itself: the worker records the pause when it stops.
+    history_->write(nemesis_event(Phase::info, op, step,
+                                  "armed: pause at " + std::string(to_string(step.point))));
   }
 
   static std::string direction_name(Direction direction) {
@@ -524,6 +545,16 @@ class Run {
 
   void heal_and_stop() {
     phase("healing");
+    // A fault that never happened makes the run meaningless: say so.
+    for (const PlannedStep& left : planned_) {
+      history_->write(nemesis_event(Phase::info, left.op, *left.step, "never fired"));
+      problems_.push_back("nemesis step at line " + std::to_string(left.step->line) + " (" +
+                          std::string(to_string(left.step->action)) + " " + left.step->target +
+                          ") never fired");
+    }
+    for (const auto& [c, length] : pending_pause_) {
+      problems_.push_back("client " + client_name(c) + " never reached its pause point");
+    }
     planned_.clear();
     pending_pause_.clear();
     const std::string detail = heal_everything();
@@ -537,8 +568,14 @@ class Run {
 
     phase("stopping clients");
     for (auto& worker : workers_) worker->send("stop");
-    const milliseconds grace = scenario_.lock.ttl * 3 + std::chrono::seconds(5) +
-                               scenario_.clients.defaults.critical_section * 2;
+    // A generous bound: a client may be in an acquire (its wait), a
+    // critical section, and three resource operations (5 s bound each).
+    milliseconds longest_section = scenario_.clients.defaults.critical_section;
+    for (const auto& [index, spec] : scenario_.clients.overrides) {
+      longest_section = std::max(longest_section, spec.critical_section);
+    }
+    const milliseconds grace = scenario_.lock.ttl * 3 + scenario_.lock.wait + longest_section * 2 +
+                               std::chrono::seconds(20);
     const auto deadline = Clock::now() + grace;
     while (std::count(done_.begin(), done_.end(), true) < client_count() &&
            Clock::now() < deadline) {
@@ -562,6 +599,14 @@ class Run {
         killed.target = client_name(c);
         killed.detail = "client did not stop within the grace period; killed";
         history_->write(killed);
+        problems_.push_back("client " + client_name(c) + " did not stop; killed");
+        continue;
+      }
+      const std::optional<int> status = worker.exit_status();
+      if (!done_[static_cast<std::size_t>(c)] || status.value_or(-1) != 0) {
+        problems_.push_back("client " + client_name(c) + " exited with status " +
+                            std::to_string(status.value_or(-1)) + " (see " +
+                            (dir_ / (client_name(c) + ".stderr")).string() + ")");
       }
     }
   }
@@ -622,7 +667,10 @@ class Run {
       done.deadline_t = done.t + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      result.lock->valid_until - Clock::now())
                                      .count();
-      done.drift_ms = 0;
+      done.drift_ms =
+          static_cast<std::int64_t>(std::ceil(static_cast<double>(scenario_.lock.ttl.count()) *
+                                              scenario_.lock.drift_factor)) +
+          client.config().lock.drift_ms.count();
     } else {
       done.error = result.error.message();
     }
@@ -711,6 +759,8 @@ class Run {
   std::map<int, milliseconds> pending_pause_;
   std::vector<PlannedStep> planned_;
   std::vector<ActiveFault> active_;
+  // What went wrong in the harness itself; any of it fails the run.
+  std::vector<std::string> problems_;
   Clock::time_point start_;
 };
 

@@ -173,12 +173,16 @@ class ProtectedResource final {
     bool ok = false;
     long long integer = 0;
     std::string error;
+    // Sent, but no answer (timeout, connection lost): it may have been
+    // applied. Recorded as phase info, not fail, so the checker counts it
+    // as possibly done.
+    bool indeterminate = false;
   };
 
   Result read(std::optional<std::uint64_t> token) {
     if (fenced_ && token) {
       FencedResult result = gate_.get(kCounterKey, *token);
-      if (!result.ok()) return {false, 0, error_text(result)};
+      if (!result.ok()) return refused(result);
       return {true, result.value ? std::atoll(result.value->c_str()) : 0, {}};
     }
     return plain_command({"GET", kCounterKey}, true);
@@ -188,7 +192,7 @@ class ProtectedResource final {
     const std::string text = std::to_string(value);
     if (fenced_ && token) {
       FencedResult result = gate_.set(kCounterKey, *token, text);
-      if (!result.ok()) return {false, 0, error_text(result)};
+      if (!result.ok()) return refused(result);
       return {true, value, {}};
     }
     Result result = plain_command({"SET", kCounterKey, text}, false);
@@ -199,7 +203,7 @@ class ProtectedResource final {
   Result append(std::optional<std::uint64_t> token, const std::string& entry) {
     if (fenced_ && token) {
       FencedResult result = gate_.append(kLogKey, *token, entry);
-      if (!result.ok()) return {false, 0, error_text(result)};
+      if (!result.ok()) return refused(result);
       return {true, result.integer, {}};
     }
     return plain_command({"RPUSH", kLogKey, entry}, false);
@@ -209,6 +213,12 @@ class ProtectedResource final {
   static constexpr const char* kLogKey = "chaos:log";
 
  private:
+  // fenced_out changed nothing; any other failure of the gate may have
+  // happened after the store applied the operation.
+  static Result refused(const FencedResult& result) {
+    return {false, 0, error_text(result), result.error != errc::fenced_out};
+  }
+
   static std::string error_text(const FencedResult& result) {
     if (result.error == errc::fenced_out) return "fenced_out";
     return result.error.message() + (result.detail.empty() ? "" : ": " + result.detail);
@@ -222,7 +232,7 @@ class ProtectedResource final {
         std::string why = plain_ == nullptr ? "out of memory" : plain_->errstr;
         if (plain_ != nullptr) redisFree(plain_);
         plain_ = nullptr;
-        return {false, 0, "connect: " + why};
+        return {false, 0, "connect: " + why, false};
       }
       redisSetTimeout(plain_, timeout);
     }
@@ -238,11 +248,11 @@ class ProtectedResource final {
       std::string why = plain_->errstr;
       redisFree(plain_);
       plain_ = nullptr;
-      return {false, 0, why};
+      return {false, 0, why, true};
     }
     Result result{true, 0, {}};
     if (reply->type == REDIS_REPLY_ERROR) {
-      result = {false, 0, std::string(reply->str, reply->len)};
+      result = {false, 0, std::string(reply->str, reply->len), false};
     } else if (reply->type == REDIS_REPLY_INTEGER) {
       result.integer = reply->integer;
     } else if (parse_bulk && reply->type == REDIS_REPLY_STRING) {
@@ -337,6 +347,7 @@ class Worker {
       go();
     } else if (line == "stop") {
       stop_requested_ = true;
+      armed_pause_.clear();  // a pause armed but not reached stays unfired
       if (stage_ == Stage::thinking || stage_ == Stage::waiting) finish();
     } else if (line.rfind("pause ", 0) == 0) {
       armed_pause_ = line.substr(6);
@@ -468,7 +479,7 @@ class Worker {
 
   std::int64_t drift_ms() const {
     const auto& lock = client_.config().lock;
-    const double scaled = std::ceil(static_cast<double>(options_.ttl.count()) * lock.drift_factor);
+    const double scaled = std::ceil(static_cast<double>(lock_->ttl.count()) * lock.drift_factor);
     return static_cast<std::int64_t>(scaled) + lock.drift_ms.count();
   }
 
@@ -490,8 +501,9 @@ class Worker {
   void critical_section() {
     history_.write(resource_event(EventKind::read, Phase::invoke, ProtectedResource::kCounterKey));
     const ProtectedResource::Result read = resource_.read(fence());
-    Event done = resource_event(EventKind::read, read.ok ? Phase::ok : Phase::fail,
-                                ProtectedResource::kCounterKey);
+    Event done = resource_event(
+        EventKind::read, read.ok ? Phase::ok : (read.indeterminate ? Phase::info : Phase::fail),
+        ProtectedResource::kCounterKey);
     if (read.ok) {
       done.read = read.integer;
     } else {
@@ -515,53 +527,64 @@ class Worker {
     if (!lock_ || stage_ != Stage::holding) return;
     if (options_.max_renewals > 0 && renewals_ >= options_.max_renewals) return;
     ++renewals_;
+    // Each renewal is its own operation: the checker pairs invoke and
+    // completion by (process, kind, op).
     Event invoke = event(EventKind::extend, Phase::invoke);
+    invoke.op = ++extend_op_;
     invoke.value = lock_->value.str();
-    invoke.ttl_ms = options_.ttl.count();
+    invoke.ttl_ms = lock_->ttl.count();
     history_.write(invoke);
-    client_.extend(*lock_, ExtendOptions{}, [this](ExtendResult result) {
-      if (!lock_) return;
-      Event done = event(EventKind::extend, result.ok() ? Phase::ok : Phase::fail);
-      done.value = lock_->value.str();
-      done.nodes = replies_of(result.nodes);
-      if (result.ok() && result.lock) {
-        lock_ = *result.lock;
-        done.validity_ms = result.validity.count();
-        done.deadline_t = clock_.to_reference_ns(lock_->valid_until);
-        history_.write(done);
-        if (stage_ == Stage::holding) schedule_renewal();
-      } else {
-        done.error = result.error.message();
-        history_.write(done);
-      }
-    });
+    client_.extend(*lock_, ExtendOptions{},
+                   [this, op = invoke.op, value = invoke.value](ExtendResult result) {
+                     Event done = event(EventKind::extend, result.ok() ? Phase::ok : Phase::fail);
+                     done.op = op;
+                     done.value = value;
+                     done.nodes = replies_of(result.nodes);
+                     const bool current = lock_ && lock_->value.str() == value;
+                     if (result.ok() && result.lock) {
+                       done.validity_ms = result.validity.count();
+                       done.deadline_t = clock_.to_reference_ns(result.lock->valid_until);
+                       if (current) lock_ = *result.lock;
+                     } else {
+                       done.error = result.error.message();
+                     }
+                     history_.write(done);
+                     if (current && result.ok() && stage_ == Stage::holding) schedule_renewal();
+                   });
+  }
+
+  // The careful client uses the lock only with this much validity left,
+  // room for the operation itself on a loaded machine.
+  [[nodiscard]] bool validity_left_for_use() const {
+    const Milliseconds margin = std::max(Milliseconds(20), lock_->ttl / 10);
+    return lock_->valid_at(clock_.now() + margin);
   }
 
   void write() {
-    // The careful client: no write once the local validity has run out...
-    if (!lock_->valid_at(clock_.now())) return release();
+    // The careful client: no write without validity left...
+    if (!validity_left_for_use()) return release();
     // ...but a pause right here (Kleppmann's GC pause) goes unnoticed.
     if (armed_pause_ == "before-write") pause_here("before-write");
     const long long value = read_value_ + 1;
     history_.write(resource_event(EventKind::write, Phase::invoke, ProtectedResource::kCounterKey));
     const ProtectedResource::Result wrote = resource_.write(fence(), value);
-    Event done = resource_event(EventKind::write, wrote.ok ? Phase::ok : Phase::fail,
-                                ProtectedResource::kCounterKey);
-    if (wrote.ok) {
-      done.wrote = value;
-    } else {
-      done.error = wrote.error;
-    }
+    Event done = resource_event(
+        EventKind::write, wrote.ok ? Phase::ok : (wrote.indeterminate ? Phase::info : Phase::fail),
+        ProtectedResource::kCounterKey);
+    if (wrote.ok || wrote.indeterminate) done.wrote = value;
+    if (!wrote.ok) done.error = wrote.error;
     history_.write(done);
-    if (wrote.ok) {
+    if (wrote.ok && validity_left_for_use()) {
       const std::string entry = proc_ + ":" + std::to_string(op_) + ":" +
                                 std::to_string(token().value_or(0)) + ":" + std::to_string(value);
       Event invoke = resource_event(EventKind::append, Phase::invoke, ProtectedResource::kLogKey);
       invoke.entry = entry;
       history_.write(invoke);
       const ProtectedResource::Result appended = resource_.append(fence(), entry);
-      Event finished = resource_event(EventKind::append, appended.ok ? Phase::ok : Phase::fail,
-                                      ProtectedResource::kLogKey);
+      Event finished = resource_event(
+          EventKind::append,
+          appended.ok ? Phase::ok : (appended.indeterminate ? Phase::info : Phase::fail),
+          ProtectedResource::kLogKey);
       finished.entry = entry;
       finished.error = appended.error;
       history_.write(finished);
@@ -617,6 +640,7 @@ class Worker {
   int ready_polls_ = 0;
   std::string armed_pause_;
   std::int64_t op_ = 0;
+  std::int64_t extend_op_ = 0;
   std::optional<Lock> lock_;
   long long read_value_ = 0;
   int renewals_ = 0;
