@@ -28,7 +28,7 @@ struct RunOptions {
   // Each variant writes into out_dir/<scenario>-<variant>/.
   std::filesystem::path out_dir;
   std::uint64_t seed = 1;
-  // Overrides the scenario's duration (the nemesis schedule is scaled).
+  // Overrides the scenario's duration (the nemesis schedule repeats every scenario duration).
   std::optional<Milliseconds> duration;
   // Progress: the phase and elapsed time of the run, for a TTY line.
   std::function<void(const std::string& phase)> on_phase;

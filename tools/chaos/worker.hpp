@@ -11,7 +11,7 @@
 //   harness -> worker (stdin):  "go" (the common barrier), "pause <point>"
 //                               (arm a self-pause at that point), "stop"
 // A pause at a point is a real SIGSTOP the worker raises on itself there;
-// the harness resumes it with SIGCONT after the scenario's duration.
+// the harness resumes it with SIGCONT the step's duration_ms after the worker said it stopped.
 #pragma once
 
 namespace redlock::chaos {
