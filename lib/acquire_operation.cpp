@@ -15,6 +15,9 @@ constexpr std::size_t kAbandonedKept = 64;
 constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 // Proposals per attempt before giving up when newer tokens keep overtaking.
 constexpr int kMaxFenceRounds = 3;
+// The release script publishes on the channel it is given; nobody
+// subscribes to the empty name, so an unlock sent with it wakes no one.
+constexpr std::string_view kNoChannel = "";
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
@@ -64,7 +67,20 @@ void AcquireOperation::start() {
     });
     return;
   }
-  begin_attempt();
+  if (!defer_first_attempt()) begin_attempt();
+}
+
+bool AcquireOperation::defer_first_attempt() {
+  const TimePoint now = core_.clock().now();
+  const Microseconds courtesy = courtesy_pause(
+      plan_, now, core_.wakeups().recent_contention().contended_round_trip(channel_, now),
+      random_unit());
+  if (courtesy.count() <= 0) return false;
+  retry_timer_ = core_.timers().schedule_after(courtesy, [self = shared_from_this(), this] {
+    retry_timer_ = TimerQueue::kNone;
+    if (!finished_) begin_attempt();
+  });
+  return true;
 }
 
 void AcquireOperation::begin_attempt() {
@@ -144,6 +160,8 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
 
 void AcquireOperation::decide() {
   attempt_open_ = false;
+  last_round_trip_ = elapsed_between(started_, core_.clock().now());
+  split_ = tally_.decision() != Decision::won && tally_.yes_count() > 0 && busy_ > 0;
   if (tally_.decision() != Decision::won) {
     fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
     return;
@@ -221,7 +239,7 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
   fail_attempt(make_error_code(errc::fencing_failed));
 }
 
-void AcquireOperation::unlock_attempt() {
+void AcquireOperation::unlock_attempt(bool announce) {
   abandoned_.emplace_back(tag_, value_);
   if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
   auto self = shared_from_this();
@@ -233,7 +251,8 @@ void AcquireOperation::unlock_attempt() {
     if (outcomes_[i].status == NodeStatus::busy || outcomes_[i].status == NodeStatus::recovering) {
       continue;
     }
-    nodes[i]->send(release_script(), {lock_key_}, {value_.str(), channel_}, false, self,
+    nodes[i]->send(release_script(), {lock_key_},
+                   {value_.str(), announce ? std::string_view(channel_) : kNoChannel}, false, self,
                    kCleanupTag);
   }
 }
@@ -256,8 +275,8 @@ bool AcquireOperation::saw_unmarked_node() const {
 
 void AcquireOperation::fail_attempt(std::error_code why) {
   last_failure_ = why;
-  unlock_attempt();
   if (saw_unmarked_node()) {
+    unlock_attempt(true);
     // Some node has no identity marker: start (or join) a recovery round.
     // When it marks the nodes at once (a brand-new quorum), try again right
     // away, once per call, outside the retry budget.
@@ -275,16 +294,28 @@ void AcquireOperation::fail_attempt(std::error_code why) {
         self->begin_attempt();
         return;
       }
-      self->retry_or_finish(why);
+      self->retry_or_finish(why, self->next_pause());
     });
     return;
   }
-  retry_or_finish(why);
+  const std::optional<Microseconds> pause = next_pause();
+  // The unlock of a split vote that is retried shortly is not announced as
+  // a release: the lock was never held, and waking every waiter of every
+  // client would only start the next collision (the splitters retry on
+  // their own, see split_retry_pause). Any other failed attempt is
+  // announced, since its grants may be what the waiters saw as "held".
+  unlock_attempt(!(split_ && pause));
+  retry_or_finish(why, pause);
 }
 
-void AcquireOperation::retry_or_finish(std::error_code why) {
-  const auto delay = next_retry_delay(plan_, result_.attempts - free_attempts_, core_.clock().now(),
-                                      random_unit());
+std::optional<Microseconds> AcquireOperation::next_pause() const {
+  std::optional<Microseconds> pause = next_retry_delay(plan_, result_.attempts - free_attempts_,
+                                                       core_.clock().now(), random_unit());
+  if (pause && split_) pause = std::min(*pause, split_retry_pause(last_round_trip_, random_unit()));
+  return pause;
+}
+
+void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Microseconds> delay) {
   if (!delay) {
     core_.metrics().acquire_losses.fetch_add(1, std::memory_order_relaxed);
     complete(why);
@@ -292,12 +323,12 @@ void AcquireOperation::retry_or_finish(std::error_code why) {
   }
   retry_timer_ = core_.timers().schedule_after(*delay, [self = shared_from_this(), this] {
     retry_timer_ = TimerQueue::kNone;
-    stop_waiting_for_release();
     if (!finished_) begin_attempt();
   });
-  if (busy_ > 0) {
+  if (busy_ > 0 && !waiting_for_release_) {
     // Held by someone else: wake up when they release, not only when the
-    // (jittered) retry timer, which stays as the fallback, fires.
+    // (jittered) retry timer, which stays as the fallback, fires. Stay
+    // subscribed until the acquire completes (wakeup_hub.hpp).
     waiting_for_release_ = true;
     core_.wakeups().wait(channel_, std::static_pointer_cast<AcquireOperation>(shared_from_this()));
   }
@@ -307,7 +338,6 @@ bool AcquireOperation::wake() {
   if (finished_ || retry_timer_ == TimerQueue::kNone) return false;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
-  stop_waiting_for_release();
   begin_attempt();
   return true;
 }
@@ -324,7 +354,12 @@ void AcquireOperation::succeed(Microseconds validity) {
   result_.lock = std::move(lock);
   Metrics& metrics = core_.metrics();
   metrics.acquire_wins.fetch_add(1, std::memory_order_relaxed);
-  metrics.acquire_wait.observe(elapsed_between(called_at_, core_.clock().now()));
+  const TimePoint now = core_.clock().now();
+  metrics.acquire_wait.observe(elapsed_between(called_at_, now));
+  // How many retries this acquire needed decides whether the next one of
+  // the resource lets the waiters woken by this lock's release go first.
+  core_.wakeups().recent_contention().note(channel_, now, result_.attempts - free_attempts_ - 1,
+                                           last_round_trip_);
   complete({});
 }
 
@@ -350,7 +385,7 @@ void AcquireOperation::cancel() {
   if (in_flight()) {
     attempt_open_ = false;
     fencing_open_ = false;
-    unlock_attempt();
+    unlock_attempt(true);
   }
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
@@ -364,7 +399,7 @@ void AcquireOperation::abort(std::error_code why) {
   if (in_flight()) {
     attempt_open_ = false;
     fencing_open_ = false;
-    unlock_attempt();
+    unlock_attempt(true);
   }
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;

@@ -25,6 +25,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool wake() override;
 
  private:
+  // Schedules the first attempt after a courtesy pause when this client
+  // finds the resource contended (courtesy_pause); false when it may start
+  // at once.
+  [[nodiscard]] bool defer_first_attempt();
   void begin_attempt();
   void decide();
   void hand_out_if_valid();
@@ -34,12 +38,15 @@ class AcquireOperation final : public Operation, public Wakeable {
   [[nodiscard]] Microseconds validity_now() const;
   [[nodiscard]] bool in_flight() const noexcept { return attempt_open_ || fencing_open_; }
   void fail_attempt(std::error_code why);
-  void unlock_attempt();
+  // `announce`: publish the deletions as a release, to wake waiters.
+  void unlock_attempt(bool announce);
   void succeed(Microseconds validity);
   void complete(std::error_code error);
   void finish(std::error_code error);
   void handle_stale(std::uint32_t tag, std::size_t node, const NodeResponse& response);
-  void retry_or_finish(std::error_code why);
+  // The pause before the next attempt; nullopt when none remains.
+  [[nodiscard]] std::optional<Microseconds> next_pause() const;
+  void retry_or_finish(std::error_code why, std::optional<Microseconds> delay);
   void stop_waiting_for_release();
   [[nodiscard]] bool saw_unmarked_node() const;
   void note_if_unmarked(const NodeOutcome& outcome);
@@ -65,6 +72,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::size_t busy_ = 0;
   std::vector<NodeOutcome> outcomes_;
   bool attempt_open_ = false;
+  // From the attempt's t0 to its decision (phase 1 only).
+  Microseconds last_round_trip_{0};
+  // The attempt lost a split vote: some grants, some nodes held by a rival.
+  bool split_ = false;
 
   // Phase 2 (fenced acquires only).
   bool fenced_ = false;

@@ -6,6 +6,13 @@
 
 namespace redlock::detail {
 
+namespace {
+// Releases remembered per channel. A release's copies arrive within about
+// one round trip of each other, during which only a few other releases of
+// the same resource can happen.
+constexpr std::size_t kReleasesRemembered = 8;
+}  // namespace
+
 WakeupHub::WakeupHub(ClientCore& core) : core_(core) {}
 
 void WakeupHub::ensure_connections() {
@@ -58,10 +65,9 @@ void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe)
 void WakeupHub::on_message(std::string_view channel, std::string_view released_value) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  if (entry->second.last_release == released_value) return;  // another node's copy
-  entry->second.last_release = std::string(released_value);
-  // Copy first: a woken waiter leaves, which edits the list (and may erase
-  // the channel).
+  if (seen_before(entry->second, released_value)) return;  // another node's copy
+  // Copy first: waking may end a waiter's acquire, and it then leaves, which
+  // edits the list (and may erase the channel).
   std::vector<std::shared_ptr<Wakeable>> candidates;
   for (const auto& candidate : entry->second.waiters) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
@@ -69,6 +75,14 @@ void WakeupHub::on_message(std::string_view channel, std::string_view released_v
   for (const auto& waiter : candidates) {
     if (waiter->wake()) return;
   }
+}
+
+bool WakeupHub::seen_before(Channel& channel, std::string_view released_value) {
+  auto& recent = channel.recent_releases;
+  if (std::find(recent.begin(), recent.end(), released_value) != recent.end()) return true;
+  recent.emplace_back(released_value);
+  if (recent.size() > kReleasesRemembered) recent.pop_front();
+  return false;
 }
 
 void WakeupHub::close() {

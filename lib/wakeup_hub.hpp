@@ -3,16 +3,25 @@
 // is published, instead of sleeping out their retry delay. One subscriber
 // connection per node serves every waiter of the client; a channel is
 // subscribed while it has waiters and unsubscribed when the last one leaves,
-// so subscriptions do not accumulate. The retry timer stays armed as the
-// fallback for a missed message.
+// so subscriptions do not accumulate. A waiter stays from its first "held"
+// answer until its acquire completes, also while it is attempting: leaving
+// and coming back after every attempt would cost a SUBSCRIBE and an
+// UNSUBSCRIBE per node per attempt, and would forget which release was
+// already acted on. The retry timer stays armed as the fallback for a missed
+// message.
 //
-// One release wakes one waiter of this client, in the order they started
-// waiting: waking them all would only have them collide on the nodes (a
-// thundering herd), and the next release wakes the next. The N nodes each
-// publish the same release; the released value identifies it, so it counts
-// once.
+// One release wakes one waiter of this client, the first in the order they
+// started waiting that is asleep: waking them all would only have them
+// collide on the nodes (a thundering herd), and the next release wakes the
+// next. The N nodes each publish the same release; the released value
+// identifies it, so it counts once, even when copies of two releases
+// interleave.
+//
+// The hub also keeps the client's RecentContention: which resources it
+// recently had to wait for (retry_policy.hpp).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +29,7 @@
 #include <vector>
 
 #include "node_connection.hpp"
+#include "retry_policy.hpp"
 
 namespace redlock::detail {
 
@@ -50,6 +60,8 @@ class WakeupHub {
   // Channels subscribed right now (for tests and diagnosis).
   [[nodiscard]] std::size_t channels() const noexcept { return waiters_.size(); }
 
+  [[nodiscard]] RecentContention& recent_contention() noexcept { return recent_contention_; }
+
  private:
   void ensure_connections();
   void on_message(std::string_view channel, std::string_view released_value);
@@ -59,9 +71,14 @@ class WakeupHub {
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
-    std::string last_release;                      // the value last acted on
+    std::deque<std::string> recent_releases;       // newest last, already counted
   };
+  // Whether `released_value` is a copy of a release this channel has seen;
+  // remembers it if not.
+  static bool seen_before(Channel& channel, std::string_view released_value);
+
   std::map<std::string, Channel, std::less<>> waiters_;
+  RecentContention recent_contention_;
   bool closed_ = false;
 };
 
