@@ -587,7 +587,9 @@ class Run {
     }
     for (int c = 0; c < client_count(); ++c) {
       WorkerProcess& worker = *workers_[static_cast<std::size_t>(c)];
-      if (!worker.wait_exit(milliseconds(3000))) {
+      // A generous bound: a sanitizer's exit-time leak scan on a loaded
+      // machine can take seconds; a worker that truly hangs still fails.
+      if (!worker.wait_exit(milliseconds(20000))) {
         worker.signal(SIGKILL);
         (void)worker.wait_exit(milliseconds(3000));
         Event killed;
