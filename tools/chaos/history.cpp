@@ -384,4 +384,14 @@ void HistoryWriter::write(const Event& event) noexcept {
   }
 }
 
+std::vector<NodeReply> node_replies(const std::vector<NodeOutcome>& outcomes) {
+  std::vector<NodeReply> replies;
+  replies.reserve(outcomes.size());
+  for (const NodeOutcome& outcome : outcomes) {
+    replies.push_back(NodeReply{static_cast<int>(outcome.node),
+                                std::string(to_string(outcome.status)), outcome.fence_counter});
+  }
+  return replies;
+}
+
 }  // namespace redlock::chaos

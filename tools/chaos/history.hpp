@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "json.hpp"
+#include "redlock/outcome.hpp"
 
 namespace redlock::chaos {
 
@@ -113,6 +114,9 @@ struct Event {
   bool fenced = false;
   std::vector<std::string> entries;
 };
+
+// The library's per-node outcomes as history replies.
+[[nodiscard]] std::vector<NodeReply> node_replies(const std::vector<NodeOutcome>& outcomes);
 
 // One line of JSON (no trailing newline).
 [[nodiscard]] std::string to_json_line(const Event& event);

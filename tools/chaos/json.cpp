@@ -463,46 +463,4 @@ std::string JsonValue::dump() const {
 
 JsonParseResult parse_json(std::string_view text) { return Parser(text).parse(); }
 
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr std::string_view kHex = "0123456789abcdef";
-  out.push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[byte >> 4]);
-          out.push_back(kHex[byte & 0x0F]);
-        } else {
-          // Bytes of multi-byte UTF-8 sequences pass through unchanged.
-          out.push_back(c);
-        }
-      }
-    }
-  }
-  out.push_back('"');
-}
-
 }  // namespace redlock::chaos

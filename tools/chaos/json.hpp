@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "json_writer.hpp"
+
 namespace redlock::chaos {
 
 class JsonValue;
@@ -76,7 +78,8 @@ struct JsonParseResult {
 // Parses one JSON text (surrounding whitespace allowed, nothing else).
 [[nodiscard]] JsonParseResult parse_json(std::string_view text);
 
-// Appends `text` as a JSON string literal (quotes included) to `out`.
-void append_json_string(std::string& out, std::string_view text);
+// Appends `text` as a JSON string literal (quotes included) to `out`: the
+// `redlock` tool's writer (invalid UTF-8 becomes U+FFFD).
+using cli::append_json_string;
 
 }  // namespace redlock::chaos

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report.hpp"
 #include "runner.hpp"
 #include "scenario.hpp"
 #include "worker.hpp"
@@ -235,24 +236,7 @@ void print_summary(const std::vector<VariantOutcome>& outcomes,
 
 std::string html_escape(std::string_view text) {
   std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
+  append_html_escaped(out, text);
   return out;
 }
 

@@ -3,7 +3,7 @@
 // Rendering happens in two steps: a model is derived from the history
 // (validity windows per holding, fault spans, the lanes), then drawn. Every
 // string that comes from the history or the scenario goes through
-// append_escaped() on its way into the page, in text and attributes alike,
+// append_html_escaped() on its way into the page, in text and attributes alike,
 // so a lock value or an error message can never become markup.
 #include "report.hpp"
 
@@ -31,30 +31,6 @@ constexpr std::int64_t kEmptyRunSpanNs = kNsPerSecond;
 constexpr int kMaxLaneIndex = 1024;
 
 // ------------------------------------------------------------------ text
-
-void append_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
 
 std::string fixed(double value, int decimals) {
   std::array<char, 48> buffer{};
@@ -350,11 +326,11 @@ class Chart {
       out_ += "<rect class=\"lane ";
       out_ += even ? "even" : "odd";
       out_ += "\" data-lane=\"";
-      append_escaped(out_, lane.name);
+      append_html_escaped(out_, lane.name);
       out_ += "\" x=\"0\" y=\"" + px(lane.top) + "\" width=\"" + px(kViewWidth) + "\" height=\"" +
               px(lane.height) + "\"/><text class=\"lane-label\" x=\"" + px(kPlotLeft - 8) +
               "\" y=\"" + px(lane.top + lane.height / 2 + 4) + "\">";
-      append_escaped(out_, lane.name);
+      append_html_escaped(out_, lane.name);
       out_ += "</text>";
       if (previous != nullptr && previous->kind != lane.kind) {
         out_ += "<line class=\"group-edge\" x1=\"0\" x2=\"" + px(kViewWidth) + "\" y1=\"" +
@@ -421,9 +397,9 @@ class Chart {
     out_ += "\"";
     event_attributes(started);
     out_ += " data-end-ms=\"" + scale_.ms(span.end) + "\" data-fault=\"";
-    append_escaped(out_, started.fault);
+    append_html_escaped(out_, started.fault);
     out_ += "\" data-target=\"";
-    append_escaped(out_, started.target);
+    append_html_escaped(out_, started.target);
     out_ += "\" x=\"" + px(x1) + "\" y=\"" + px(top) + "\" width=\"" + px(width) + "\" height=\"" +
             px(height) + "\"/>";
     if (band) {
@@ -485,10 +461,10 @@ class Chart {
     const double x = scale_.x(finding.t);
     const std::string_view id = checked_invariant_id(finding.invariant);
     out_ += "<g class=\"finding\" data-proc=\"";
-    append_escaped(out_, finding.proc);
+    append_html_escaped(out_, finding.proc);
     out_ += "\" data-t-ms=\"" + scale_.ms(finding.t) + "\" data-invariant=\"" + std::string(id) +
             "\"><title>" + std::string(id) + ": ";
-    append_escaped(out_, finding.message);
+    append_html_escaped(out_, finding.message);
     out_ += "</title><line x1=\"" + px(x) + "\" x2=\"" + px(x) + "\" y1=\"" + px(top) + "\" y2=\"" +
             px(bottom) + "\"/><path d=\"M" + px(x - 5) + " " + px(top) + "h10l-5 8z\"/><text x=\"" +
             px(x + 6) + "\" y=\"" + px(top + 9) + "\">" + std::string(id) + "</text></g>";
@@ -536,7 +512,7 @@ class Chart {
  private:
   void event_attributes(const Event& event) {
     out_ += " data-proc=\"";
-    append_escaped(out_, event.proc);
+    append_html_escaped(out_, event.proc);
     out_ += "\" data-t-ms=\"" + scale_.ms(event.t) + "\"";
   }
 
@@ -546,7 +522,7 @@ class Chart {
     out_ += "<text class=\"";
     out_ += css_class;
     out_ += "\" x=\"" + px(x) + "\" y=\"" + px(y) + "\">";
-    append_escaped(out_, text);
+    append_html_escaped(out_, text);
     out_ += "</text>";
   }
 
@@ -692,7 +668,7 @@ void append_fact(std::string& out, std::string_view name, std::string_view value
   out += "<div><dt>";
   out += name;
   out += "</dt><dd>";
-  append_escaped(out, value);
+  append_html_escaped(out, value);
   out += "</dd></div>";
 }
 
@@ -704,9 +680,9 @@ void append_header(std::string& out, const ReportInput& input, const History& hi
   out += input.passed ? "<span class=\"result pass\">PASS</span>"
                       : "<span class=\"result fail\">FAIL</span>";
   out += "<span class=\"scenario\">";
-  append_escaped(out, input.scenario);
+  append_html_escaped(out, input.scenario);
   out += "</span></h1><p class=\"description\">";
-  append_escaped(out, input.description);
+  append_html_escaped(out, input.description);
   out += "</p><dl class=\"facts\">";
   append_fact(out, "variant", input.variant);
   append_fact(out, "seed", std::to_string(input.seed));
@@ -740,11 +716,11 @@ void append_invariants(std::string& out, const ReportInput& input) {
         checked ? std::string(to_string(input.check->verdicts.at(slot))) : std::string("unchecked");
     rows += ok ? "<tr class=\"inv\">" : "<tr class=\"inv unexpected\">";
     rows += "<td class=\"id\">" + std::string(invariant_id(index)) + "</td><td>";
-    append_escaped(rows, invariant_title(index));
+    append_html_escaped(rows, invariant_title(index));
     rows += "</td><td class=\"verdict ";
-    append_escaped(rows, verdict);
+    append_html_escaped(rows, verdict);
     rows += "\">";
-    append_escaped(rows, verdict);
+    append_html_escaped(rows, verdict);
     rows += "</td><td>" + std::string(expectation_text(expectation)) + "</td><td>" +
             std::to_string(finding_counts.at(slot)) + "</td><td class=\"outcome " +
             (ok ? "yes\">yes" : "no\">no") + "</td></tr>";
@@ -810,9 +786,9 @@ void append_findings(std::string& out, const CheckResult* check, std::int64_t or
     out += "<tr class=\"finding-row\"><td class=\"time\">" + format_duration(finding.t - origin) +
            "</td><td class=\"id\">" + std::string(Chart::checked_invariant_id(finding.invariant)) +
            "</td><td>";
-    append_escaped(out, finding.proc);
+    append_html_escaped(out, finding.proc);
     out += "</td><td class=\"message\">";
-    append_escaped(out, finding.message);
+    append_html_escaped(out, finding.message);
     out += "</td></tr>";
   }
   out += "</tbody></table></section>";
@@ -836,9 +812,9 @@ std::string render_report_html(const ReportInput& input) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>";
   out += input.passed ? "PASS " : "FAIL ";
-  append_escaped(out, input.scenario);
+  append_html_escaped(out, input.scenario);
   out += " (";
-  append_escaped(out, input.variant);
+  append_html_escaped(out, input.variant);
   out += ")</title><style>";
   out += kStyle;
   out += "</style></head><body><main>";
@@ -848,6 +824,30 @@ std::string render_report_html(const ReportInput& input) {
   append_findings(out, input.check, run.origin);
   out += "</main></body></html>\n";
   return out;
+}
+
+void append_html_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
 }
 
 }  // namespace redlock::chaos

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "checker.hpp"
 #include "history.hpp"
@@ -43,5 +44,8 @@ struct ReportInput {
 };
 
 [[nodiscard]] std::string render_report_html(const ReportInput& input);
+
+// Appends `text` HTML-escaped (& < > " '), for text and attributes alike.
+void append_html_escaped(std::string& out, std::string_view text);
 
 }  // namespace redlock::chaos

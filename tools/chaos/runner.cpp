@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -21,6 +20,7 @@
 #include "node_supervisor.hpp"
 #include "redlock/redlock.hpp"
 #include "report.hpp"
+#include "validity.hpp"
 #include "worker_process.hpp"
 
 namespace redlock::chaos {
@@ -427,7 +427,7 @@ class Run {
             *parse_link_target(step.target, client_count(), node_count());
         set_links(selection, step.direction, step.mode, step.delay);
         record(
-            std::string(to_string(step.mode)) + " " + direction_name(step.direction) +
+            std::string(to_string(step.mode)) + " " + std::string(to_string(step.direction)) +
             (step.mode == LinkMode::delay ? " " + std::to_string(step.delay.count()) + " ms" : ""));
         if (step.duration) {
           schedule_end(step, op, *step.duration, [this, selection, &step] {
@@ -486,18 +486,6 @@ class Run {
     // Not the fault itself: the worker records the pause when it stops.
     history_->write(nemesis_event(Phase::info, op, step,
                                   "armed: pause at " + std::string(to_string(step.point))));
-  }
-
-  static std::string direction_name(Direction direction) {
-    switch (direction) {
-      case Direction::up:
-        return "up";
-      case Direction::down:
-        return "down";
-      case Direction::both:
-        return "both";
-    }
-    return "both";
   }
 
   void set_links(const LinkSelection& selection, Direction direction, LinkMode mode,
@@ -655,10 +643,7 @@ class Run {
     done.t = reference_now_ns();
     done.budget_ms = 0;
     done.phase = result.ok() ? Phase::ok : Phase::fail;
-    for (const NodeOutcome& node : result.nodes) {
-      done.nodes.push_back(NodeReply{static_cast<int>(node.node),
-                                     std::string(to_string(node.status)), node.fence_counter});
-    }
+    done.nodes = node_replies(result.nodes);
     if (result.ok()) {
       done.value = result.lock->value.str();
       done.validity_ms = result.validity.count();
@@ -669,10 +654,9 @@ class Run {
       done.deadline_t = done.t + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      result.lock->valid_until - Clock::now())
                                      .count();
+      const LockConfig& lock = client.config().lock;
       done.drift_ms =
-          static_cast<std::int64_t>(std::ceil(static_cast<double>(scenario_.lock.ttl.count()) *
-                                              scenario_.lock.drift_factor)) +
-          client.config().lock.drift_ms.count();
+          detail::drift_allowance(result.lock->ttl, lock.drift_factor, lock.drift_ms).count();
     } else {
       done.error = result.error.message();
     }
@@ -689,10 +673,7 @@ class Run {
     const ReleaseResult released = client.release(*result.lock);
     release.t = reference_now_ns();
     release.phase = released.error ? Phase::info : Phase::ok;
-    for (const NodeOutcome& node : released.nodes) {
-      release.nodes.push_back(NodeReply{static_cast<int>(node.node),
-                                        std::string(to_string(node.status)), node.fence_counter});
-    }
+    release.nodes = node_replies(released.nodes);
     history_->write(release);
   }
 

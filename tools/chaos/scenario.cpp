@@ -502,6 +502,9 @@ std::string_view to_string(NodePersistence persistence) noexcept {
 std::string_view to_string(NemesisAction action) noexcept { return name_of(action, kActionNames); }
 std::string_view to_string(PausePoint point) noexcept { return name_of(point, kPointNames); }
 std::string_view to_string(Variant variant) noexcept { return name_of(variant, kVariantNames); }
+std::string_view to_string(Direction direction) noexcept {
+  return name_of(direction, kDirectionNames);
+}
 
 ScenarioParseResult parse_scenario(std::string_view toml_text, std::string_view source_name) {
   try {

@@ -128,6 +128,8 @@ struct NemesisStep {
 enum class Variant { unfenced, fenced };
 
 [[nodiscard]] std::string_view to_string(Variant variant) noexcept;
+// "up", "down", "both": as scenario files write it.
+[[nodiscard]] std::string_view to_string(Direction direction) noexcept;
 
 using Expectations = std::array<Expectation, kInvariantCount>;
 

@@ -6,7 +6,6 @@
 #include <uv.h>
 
 #include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +18,7 @@
 #include "history.hpp"
 #include "redlock/redlock.hpp"
 #include "scenario.hpp"
+#include "validity.hpp"
 
 namespace redlock::chaos {
 namespace {
@@ -131,16 +131,6 @@ class RateClock final : public MonotonicClock {
   double rate_;
   TimePoint base_;
 };
-
-std::vector<NodeReply> replies_of(const std::vector<NodeOutcome>& nodes) {
-  std::vector<NodeReply> replies;
-  replies.reserve(nodes.size());
-  for (const NodeOutcome& node : nodes) {
-    replies.push_back(NodeReply{static_cast<int>(node.node), std::string(to_string(node.status)),
-                                node.fence_counter});
-  }
-  return replies;
-}
 
 NodeConfig resource_node(const WorkerOptions& options) {
   NodeConfig node;
@@ -453,7 +443,7 @@ class Worker {
     if (!result.ok()) {
       Event failed = event(EventKind::acquire, Phase::fail);
       failed.error = result.error.message();
-      failed.nodes = replies_of(result.nodes);
+      failed.nodes = node_replies(result.nodes);
       history_.write(failed);
       stage_ = Stage::thinking;
       return after(options_.think, [](Worker& self) { self.acquire(); });
@@ -469,7 +459,7 @@ class Worker {
     ok.start_t = clock_.to_reference_ns(lock_->started);
     ok.deadline_t = clock_.to_reference_ns(lock_->valid_until);
     ok.max_renewals = options_.max_renewals;
-    ok.nodes = replies_of(result.nodes);
+    ok.nodes = node_replies(result.nodes);
     history_.write(ok);
     stage_ = Stage::holding;
     say("holding " + lock_->value.str());
@@ -479,8 +469,7 @@ class Worker {
 
   std::int64_t drift_ms() const {
     const auto& lock = client_.config().lock;
-    const double scaled = std::ceil(static_cast<double>(lock_->ttl.count()) * lock.drift_factor);
-    return static_cast<std::int64_t>(scaled) + lock.drift_ms.count();
+    return detail::drift_allowance(lock_->ttl, lock.drift_factor, lock.drift_ms).count();
   }
 
   std::optional<std::int64_t> token() const {
@@ -539,7 +528,7 @@ class Worker {
                      Event done = event(EventKind::extend, result.ok() ? Phase::ok : Phase::fail);
                      done.op = op;
                      done.value = value;
-                     done.nodes = replies_of(result.nodes);
+                     done.nodes = node_replies(result.nodes);
                      const bool current = lock_ && lock_->value.str() == value;
                      if (result.ok() && result.lock) {
                        done.validity_ms = result.validity.count();
@@ -602,7 +591,7 @@ class Worker {
     client_.release(*lock_, [this](ReleaseResult result) {
       Event done = event(EventKind::release, result.error ? Phase::info : Phase::ok);
       done.value = lock_->value.str();
-      done.nodes = replies_of(result.nodes);
+      done.nodes = node_replies(result.nodes);
       if (result.error) done.error = result.error.message();
       history_.write(done);
       lock_.reset();
