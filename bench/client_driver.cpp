@@ -9,18 +9,6 @@
 
 namespace redlock::bench {
 
-ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes,
-                           std::size_t workers)
-    : loop_(loop) {
-  for (const BenchNode& node : nodes) addresses_.push_back(node.address());
-  resources_.reserve(workers);
-  for (std::size_t worker = 0; worker < workers; ++worker) {
-    resources_.emplace_back("bench:" + std::to_string(worker));
-  }
-}
-
-ClientDriver::~ClientDriver() { shut_down(); }
-
 namespace {
 // The stock adapter has no request timeout. The client's default node
 // timeout, min(50 ms, ttl / 100), is shorter than the scheduling stalls of a
@@ -33,20 +21,47 @@ Milliseconds bench_node_timeout() {
   if (text == nullptr || *text == '\0') return Milliseconds(kDefaultBenchNodeTimeoutMs);
   return Milliseconds(std::strtol(text, nullptr, 10));
 }
+
+ConfigResult bench_config(const std::vector<BenchNode>& nodes) {
+  std::vector<std::string> addresses;
+  for (const BenchNode& node : nodes) addresses.push_back(node.address());
+  ConfigResult config = config_from_addresses(addresses);
+  if (config.ok()) config.config->lock.node_timeout = bench_node_timeout();
+  return config;
+}
 }  // namespace
 
+ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes,
+                           std::size_t workers)
+    : loop_(loop), config_(bench_config(nodes)) {
+  resources_.reserve(workers);
+  for (std::size_t worker = 0; worker < workers; ++worker) {
+    resources_.emplace_back("bench:" + std::to_string(worker));
+  }
+}
+
+ClientDriver::ClientDriver(uv_loop_t* loop, ConfigResult config, AcquireOptions options,
+                           std::string per_cycle_prefix)
+    : loop_(loop),
+      config_(std::move(config)),
+      options_(options),
+      per_cycle_prefix_(std::move(per_cycle_prefix)) {}
+
+ClientDriver::~ClientDriver() { shut_down(); }
+
 std::string ClientDriver::connect() {
-  ConfigResult config = config_from_addresses(addresses_);
-  if (!config.ok()) return config.error.to_string();
-  config.config->lock.node_timeout = bench_node_timeout();
+  if (!config_.ok()) return config_.error.to_string();
   // The client connects in the background; requests made meanwhile wait for
   // the connection, so the warm-up cycles are what waits for it here.
-  client_ = std::make_unique<AsyncClient>(loop_, std::move(*config.config));
+  client_ = std::make_unique<AsyncClient>(loop_, *config_.config);
   return {};
 }
 
 void ClientDriver::start_cycle(std::size_t worker) {
-  client_->acquire(resources_[worker], {}, [this, worker](AcquireResult result) {
+  const Resource resource = per_cycle_prefix_.empty()
+                                ? resources_[worker]
+                                : Resource(per_cycle_prefix_ + ":" + std::to_string(next_key_++));
+  client_->acquire(resource, options_, [this, worker](AcquireResult result) {
     on_acquired(worker, std::move(result));
   });
 }

@@ -1,16 +1,20 @@
 // The library's design: one lock cycle is redlock::AsyncClient::acquire,
 // then release of the lock it returned, on the benchmark's own loop.
 //
-// Worker w locks resource "bench:<w>" every cycle (sequential runs use one
-// worker, hence one resource). A cycle counts as successful when the acquire
-// succeeded and the release deleted our value on a majority. The client uses
-// the default configuration except for the node timeout: 1 s, or
-// $REDLOCK_BENCH_NODE_TIMEOUT_MS (0: the library's default).
+// By default worker w locks resource "bench:<w>" every cycle (sequential runs
+// use one worker, hence one resource), with the default configuration except
+// for the node timeout: 1 s, or $REDLOCK_BENCH_NODE_TIMEOUT_MS (0: the
+// library's default). The second constructor takes a configuration and
+// acquire options, and gives every cycle a resource of its own
+// ("<prefix>:<n>", as bench/peers compares with node-redlock). A cycle counts
+// as successful when the acquire succeeded and the release deleted our value
+// on a majority.
 #pragma once
 
 #include <uv.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,12 +22,16 @@
 #include "bench_nodes.hpp"
 #include "cycle_harness.hpp"
 #include "redlock/async_client.hpp"
+#include "redlock/config.hpp"
+#include "redlock/options.hpp"
 
 namespace redlock::bench {
 
 class ClientDriver final : public CycleDriver {
  public:
   ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes, std::size_t workers);
+  ClientDriver(uv_loop_t* loop, ConfigResult config, AcquireOptions options,
+               std::string per_cycle_prefix);
   ~ClientDriver() override;
   ClientDriver(const ClientDriver&) = delete;
   ClientDriver& operator=(const ClientDriver&) = delete;
@@ -37,8 +45,11 @@ class ClientDriver final : public CycleDriver {
   void on_released(std::size_t worker, const ReleaseResult& result);
 
   uv_loop_t* loop_;
-  std::vector<std::string> addresses_;
-  std::vector<Resource> resources_;
+  ConfigResult config_;
+  AcquireOptions options_;
+  std::vector<Resource> resources_;  // per worker, when per_cycle_prefix_ is empty
+  std::string per_cycle_prefix_;
+  std::uint64_t next_key_ = 0;
   std::unique_ptr<AsyncClient> client_;
 };
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <utility>
 
-#include "client_cycles.hpp"
+#include "client_driver.hpp"
 #include "contended_run.hpp"
 #include "cycle_harness.hpp"
 #include "json_line.hpp"
@@ -57,7 +57,8 @@ std::unique_ptr<CycleDriver> make_driver(uv_loop_t* loop, const PeerSettings& se
   if (settings.impl == Impl::floor) {
     return std::make_unique<RawFanoutDriver>(loop, settings.nodes, RawCommands::minimal);
   }
-  return std::make_unique<ClientCycles>(loop, settings);
+  return std::make_unique<ClientDriver>(loop, client_config(settings), uncontended_acquire(),
+                                        settings.prefix);
 }
 
 // Fixed count: `warmup` cycles, then exactly `cycles` timed ones.
