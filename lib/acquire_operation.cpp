@@ -72,9 +72,11 @@ void AcquireOperation::start() {
 
 bool AcquireOperation::defer_first_attempt() {
   const TimePoint now = core_.clock().now();
-  const Microseconds courtesy = courtesy_pause(
-      plan_, now, core_.wakeups().recent_contention().contended_round_trip(channel_, now),
-      random_unit());
+  const std::optional<Microseconds> round_trip =
+      core_.wakeups().recent_contention().contended_round_trip(channel_, now);
+  // The common case, an uncontended resource, costs no getrandom(2).
+  if (!round_trip) return false;
+  const Microseconds courtesy = courtesy_pause(plan_, now, round_trip, random_unit());
   if (courtesy.count() <= 0) return false;
   retry_timer_ = core_.timers().schedule_after(courtesy, [self = shared_from_this(), this] {
     retry_timer_ = TimerQueue::kNone;
