@@ -15,8 +15,8 @@ constexpr std::size_t kAbandonedKept = 64;
 constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 // Proposals per attempt before giving up when newer tokens keep overtaking.
 constexpr int kMaxFenceRounds = 3;
-// The release script publishes on the channel it is given; nobody
-// subscribes to the empty name, so an unlock sent with it wakes no one.
+// The release script publishes on the channel it is given, and not at all
+// for the empty name: an unlock sent with it wakes no one.
 constexpr std::string_view kNoChannel = "";
 }  // namespace
 

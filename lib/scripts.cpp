@@ -31,7 +31,7 @@ return 0
 constexpr std::string_view kRelease = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
+  if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
   return 1
 end
 return 0

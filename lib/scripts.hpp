@@ -22,9 +22,10 @@ struct Script {
 // Never creates the key: an expired lock stays expired.
 [[nodiscard]] const Script& extend_script();
 // KEYS: lock key. ARGV: value, release channel. Deletes only our own value,
-// then publishes the (now dead) value on the channel to wake waiters; the
-// value lets a waiter count one release once, however many nodes report
-// it. Returns 1 when deleted.
+// then publishes the (now dead) value on the channel to wake waiters (an
+// empty channel publishes nothing: an unlock nobody should hear); the value
+// lets a waiter count one release once, however many nodes report it.
+// Returns 1 when deleted.
 [[nodiscard]] const Script& release_script();
 
 // KEYS: fence hash, node marker. ARGV: resource, proposed token T, amnesia
