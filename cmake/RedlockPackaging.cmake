@@ -69,6 +69,8 @@ endif()
 unset(_redlock_deb_dev_depends)
 # redlock-chaos starts redis-server processes; the library does not need one.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "redis-server")
+# redlock-chaos --clock faketime runs the nodes under libfaketime.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libfaketime")
 
 # `cpack --config CPackSourceConfig.cmake` would otherwise pack build trees.
 set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build[^/]*/")

@@ -113,6 +113,7 @@ foreach(expected
     " \\./usr/bin/redlock\n"
     " \\./usr/bin/redlock-chaos\n"
     " \\./usr/share/redlock/chaos-scenarios/s01-baseline\\.toml\n"
+    " \\./usr/lib/redlock/libredlock-chaos-libc-malloc\\.so\n"
     " \\./usr/include/redlock/redlock\\.hpp\n"
     " \\./usr/include/redlock/export\\.hpp\n"
     " \\./usr/lib/([a-z0-9_-]+/)?libredlock\\.(a|so)\n"

@@ -5,13 +5,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "redis_fixture.hpp"
 #include "redis_probe.hpp"
@@ -168,6 +172,50 @@ TEST(RedisServerTest, StartupFailureReportsTheLog) {
     EXPECT_NE(std::string(error.what()).find("no-such-directive"), std::string::npos)
         << error.what();
   }
+}
+
+// Redis overwrites its own environment block with its process title, so
+// /proc/<pid>/environ cannot tell what it was started with; a wrapper that
+// records its environment and then execs redis-server can.
+TEST(RedisServerTest, EnvironmentEntriesReachTheServerAndReplaceInheritedOnes) {
+  const std::filesystem::path directory = std::filesystem::temp_directory_path() /
+                                          ("redlock-fixture-env-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const std::filesystem::path wrapper = directory / "redis-server";
+  const std::filesystem::path dump = directory / "environment";
+  {
+    std::ofstream script(wrapper);
+    script << "#!/bin/sh\nenv > '" << dump.string() << "'\nexec /usr/bin/redis-server \"$@\"\n";
+  }
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  const char* previous = std::getenv("REDLOCK_TEST_REDIS_SERVER");
+  const std::string saved = previous != nullptr ? previous : "";
+  ASSERT_EQ(::setenv("REDLOCK_TEST_REDIS_SERVER", wrapper.c_str(), 1), 0);
+  ASSERT_EQ(::setenv("REDLOCK_FIXTURE_INHERITED", "test", 1), 0);
+  std::vector<std::string> entries;
+  {
+    RedisServerOptions options;
+    options.environment = {"REDLOCK_FIXTURE_ADDED=1", "REDLOCK_FIXTURE_INHERITED=server"};
+    RedisServer server(options);
+    std::ifstream file(dump);
+    for (std::string line; std::getline(file, line);) entries.push_back(line);
+  }
+  ::unsetenv("REDLOCK_FIXTURE_INHERITED");
+  if (saved.empty()) {
+    ::unsetenv("REDLOCK_TEST_REDIS_SERVER");
+  } else {
+    ::setenv("REDLOCK_TEST_REDIS_SERVER", saved.c_str(), 1);
+  }
+  std::filesystem::remove_all(directory);
+  ASSERT_FALSE(entries.empty());
+  auto count = [&](const std::string& entry) {
+    return std::count(entries.begin(), entries.end(), entry);
+  };
+  EXPECT_EQ(count("REDLOCK_FIXTURE_ADDED=1"), 1);
+  EXPECT_EQ(count("REDLOCK_FIXTURE_INHERITED=server"), 1);
+  EXPECT_EQ(count("REDLOCK_FIXTURE_INHERITED=test"), 0);
+  // The rest of the test's environment is inherited.
+  EXPECT_EQ(count("PATH=" + std::string(std::getenv("PATH"))), 1);
 }
 
 TEST(RedisServerTest, WithoutPersistenceRestartLosesKeys) {

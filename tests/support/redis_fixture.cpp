@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -152,6 +153,21 @@ std::string describe_wait_status(std::optional<int> status) {
   return "wait status " + std::to_string(*status);
 }
 
+// The test's environment with `overrides` ("NAME=value") set on top.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view current(*entry);
+    const bool replaced =
+        std::any_of(overrides.begin(), overrides.end(),
+                    [&](const std::string& o) { return name_of(o) == name_of(current); });
+    if (!replaced) result.emplace_back(current);
+  }
+  result.insert(result.end(), overrides.begin(), overrides.end());
+  return result;
+}
+
 // Makes `fd` the descriptor `target` and keeps it across exec. dup2 onto
 // itself would leave O_CLOEXEC set, hence the fcntl.
 bool install_descriptor(int fd, int target) noexcept {
@@ -161,8 +177,8 @@ bool install_descriptor(int fd, int target) noexcept {
 
 // Runs in the forked child. Only async-signal-safe calls are allowed here:
 // another thread of the test may have held a lock (malloc's, say) at fork.
-[[noreturn]] void exec_in_child(char* const* argv, int stdin_fd, int log_fd, pid_t parent,
-                                int highest_fd) noexcept {
+[[noreturn]] void exec_in_child(char* const* argv, char* const* envp, int stdin_fd, int log_fd,
+                                pid_t parent, int highest_fd) noexcept {
   // The parent's death kills the server. If the parent died before prctl
   // took effect, getppid() no longer names it and the signal never comes.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
@@ -183,7 +199,7 @@ bool install_descriptor(int fd, int target) noexcept {
   if (::close_range(3, ~0U, 0) != 0) {
     for (int fd = 3; fd <= highest_fd; ++fd) ::close(fd);
   }
-  ::execv(argv[0], argv);
+  ::execve(argv[0], argv, envp);
   ::_exit(127);
 }
 
@@ -272,6 +288,12 @@ void RedisServer::spawn() {
   argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // Built before fork: the child may only make async-signal-safe calls.
+  std::vector<std::string> environment = child_environment(options_.environment);
+  std::vector<char*> envp;
+  envp.reserve(environment.size() + 1);
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
 
   // Opened before the log so that, if the test closed stdin, /dev/null lands
   // on descriptor 0 and the child's descriptor shuffle stays trivial.
@@ -289,7 +311,7 @@ void RedisServer::spawn() {
 
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
-  if (child == 0) exec_in_child(argv.data(), stdin_fd, log_fd, parent, highest_fd);
+  if (child == 0) exec_in_child(argv.data(), envp.data(), stdin_fd, log_fd, parent, highest_fd);
   const int fork_errno = errno;
   ::close(stdin_fd);
   ::close(log_fd);
@@ -411,9 +433,12 @@ bool RedisServer::wait_for_replication_link(milliseconds timeout) {
 RedisCluster::RedisCluster(std::size_t node_count, Persistence persistence)
     : RedisCluster(node_count, options_with(persistence)) {}
 
-RedisCluster::RedisCluster(std::size_t node_count, const RedisServerOptions& options) {
-  nodes_.reserve(node_count);
-  for (std::size_t i = 0; i < node_count; ++i) {
+RedisCluster::RedisCluster(std::size_t node_count, const RedisServerOptions& options)
+    : RedisCluster(std::vector<RedisServerOptions>(node_count, options)) {}
+
+RedisCluster::RedisCluster(const std::vector<RedisServerOptions>& per_node) {
+  nodes_.reserve(per_node.size());
+  for (const RedisServerOptions& options : per_node) {
     nodes_.push_back(std::make_unique<RedisServer>(options));
   }
 }

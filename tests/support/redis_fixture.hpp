@@ -51,6 +51,10 @@ struct RedisServerOptions {
   std::optional<std::uint16_t> master_port;
   // Appended to the command line, e.g. {"--requirepass", "secret"}.
   std::vector<std::string> extra_arguments;
+  // "NAME=value" entries set in the server's environment on top of the
+  // test's own (an entry replaces a variable of the same name), e.g. an
+  // LD_PRELOAD. Default: the test's environment unchanged.
+  std::vector<std::string> environment;
   // How long a start waits for the node to answer PING. Default 5 s.
   std::chrono::milliseconds startup_timeout{5000};
   // How long stop() waits after SIGTERM before SIGKILL. Default 5 s.
@@ -148,6 +152,8 @@ class RedisCluster {
   // RedisServerError when a node cannot be started.
   explicit RedisCluster(std::size_t node_count, Persistence persistence = Persistence::none);
   RedisCluster(std::size_t node_count, const RedisServerOptions& options);
+  // One node per entry, each with its own options.
+  explicit RedisCluster(const std::vector<RedisServerOptions>& per_node);
   // Stops every node concurrently and removes all directories.
   ~RedisCluster();
 

@@ -47,6 +47,9 @@ options:
   --out DIR             where reports and histories go (default ./chaos-out)
   --variant V           only this variant: fenced or unfenced
   --filter TEXT         catalog: only scenarios whose name contains TEXT
+  --clock C             how node clock faults act: emulated (default; on the
+                        lock keys) or faketime (the nodes' wall clocks, under
+                        libfaketime)
   --mode M              both (default): fail on an unexpected violation and on
                         an expected one that did not appear; regression: only
                         the first; demonstration: only the second
@@ -67,6 +70,7 @@ struct Options {
   std::optional<Variant> variant;
   std::string filter;
   Mode mode = Mode::both;
+  ClockMode clock = ClockMode::emulated;
   std::filesystem::path scenario_file;
   std::filesystem::path report;
 };
@@ -139,6 +143,12 @@ bool parse_options(int argc, char** argv, Options& options) {
       } else {
         return usage_error("--mode needs both, regression or demonstration");
       }
+    } else if (arg == "--clock") {
+      std::optional<ClockMode> mode;
+      if (!value(text) || !(mode = clock_mode_from(text))) {
+        return usage_error("--clock needs emulated or faketime");
+      }
+      options.clock = *mode;
     } else if (arg == "--scenario") {
       if (!value(text)) return usage_error("--scenario needs a file");
       options.scenario_file = text;
@@ -301,6 +311,15 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
     std::fprintf(stderr, "redlock-chaos: no scenario to run\n");
     return 2;
   }
+  std::optional<FaketimeLibraries> faketime;
+  if (options.clock == ClockMode::faketime) {
+    std::string error;
+    faketime = find_faketime_libraries(self, error);
+    if (!faketime) {
+      std::fprintf(stderr, "redlock-chaos: %s\n", error.c_str());
+      return 2;
+    }
+  }
   struct Job {
     const Scenario* scenario;
     Variant variant;
@@ -331,6 +350,7 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
         options.seeds > 1 ? options.out / ("seed-" + std::to_string(job.seed)) : options.out;
     run.seed = job.seed;
     run.duration = options.duration;
+    run.faketime = faketime;
     if (tty) {
       run.on_phase = [&label](const std::string& phase) {
         std::fprintf(stderr, "\r\033[K%s: %s", label.c_str(), phase.c_str());

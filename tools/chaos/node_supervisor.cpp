@@ -1,6 +1,7 @@
 #include "node_supervisor.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <system_error>
 
 namespace redlock::chaos {
@@ -44,12 +45,31 @@ std::vector<std::filesystem::path> incremental_aof_files(const std::filesystem::
   return files;
 }
 
+std::unique_ptr<FaketimeClocks> make_clocks(const std::optional<FaketimeLibraries>& faketime,
+                                            int nodes) {
+  if (!faketime) return nullptr;
+  return std::make_unique<FaketimeClocks>(*faketime, nodes);
+}
+
+std::vector<test::RedisServerOptions> node_options(const NodesSpec& nodes,
+                                                   const FaketimeClocks* clocks) {
+  std::vector<test::RedisServerOptions> options(static_cast<std::size_t>(nodes.count));
+  for (int i = 0; i < nodes.count; ++i) {
+    test::RedisServerOptions& one = options[static_cast<std::size_t>(i)];
+    one.persistence = fixture_persistence(nodes.persistence);
+    if (clocks != nullptr) one.environment = clocks->environment(i);
+  }
+  return options;
+}
+
 }  // namespace
 
-NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix)
+NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix,
+                               const std::optional<FaketimeLibraries>& faketime)
     : spec_(nodes),
       key_prefix_(std::move(key_prefix)),
-      cluster_(static_cast<std::size_t>(nodes.count), fixture_persistence(nodes.persistence)),
+      clocks_(make_clocks(faketime, nodes.count)),
+      cluster_(node_options(nodes, clocks_.get())),
       resource_(test::Persistence::none),
       state_(static_cast<std::size_t>(nodes.count)),
       last_tick_(std::chrono::steady_clock::now()),
@@ -57,8 +77,23 @@ NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix)
   for (int i = 0; i < count(); ++i) note_sync_points(i);
 }
 
-std::string NodeSupervisor::kill(int index) {
+NodeSupervisor::~NodeSupervisor() {
+  // The cluster (destroyed before clocks_) stops its nodes with SIGTERM, a
+  // clean exit that removes libfaketime's files, but with SIGKILL after a
+  // timeout.
+  if (clocks_) {
+    for (int i = 0; i < count(); ++i) clocks_->sweep_on_destruction(node(i).pid());
+  }
+}
+
+void NodeSupervisor::kill9(int index) {
+  const pid_t pid = node(index).pid();
   node(index).kill9();
+  if (clocks_) FaketimeClocks::remove_leftovers(pid);
+}
+
+std::string NodeSupervisor::kill(int index) {
+  kill9(index);
   NodeState& state = state_.at(static_cast<std::size_t>(index));
   state.killed = true;
   state.pending_jump_ms = 0;  // a stopped clock does not run on while the node is down
@@ -67,7 +102,7 @@ std::string NodeSupervisor::kill(int index) {
 
 std::string NodeSupervisor::power_loss(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
-  node(index).kill9();
+  kill9(index);
   state.killed = true;
   state.pending_jump_ms = 0;
   if (spec_.persistence != NodePersistence::everysec) {
@@ -124,20 +159,29 @@ bool NodeSupervisor::paused(int index) const {
   return cluster_.node(static_cast<std::size_t>(index)).paused();
 }
 
-std::optional<long long> NodeSupervisor::apply_jump(int index, long long delta_ms) {
-  if (down(index) || paused(index) || delta_ms == 0) return std::nullopt;
+std::optional<std::string> NodeSupervisor::apply_jump(int index, long long delta_ms) {
+  if (delta_ms == 0) return std::nullopt;
+  if (clocks_) {
+    // The machine's clock moves whether or not its server is up.
+    if (!clocks_->shift(index, static_cast<double>(delta_ms))) return std::nullopt;
+    char text[64];
+    std::snprintf(text, sizeof text, "libfaketime offset now %+.3f s",
+                  clocks_->offset_ms(index) / 1000.0);
+    return text;
+  }
+  if (down(index) || paused(index)) return std::nullopt;
   test::RedisProbe probe = node(index).probe(std::chrono::milliseconds(500));
   const test::Reply reply =
       probe.command({"EVAL", kJumpScript, "0", key_prefix_ + "*", std::to_string(delta_ms)});
   if (reply.kind != test::Reply::Kind::integer) return std::nullopt;
-  return reply.integer;
+  return std::to_string(reply.integer) + " keys moved";
 }
 
 std::string NodeSupervisor::clock_jump(int index, std::chrono::milliseconds delta) {
-  const auto moved = apply_jump(index, delta.count());
-  if (!moved) return "clock jump " + std::to_string(delta.count()) + " ms: node not reachable";
-  return "clock jump " + std::to_string(delta.count()) + " ms: " + std::to_string(*moved) +
-         " keys moved";
+  const auto done = apply_jump(index, delta.count());
+  const std::string what = "clock jump " + std::to_string(delta.count()) + " ms: ";
+  if (!done) return what + (clocks_ ? "cannot write the offset file" : "node not reachable");
+  return what + *done;
 }
 
 void NodeSupervisor::set_clock_rate(int index, double rate) {

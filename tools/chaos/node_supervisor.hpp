@@ -2,12 +2,12 @@
 // redis-server processes (tests/support's fixture) killed, paused,
 // restarted, power-cut, and their clocks jumped or sped up.
 //
-// Clock faults are emulated exactly as they act on lock keys (DESIGN 7):
-// a forward jump of d shortens the remaining TTL of every expiring key of
+// Clock faults (node_clock.hpp): a clock running at rate r is a jump of
+// (r-1)*dt after every dt of real time, applied every tick. A jump is
+// emulated by default, exactly as it acts on lock keys (DESIGN 7): a
+// forward jump of d shortens the remaining TTL of every expiring key of
 // the library's prefix by d (deleting keys with less left), a backward
-// jump lengthens it; a clock running at rate r is a jump of (r-1)*dt after
-// every dt of real time, applied every tick. The stock redis-server links
-// jemalloc, which does not start under libfaketime.
+// jump lengthens it. With libfaketime the node's wall clock itself moves.
 //
 // Power loss: for AOF everysec nodes, the harness notes the size of the
 // AOF's incremental files once a second (the fsync cadence); a power loss
@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "node_clock.hpp"
 #include "redis_fixture.hpp"
 #include "scenario.hpp"
 
@@ -41,14 +42,24 @@ struct NodeKey {
 
 class NodeSupervisor {
  public:
-  // Starts the nodes and the resource store. Throws test::RedisServerError.
-  NodeSupervisor(const NodesSpec& nodes, std::string key_prefix);
+  // Starts the nodes and the resource store; with `faketime`, every lock
+  // node under libfaketime (the resource store never). Throws
+  // test::RedisServerError or std::runtime_error.
+  NodeSupervisor(const NodesSpec& nodes, std::string key_prefix,
+                 const std::optional<FaketimeLibraries>& faketime = std::nullopt);
+  ~NodeSupervisor();
+  NodeSupervisor(const NodeSupervisor&) = delete;
+  NodeSupervisor& operator=(const NodeSupervisor&) = delete;
 
   [[nodiscard]] int count() const noexcept { return static_cast<int>(cluster_.size()); }
   [[nodiscard]] std::uint16_t port(int node) const {
     return cluster_.node(static_cast<std::size_t>(node)).port();
   }
   [[nodiscard]] std::uint16_t resource_port() const { return resource_.port(); }
+  // The node's process id; -1 while it is down.
+  [[nodiscard]] pid_t pid(int node) const {
+    return cluster_.node(static_cast<std::size_t>(node)).pid();
+  }
 
   // Each returns a one-line description of what it did, for the history.
   std::string kill(int node);
@@ -86,10 +97,14 @@ class NodeSupervisor {
 
   test::RedisServer& node(int index) { return cluster_.node(static_cast<std::size_t>(index)); }
   void note_sync_points(int index);
-  std::optional<long long> apply_jump(int index, long long delta_ms);
+  // kill -9 of a node, and libfaketime's leftovers of it.
+  void kill9(int index);
+  // What a jump did, for the history; nullopt when it could not be made.
+  std::optional<std::string> apply_jump(int index, long long delta_ms);
 
   NodesSpec spec_;
   std::string key_prefix_;
+  std::unique_ptr<FaketimeClocks> clocks_;  // faketime mode only; outlives cluster_
   test::RedisCluster cluster_;
   test::RedisServer resource_;
   std::vector<NodeState> state_;

@@ -89,7 +89,7 @@ class Run {
     if (error) throw std::runtime_error("cannot create " + dir_.string() + ": " + error.message());
 
     phase("starting nodes");
-    nodes_ = std::make_unique<NodeSupervisor>(scenario_.nodes, kKeyPrefix);
+    nodes_ = std::make_unique<NodeSupervisor>(scenario_.nodes, kKeyPrefix, options_.faketime);
     history_ = std::make_unique<HistoryWriter>(dir_ / "harness.jsonl");
     if (!history_->ok())
       throw std::runtime_error("cannot write " + (dir_ / "harness.jsonl").string());
@@ -330,7 +330,8 @@ class Run {
     run.fenced = variant_ == Variant::fenced;
     run.ttl_ms = scenario_.lock.ttl.count();
     run.detail = scenario_.name + " (" + std::string(to_string(variant_)) + "), seed " +
-                 std::to_string(options_.seed);
+                 std::to_string(options_.seed) +
+                 (options_.faketime ? ", node clocks under libfaketime" : "");
     history_->write(run);
     plan();
     nodes_->sync_now();
@@ -578,6 +579,7 @@ class Run {
       // A generous bound: a sanitizer's exit-time leak scan on a loaded
       // machine can take seconds; a worker that truly hangs still fails.
       if (!worker.wait_exit(milliseconds(20000))) {
+        const std::string state = worker.describe_state();
         worker.signal(SIGKILL);
         (void)worker.wait_exit(milliseconds(3000));
         Event killed;
@@ -587,9 +589,15 @@ class Run {
         killed.phase = Phase::info;
         killed.fault = "harness";
         killed.target = client_name(c);
-        killed.detail = "client did not stop within the grace period; killed";
+        const bool said_done = done_[static_cast<std::size_t>(c)];
+        killed.detail = "client did not stop within the grace period (" +
+                        std::string(said_done ? "after saying done" : "never said done") + "; " +
+                        state + "); killed";
         history_->write(killed);
-        problems_.push_back("client " + client_name(c) + " did not stop; killed");
+        problems_.push_back("client " + client_name(c) + " did not stop (" +
+                            (said_done ? "after saying done; " : "never said done; ") + state +
+                            "); killed (see " + (dir_ / (client_name(c) + ".stderr")).string() +
+                            ")");
         continue;
       }
       const std::optional<int> status = worker.exit_status();

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "checker.hpp"
+#include "node_clock.hpp"
 #include "scenario.hpp"
 
 namespace redlock::chaos {
@@ -30,6 +31,9 @@ struct RunOptions {
   std::uint64_t seed = 1;
   // Overrides the scenario's duration (the nemesis schedule repeats every scenario duration).
   std::optional<Milliseconds> duration;
+  // Node clock faults through libfaketime (node_clock.hpp); emulated on
+  // the keys when not set.
+  std::optional<FaketimeLibraries> faketime;
   // Progress: the phase and elapsed time of the run, for a TTY line.
   std::function<void(const std::string& phase)> on_phase;
 };

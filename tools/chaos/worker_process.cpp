@@ -8,6 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 namespace redlock::chaos {
@@ -107,6 +111,30 @@ std::vector<std::string> WorkerProcess::poll_lines() {
 
 void WorkerProcess::signal(int signal_number) const noexcept {
   if (pid_ > 0) ::kill(pid_, signal_number);
+}
+
+std::string WorkerProcess::describe_state() const {
+  if (pid_ <= 0) return {};
+  const std::filesystem::path proc = "/proc/" + std::to_string(pid_);
+  auto read_all = [](const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+  // /proc/<pid>/stat: "pid (comm) state ..."; comm may hold spaces.
+  const std::string stat = read_all(proc / "stat");
+  const std::size_t after_comm = stat.rfind(')');
+  const std::string state = after_comm != std::string::npos && after_comm + 2 < stat.size()
+                                ? stat.substr(after_comm + 2, 1)
+                                : "?";
+  std::string wchan = read_all(proc / "wchan");
+  if (wchan.empty() || wchan == "0") wchan = "-";
+  std::error_code error;
+  int threads = 0;
+  for (auto it = std::filesystem::directory_iterator(proc / "task", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    ++threads;
+  }
+  return "state " + state + ", wchan " + wchan + ", " + std::to_string(threads) + " thread(s)";
 }
 
 bool WorkerProcess::stopped() {

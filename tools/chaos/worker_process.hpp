@@ -41,6 +41,10 @@ class WorkerProcess {
   // Whether the child is stopped (SIGSTOP took effect), checked without blocking.
   bool stopped();
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  // What the kernel says the running child is doing, for the report of a
+  // child that does not exit: "state S, wchan ep_poll, 1 thread(s)"
+  // (empty when it is gone).
+  [[nodiscard]] std::string describe_state() const;
   [[nodiscard]] std::optional<int> exit_status() const noexcept { return exit_status_; }
 
  private:
