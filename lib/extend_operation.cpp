@@ -3,6 +3,7 @@
 #include <string>
 
 #include "reply_parse.hpp"
+#include "validity.hpp"
 
 namespace redlock::detail {
 
@@ -10,12 +11,47 @@ namespace {
 constexpr std::uint32_t kExtendTag = 1;
 }
 
+std::error_code extend_request_refusal(const Lock& lock, Milliseconds ttl,
+                                       const LockConfig& config) noexcept {
+  // Like acquire: a lock may not outlive the recovery delay of a node that
+  // lost its data.
+  const bool beyond_max_ttl = config.amnesia_defence && ttl > effective_max_ttl(config);
+  if (ttl.count() <= 0 || lock.value.empty() || lock.resource.empty() || beyond_max_ttl) {
+    return make_error_code(errc::invalid_argument);
+  }
+  return {};
+}
+
+std::error_code extend_refusal(const Lock& lock, Milliseconds ttl, const LockConfig& config,
+                               TimePoint now) noexcept {
+  if (const std::error_code refused = extend_request_refusal(lock, ttl, config)) return refused;
+  if (!lock.valid_at(now)) return make_error_code(errc::lost);
+  return {};
+}
+
+ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held, Milliseconds ttl,
+                             Microseconds elapsed, Milliseconds drift,
+                             Milliseconds min_validity) noexcept {
+  switch (votes.decision()) {
+    case Decision::pending:
+      return {make_error_code(errc::no_quorum), Microseconds(0)};
+    case Decision::lost:
+      return {extend_failure_reason(votes.nodes(), not_held), Microseconds(0)};
+    case Decision::won:
+      break;
+  }
+  const Microseconds validity = validity_left(ttl, elapsed, drift);
+  if (!validity_sufficient(validity, min_validity)) {
+    return {make_error_code(errc::validity_too_short), Microseconds(0)};
+  }
+  return {std::error_code{}, validity};
+}
+
 ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                                  AsyncClient::ExtendCallback callback)
     : Operation(core),
       lock_(std::move(lock)),
       ttl_(options.ttl.value_or(lock_.ttl)),
-      lock_key_(redlock::detail::lock_key(core.config().lock.key_prefix, lock_.resource.str())),
       callback_(std::move(callback)),
       tally_(core.nodes().size()) {}
 
@@ -26,17 +62,9 @@ void ExtendOperation::fail_later(std::error_code error) {
 
 void ExtendOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  const LockConfig& config = core_.config().lock;
-  // Like acquire: a lock may not outlive the recovery delay of a node that
-  // lost its data.
-  const bool beyond_max_ttl = config.amnesia_defence && ttl_ > effective_max_ttl(config);
-  if (ttl_.count() <= 0 || lock_.value.empty() || lock_.resource.empty() || beyond_max_ttl) {
-    return fail_later(make_error_code(errc::invalid_argument));
-  }
   started_ = core_.clock().now();
-  // An expired lock is never extended: another client may hold it by now,
-  // and extending would make two holders.
-  if (!lock_.valid_at(started_)) return fail_later(make_error_code(errc::lost));
+  const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started_);
+  if (refused) return fail_later(refused);
 
   auto& nodes = core_.nodes();
   result_.nodes.resize(nodes.size());
@@ -46,12 +74,11 @@ void ExtendOperation::start() {
     result_.nodes[i].status = NodeStatus::pending;
   }
   open_ = true;
+  const std::string key = lock_key(core_.config().lock.key_prefix, lock_.resource.str());
   const std::string ttl_text = std::to_string(ttl_.count());
+  request_.emplace(PreparedRequest(extend_script(), {key}, {lock_.value.str(), ttl_text}));
   auto self = shared_from_this();
-  for (auto& node : nodes) {
-    node->send(extend_script(), {lock_key_}, {lock_.value.str(), ttl_text}, false, self,
-               kExtendTag);
-  }
+  for (auto& node : nodes) node->send_prepared(*request_, started_, self, kExtendTag);
 }
 
 void ExtendOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -70,21 +97,17 @@ void ExtendOperation::on_response(std::size_t node, std::uint32_t tag,
 
 void ExtendOperation::decide() {
   open_ = false;
-  if (tally_.decision() == Decision::lost) {
-    complete(extend_failure_reason(tally_.nodes(), not_held_));
-    return;
-  }
-  const TimePoint now = core_.clock().now();
-  const Microseconds validity =
-      validity_left(ttl_, elapsed_between(started_, now), core_.drift_for(ttl_));
-  if (!validity_sufficient(validity, core_.config().lock.min_validity)) {
-    complete(make_error_code(errc::validity_too_short));
+  const Microseconds elapsed = elapsed_between(started_, core_.clock().now());
+  const ExtendVerdict verdict = extend_verdict(
+      tally_, not_held_, ttl_, elapsed, core_.drift_for(ttl_), core_.config().lock.min_validity);
+  if (verdict.error) {
+    complete(verdict.error);
     return;
   }
   // Validity counts from the extend's own start, not from the acquisition.
   lock_.ttl = ttl_;
-  lock_.valid_until = started_ + validity;
-  result_.validity = std::chrono::floor<Milliseconds>(validity);
+  lock_.valid_until = started_ + verdict.validity;
+  result_.validity = std::chrono::floor<Milliseconds>(verdict.validity);
   complete({});
 }
 

@@ -1,6 +1,12 @@
 // DESIGN 2.2: renew a held lock by quorum.
+//
+// The rules of an extend round are pure functions here, shared by
+// ExtendOperation (AsyncClient::extend) and by a guard's renewals
+// (guard_state.hpp), which run the same round without an operation object.
 #pragma once
 
+#include <optional>
+#include <system_error>
 #include <vector>
 
 #include "client_core.hpp"
@@ -8,6 +14,33 @@
 #include "quorum.hpp"
 
 namespace redlock::detail {
+
+// Why an extend of `lock` to `ttl` must never be sent: invalid_argument for
+// an empty lock, a ttl that is not positive or one beyond the amnesia bound
+// (effective_max_ttl). No error when it may be sent.
+[[nodiscard]] std::error_code extend_request_refusal(const Lock& lock, Milliseconds ttl,
+                                                     const LockConfig& config) noexcept;
+
+// The same for an extend about to start at `now`, and then lost for a lock
+// whose local deadline has passed: another client may hold it by now, and
+// extending would make two holders.
+[[nodiscard]] std::error_code extend_refusal(const Lock& lock, Milliseconds ttl,
+                                             const LockConfig& config, TimePoint now) noexcept;
+
+struct ExtendVerdict {
+  std::error_code error;
+  // On success: the validity left, counted from the round's start.
+  Microseconds validity{0};
+};
+
+// How an extend round ends once its votes are decided: lost or no_quorum
+// when a majority can no longer say yes (extend_failure_reason); else
+// validity_too_short unless the validity left after `elapsed` (validity_left
+// with `drift`) is above `min_validity`; else success. A round still
+// pending counts as no_quorum.
+[[nodiscard]] ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held,
+                                           Milliseconds ttl, Microseconds elapsed,
+                                           Milliseconds drift, Milliseconds min_validity) noexcept;
 
 class ExtendOperation final : public Operation {
  public:
@@ -26,8 +59,9 @@ class ExtendOperation final : public Operation {
 
   Lock lock_;
   Milliseconds ttl_;
-  std::string lock_key_;
   AsyncClient::ExtendCallback callback_;
+  // Built once the request is known to be sent; the nodes' slots point to it.
+  std::optional<PreparedRequest> request_;
   TimePoint started_{};
   QuorumTally tally_;
   std::size_t not_held_ = 0;

@@ -1,10 +1,15 @@
 #include "guard_state.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <string>
 
 #include "extend_operation.hpp"
-#include "launch.hpp"
+#include "redlock/clock.hpp"
+#include "reply_parse.hpp"
+#include "scripts.hpp"
+#include "validity.hpp"
 
 namespace redlock::detail {
 
@@ -12,28 +17,56 @@ namespace {
 // After a failed renewal (nodes unreachable, timeouts) try again soon, but
 // not in a tight loop.
 constexpr Milliseconds kMinRetryPause{10};
+// The grid is at most this fraction of the renewal interval.
+constexpr std::uint64_t kGridDivisor = 16;
+
+PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
+  return PreparedRequest(extend_script(),
+                         {lock_key(core.config().lock.key_prefix, lock.resource.str())},
+                         {lock.value.str(), std::to_string(lock.ttl.count())});
+}
 }  // namespace
+
+Microseconds renewal_grid(Milliseconds interval) noexcept {
+  const auto fraction = Microseconds(interval).count() / static_cast<std::int64_t>(kGridDivisor);
+  if (fraction <= 0) return Microseconds(0);
+  return Microseconds(std::bit_floor(static_cast<std::uint64_t>(fraction)));
+}
+
+TimePoint renewal_due(TimePoint planned, Microseconds grid) noexcept {
+  if (grid.count() <= 0) return planned;
+  const auto since_epoch = planned.time_since_epoch();
+  const auto step = std::chrono::duration_cast<SteadyClock::duration>(grid);
+  auto remainder = since_epoch % step;
+  if (remainder.count() < 0) remainder += step;
+  return planned - remainder;
+}
 
 GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options)
     : Operation(core),
-      renew_interval_(options.renew_interval.value_or(lock.ttl / 3)),
+      clock_is_steady_(&core.clock() == &steady_clock_source()),
+      request_refused_(
+          static_cast<bool>(extend_request_refusal(lock, lock.ttl, core.config().lock))),
+      valid_until_(lock.valid_until.time_since_epoch().count()),
+      renew_interval_(std::max(options.renew_interval.value_or(lock.ttl / 3), Milliseconds(1))),
+      round_votes_(core.nodes().size()),
+      renewal_request_(renewal_request(core, lock)),
+      renewal_grid_(renewal_grid(renew_interval_)),
+      ttl_(lock.ttl),
       max_hold_(options.max_hold),
       max_renewals_(options.max_renewals),
+      request_refusal_(extend_request_refusal(lock, lock.ttl, core.config().lock)),
       on_lost_(options.on_lost),
-      lock_(std::move(lock)),
-      valid_until_(lock_.valid_until.time_since_epoch().count()) {
-  if (renew_interval_.count() <= 0) renew_interval_ = Milliseconds(1);
-}
+      lock_(std::move(lock)) {}
 
 void GuardState::start() {
-  arm_deadline();
-  const TimePoint next = lock_.started + renew_interval_;
-  if (!may_renew_again(next)) {
+  arm_deadline(core_.clock().now());
+  const TimePoint due = renewal_due(lock_.started + renew_interval_, renewal_grid_);
+  if (!may_renew_again(due)) {
     capped_ = true;
     return;
   }
-  const TimePoint now = core_.clock().now();
-  schedule_renewal(next > now ? std::chrono::ceil<Microseconds>(next - now) : Microseconds(0));
+  schedule_renewal(due);
 }
 
 bool GuardState::may_renew_again(TimePoint next_renewal) const {
@@ -42,80 +75,157 @@ bool GuardState::may_renew_again(TimePoint next_renewal) const {
   return true;
 }
 
-void GuardState::schedule_renewal(Microseconds delay) {
-  auto self = std::static_pointer_cast<GuardState>(shared_from_this());
-  renew_timer_ = core_.timers().schedule_after(delay, [self] {
-    self->renew_timer_ = TimerQueue::kNone;
-    self->renew();
+TimerQueue::Id GuardState::schedule_at(TimePoint when, std::function<void()> fn) {
+  if (clock_is_steady_) return core_.timers().schedule_at(when, std::move(fn));
+  const TimePoint now = core_.clock().now();
+  const Microseconds delay =
+      when > now ? std::chrono::ceil<Microseconds>(when - now) : Microseconds(0);
+  return core_.timers().schedule_after(delay, std::move(fn));
+}
+
+TimePoint GuardState::timer_now() const noexcept {
+  return clock_is_steady_ ? core_.timers().run_time() : core_.clock().now();
+}
+
+void GuardState::schedule_renewal(TimePoint due) {
+  renewal_due_ = due;
+  renew_timer_ = schedule_at(due, [this] {
+    renew_timer_ = TimerQueue::kNone;
+    renew();
   });
 }
 
 void GuardState::renew() {
   if (stopped_) return;
-  Lock current = snapshot();
-  auto self = std::static_pointer_cast<GuardState>(shared_from_this());
-  launch<ExtendOperation>(core_, current, ExtendOptions{},
-                          [self](ExtendResult result) { self->on_renewed(std::move(result)); });
+  if (core_.closing()) {
+    on_renewal_failed(make_error_code(errc::shutting_down));
+    return;
+  }
+  if (!core_.config_problem().empty()) {
+    on_renewal_failed(make_error_code(errc::config_error));
+    return;
+  }
+  if (request_refused_) {
+    on_renewal_failed(request_refusal_);
+    return;
+  }
+  // Validity must count from a moment no later than the first request: the
+  // requests leave at the end of this loop turn, after this reading. Within
+  // an interval of the deadline (a renewal late or retried), the clock is
+  // read afresh, so that the check below is as close to the sending as it
+  // can be.
+  TimePoint now = timer_now();
+  if (valid_until() - now < renew_interval_) now = core_.clock().now();
+  // Never extend a lock past its deadline (extend_refusal).
+  if (now >= valid_until()) {
+    on_renewal_failed(make_error_code(errc::lost));
+    return;
+  }
+  if (++round_tag_ == kCleanupTag) round_tag_ = 1;
+  round_open_ = true;
+  round_started_ = now;
+  round_votes_ = QuorumTally(core_.nodes().size());
+  round_not_held_ = 0;
+  const std::shared_ptr<Operation> self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send_prepared(renewal_request_, now, self, round_tag_);
+  }
 }
 
-void GuardState::on_renewed(ExtendResult result) {
-  if (stopped_) return;
-  if (result.ok()) {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      lock_ = *result.lock;
-    }
-    valid_until_.store(result.lock->valid_until.time_since_epoch().count());
-    renewals_.fetch_add(1);
-    core_.metrics().renewals_ok.fetch_add(1, std::memory_order_relaxed);
-    last_renewal_error_.clear();
-    arm_deadline();
-    const TimePoint next = core_.clock().now() + renew_interval_;
-    if (may_renew_again(next)) {
-      schedule_renewal(renew_interval_);
-    } else {
-      capped_ = true;
-    }
+void GuardState::on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) {
+  if (!round_open_ || tag != round_tag_ || response.late) return;
+  NodeOutcome outcome;
+  parse_flag_response(response, NodeStatus::extended, outcome);
+  if (outcome.status == NodeStatus::extended) {
+    round_votes_.yes();
+  } else {
+    if (outcome.status == NodeStatus::not_held) ++round_not_held_;
+    round_votes_.no();
+  }
+  if (round_votes_.decision() != Decision::pending) decide_renewal();
+}
+
+void GuardState::decide_renewal() {
+  round_open_ = false;
+  const TimePoint now = core_.clock().now();
+  const ExtendVerdict verdict =
+      extend_verdict(round_votes_, round_not_held_, ttl_, elapsed_between(round_started_, now),
+                     core_.drift_for(ttl_), core_.config().lock.min_validity);
+  if (verdict.error) {
+    on_renewal_failed(verdict.error);
+  } else {
+    // Validity counts from the renewal's own start, not from the acquisition.
+    on_renewed(round_started_ + verdict.validity, now);
+  }
+}
+
+void GuardState::on_renewed(TimePoint valid_until, TimePoint now) {
+  // This thread is the only writer: plain stores, no locked instructions.
+  valid_until_.store(valid_until.time_since_epoch().count(), std::memory_order_release);
+  renewals_.store(renewals_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  core_.metrics().renewals_ok.fetch_add(1, std::memory_order_relaxed);
+  last_renewal_error_.clear();
+  // A later deadline leaves the timer as it is (on_deadline moves it on); an
+  // earlier one, possible when this round took longer, re-arms it now.
+  if (valid_until < deadline_armed_for_) arm_deadline(now);
+  // At a fixed rate: one interval after this renewal was due, not after
+  // this round ended. The renewals of many guards then stay in the loop
+  // turns they first fell due in, instead of drifting together into ever
+  // larger batches. A round slower than that waits an interval from now.
+  TimePoint next = renewal_due(renewal_due_ + renew_interval_, renewal_grid_);
+  if (next <= now) next = renewal_due(now + renew_interval_, renewal_grid_);
+  if (!may_renew_again(next)) {
+    capped_ = true;
     return;
   }
+  schedule_renewal(next);
+}
+
+void GuardState::on_renewal_failed(std::error_code error) {
   core_.metrics().renewals_failed.fetch_add(1, std::memory_order_relaxed);
-  if (result.error == errc::lost) {
-    // A majority refused: the key is gone or someone else's there. Waiting
-    // for the deadline would only hide that.
-    declare_lost(result.error);
+  if (error == errc::lost) {
+    // A majority refused (the key is gone or someone else's there), or the
+    // deadline passed before the round could start. Waiting for the deadline
+    // would only hide that.
+    declare_lost(error);
     return;
   }
-  if (result.error == errc::shutting_down || result.error == errc::cancelled) {
+  if (error == errc::shutting_down || error == errc::cancelled) {
     declare_lost(make_error_code(errc::shutting_down));
     return;
   }
   // Too few answers: the lock may still be valid. Try again before the
   // deadline; the deadline timer declares the loss if nothing succeeds.
-  last_renewal_error_ = result.error;
+  last_renewal_error_ = error;
   const TimePoint now = core_.clock().now();
   const auto left = std::chrono::floor<Microseconds>(valid_until() - now);
   const Microseconds pause =
       std::max<Microseconds>(kMinRetryPause, std::min<Microseconds>(renew_interval_ / 4, left / 2));
-  schedule_renewal(pause);
+  schedule_renewal(now + pause);
 }
 
-void GuardState::arm_deadline() {
+void GuardState::arm_deadline(TimePoint now) {
   core_.timers().cancel(deadline_timer_);
-  const TimePoint now = core_.clock().now();
   const TimePoint deadline = valid_until();
-  const Microseconds wait =
-      deadline > now ? std::chrono::ceil<Microseconds>(deadline - now) : Microseconds(0);
-  auto self = std::static_pointer_cast<GuardState>(shared_from_this());
-  deadline_timer_ = core_.timers().schedule_after(wait, [self] {
-    self->deadline_timer_ = TimerQueue::kNone;
-    self->on_deadline();
+  // Short of the deadline, the timer looks in at the last grid instant
+  // before it, with the deadline checks of other guards; a renewal has
+  // usually moved the deadline on by then. Once that instant has passed, it
+  // is armed for the deadline itself.
+  TimePoint check = renewal_due(deadline, renewal_grid_);
+  if (check <= now) check = deadline;
+  deadline_armed_for_ = check;
+  deadline_timer_ = schedule_at(check, [this] {
+    deadline_timer_ = TimerQueue::kNone;
+    deadline_armed_for_ = TimePoint::max();
+    on_deadline();
   });
 }
 
 void GuardState::on_deadline() {
   if (stopped_) return;
-  if (core_.clock().now() < valid_until()) {
-    arm_deadline();  // renewed meanwhile
+  const TimePoint now = timer_now();
+  if (now < valid_until()) {
+    arm_deadline(now);  // renewed meanwhile, or not yet the deadline
     return;
   }
   if (capped_) {
@@ -125,12 +235,18 @@ void GuardState::on_deadline() {
   }
 }
 
-void GuardState::declare_lost(std::error_code why) {
-  if (stopped_) return;
-  stopped_ = true;
+void GuardState::stop_timers() noexcept {
   core_.timers().cancel(renew_timer_);
   core_.timers().cancel(deadline_timer_);
   renew_timer_ = deadline_timer_ = TimerQueue::kNone;
+  deadline_armed_for_ = TimePoint::max();
+  round_open_ = false;
+}
+
+void GuardState::declare_lost(std::error_code why) {
+  if (stopped_) return;
+  stopped_ = true;
+  stop_timers();
   {
     std::lock_guard<std::mutex> guard(mutex_);
     error_ = why;
@@ -148,15 +264,12 @@ void GuardState::declare_lost(std::error_code why) {
 Lock GuardState::stop() {
   if (!stopped_) {
     stopped_ = true;
-    core_.timers().cancel(renew_timer_);
-    core_.timers().cancel(deadline_timer_);
-    renew_timer_ = deadline_timer_ = TimerQueue::kNone;
+    stop_timers();
     core_.metrics().hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
     auto keep = shared_from_this();
     core_.finished(this);
   }
-  std::lock_guard<std::mutex> guard(mutex_);
-  return lock_;
+  return snapshot();
 }
 
 TimePoint GuardState::valid_until() const noexcept {
@@ -164,8 +277,9 @@ TimePoint GuardState::valid_until() const noexcept {
 }
 
 Lock GuardState::snapshot() const {
-  std::lock_guard<std::mutex> guard(mutex_);
-  return lock_;
+  Lock lock = lock_;
+  lock.valid_until = valid_until();
+  return lock;
 }
 
 std::error_code GuardState::error() const {

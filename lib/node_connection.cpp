@@ -7,18 +7,116 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <utility>
 
 #include "client_core.hpp"
+#include "redlock/clock.hpp"
 #include "resp_writer.hpp"
 
 namespace redlock::detail {
 
 namespace {
 
+// Set once this thread's IntegerReplyPool is destroyed (trivially
+// destructible, so it stays readable until the thread ends): a reply freed
+// later goes straight back to the allocator.
+thread_local bool integer_reply_pool_gone = false;
+
+// Top-level integer replies (the answer to every extend and release) are
+// kept for reuse instead of going back to the allocator: with thousands of
+// guards renewing, they were five allocations and frees per renewal. They
+// are plain malloc'd redisReply objects, so hiredis may still free one
+// itself (on a protocol error). Nested replies and every other type are
+// hiredis's own. One pool per thread: replies live on the loop thread.
+class IntegerReplyPool {
+ public:
+  IntegerReplyPool() = default;
+  IntegerReplyPool(const IntegerReplyPool&) = delete;
+  IntegerReplyPool& operator=(const IntegerReplyPool&) = delete;
+  ~IntegerReplyPool() {
+    integer_reply_pool_gone = true;
+    for (redisReply* reply : free_) std::free(reply);
+  }
+  [[nodiscard]] redisReply* take() noexcept {
+    if (free_.empty()) return static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
+    redisReply* reply = free_.back();
+    free_.pop_back();
+    *reply = redisReply{};
+    return reply;
+  }
+  void give_back(redisReply* reply) noexcept {
+    if (free_.size() >= kMaxKept) {
+      std::free(reply);
+      return;
+    }
+    try {
+      free_.push_back(reply);
+    } catch (...) {
+      std::free(reply);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kMaxKept = 4096;
+  std::vector<redisReply*> free_;
+};
+
+thread_local IntegerReplyPool integer_reply_pool;
+
+redisReply* take_integer_reply() noexcept {
+  if (integer_reply_pool_gone) return static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
+  return integer_reply_pool.take();
+}
+
+void give_back_integer_reply(redisReply* reply) noexcept {
+  if (integer_reply_pool_gone) {
+    std::free(reply);
+  } else {
+    integer_reply_pool.give_back(reply);
+  }
+}
+
+// hiredis's own reply constructors, as a reader is created with them.
+const redisReplyObjectFunctions& hiredis_reply_functions() {
+  static const redisReplyObjectFunctions functions = [] {
+    redisReader* reader = redisReaderCreate();
+    const redisReplyObjectFunctions copy = *reader->fn;
+    redisReaderFree(reader);
+    return copy;
+  }();
+  return functions;
+}
+
+void* create_integer_reply(const redisReadTask* task, long long value) {
+  if (task->parent != nullptr) return hiredis_reply_functions().createInteger(task, value);
+  redisReply* reply = take_integer_reply();
+  if (reply == nullptr) return nullptr;
+  reply->type = REDIS_REPLY_INTEGER;
+  reply->integer = value;
+  return reply;
+}
+
+redisReplyObjectFunctions* pooled_reply_functions() {
+  static redisReplyObjectFunctions functions = [] {
+    redisReplyObjectFunctions copy = hiredis_reply_functions();
+    copy.createInteger = &create_integer_reply;
+    return copy;
+  }();
+  return &functions;
+}
+
 struct ReplyDeleter {
-  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
+  void operator()(redisReply* reply) const noexcept {
+    // A top-level integer always comes from create_integer_reply.
+    if (reply->type == REDIS_REPLY_INTEGER) {
+      give_back_integer_reply(reply);
+    } else {
+      freeReplyObject(reply);
+    }
+  }
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
@@ -31,6 +129,23 @@ std::string number_text(long long value) {
   return std::string(digits.data(), end);
 }
 
+// "numkeys key... arg..." as RESP bulk strings: what follows the script's
+// name in EVALSHA and EVAL alike.
+template <typename Args>
+std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args) {
+  // Sized once: growing it argument by argument was most of a request's
+  // allocations.
+  std::size_t size = 16;
+  for (std::string_view key : keys) size += key.size() + 16;
+  for (std::string_view arg : args) size += arg.size() + 16;
+  std::string tail;
+  tail.reserve(size);
+  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
+  for (std::string_view key : keys) append_bulk(tail, key);
+  for (std::string_view arg : args) append_bulk(tail, arg);
+  return tail;
+}
+
 std::string uv_error_text(std::string_view what, int status) {
   std::string text(what);
   text += ": ";
@@ -40,29 +155,37 @@ std::string uv_error_text(std::string_view what, int status) {
 
 }  // namespace
 
-struct NodeConnection::Slot {
-  bool handshake = false;
-  // A handshake step whose error is tolerated (CONFIG GET may be denied).
-  bool optional_step = false;
+struct NodeConnection::HandshakeStep {
+  std::string what;  // the command, for error messages
+  // An error is tolerated (CONFIG GET may be denied).
+  bool optional = false;
   // CONFIG GET appendonly / appendfsync: which persistence field it reads.
   int persistence_field = 0;
-  std::string what;  // handshake: the command, for error messages
+};
+
+// One request in flight. Kept small (every request of every renewal passes
+// through the queue): what only the handshake needs is in HandshakeStep.
+struct NodeConnection::Slot {
   std::shared_ptr<ResponseSink> sink;
-  std::uint32_t tag = 0;
   const Script* script = nullptr;
   // RESP of "numkeys key... arg..." — identical after EVALSHA sha and after
-  // EVAL body, so a NOSCRIPT fallback re-encodes only the head.
+  // EVAL body, so a NOSCRIPT fallback re-encodes only the head. Either owned
+  // here or, for a prepared request, owned by the sink.
+  const PreparedRequest* prepared = nullptr;
   std::string tail;
   std::size_t argc = 0;
+  TimePoint sent_at{};
+  TimePoint deadline{};
+  std::array<ReplyPtr, 2> replies{};
+  std::uint32_t tag = 0;
+  std::uint8_t expected = 1;
+  std::uint8_t received = 0;
+  std::uint8_t step = 0;  // handshake: index into handshake_steps_
+  bool handshake = false;
   bool with_wait = false;
   bool evaled = false;
   bool answered = false;      // the sink has been told `timeout`
   bool before_ready = false;  // queued while the session was being set up
-  TimePoint sent_at{};
-  TimePoint deadline{};
-  std::uint8_t expected = 1;
-  std::uint8_t received = 0;
-  std::array<ReplyPtr, 2> replies{};
 };
 
 struct NodeConnection::TcpHolder {
@@ -98,6 +221,7 @@ NodeConnection::NodeConnection(ClientCore& core, std::size_t index, const NodeCo
       index_(index),
       node_(node),
       stats_(core.metrics().node(node.name)),
+      clock_is_steady_(&core.clock() == &steady_clock_source()),
       request_timeout_(effective_node_timeout(lock, node)),
       connect_timeout_(lock.connect_timeout),
       wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
@@ -161,7 +285,7 @@ void NodeConnection::begin_resolve() {
 
 void NodeConnection::connect_to(const sockaddr* address) {
   state_ = State::connecting;
-  reader_ = redisReaderCreate();
+  reader_ = redisReaderCreateWithFunctions(pooled_reply_functions());
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->core = &core_;
@@ -223,10 +347,12 @@ void NodeConnection::queue_handshake() {
   // runs it first, so those requests see an authenticated, selected session.
   std::string head;
   std::deque<Slot> handshake;
-  auto add = [&](std::string what) {
+  handshake_steps_.clear();
+  auto add = [&](std::string what, bool optional = false, int persistence_field = 0) {
     Slot slot;
     slot.handshake = true;
-    slot.what = std::move(what);
+    slot.step = static_cast<std::uint8_t>(handshake_steps_.size());
+    handshake_steps_.push_back(HandshakeStep{std::move(what), optional, persistence_field});
     handshake.push_back(std::move(slot));
   };
   if (!node_.password.empty()) {
@@ -244,13 +370,9 @@ void NodeConnection::queue_handshake() {
   // Persistence, where the node allows CONFIG GET: reported, and refused in
   // strict mode, since a node that loses acknowledged writes breaks fencing.
   append_command(head, {"CONFIG", "GET", "appendonly"});
-  add("CONFIG GET appendonly");
-  handshake.back().optional_step = true;
-  handshake.back().persistence_field = 1;
+  add("CONFIG GET appendonly", true, 1);
   append_command(head, {"CONFIG", "GET", "appendfsync"});
-  add("CONFIG GET appendfsync");
-  handshake.back().optional_step = true;
-  handshake.back().persistence_field = 2;
+  add("CONFIG GET appendfsync", true, 2);
   appendonly_.clear();
   appendfsync_.clear();
   for (const Script* script : {&acquire_script(), &extend_script(), &release_script(),
@@ -265,31 +387,59 @@ void NodeConnection::queue_handshake() {
   }
 }
 
+namespace {
+// "*argc EVALSHA sha" or "*argc EVAL body": the head of a script request.
+void append_script_head(std::string& out, const Script& script, std::size_t argc, bool use_eval) {
+  append_array_header(out, argc);
+  if (use_eval) {
+    append_bulk(out, "EVAL");
+    append_bulk(out, script.body);
+  } else {
+    append_bulk(out, "EVALSHA");
+    append_bulk(out, script.sha1);
+  }
+}
+}  // namespace
+
+PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
+                                 std::initializer_list<std::string_view> args)
+    : script_(&script), argc_(3 + keys.size() + args.size()) {
+  const std::string tail = encode_tail(keys, args);
+  append_script_head(command_, script, argc_, false);
+  tail_offset_ = command_.size();
+  command_ += tail;
+}
+
 void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
                           std::initializer_list<std::string_view> args, bool require_replicas,
                           std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  // Sized once: growing it argument by argument was most of a request's
-  // allocations.
-  std::size_t size = 16;
-  for (std::string_view key : keys) size += key.size() + 16;
-  for (std::string_view arg : args) size += arg.size() + 16;
-  std::string tail;
-  tail.reserve(size);
-  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
-  for (std::string_view key : keys) append_bulk(tail, key);
-  for (std::string_view arg : args) append_bulk(tail, arg);
-  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), require_replicas,
+  send_encoded(script, encode_tail(keys, args), 3 + keys.size() + args.size(), require_replicas,
                std::move(sink), tag);
 }
 
 void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
                                const std::vector<std::string>& args,
                                std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  std::string tail;
-  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
-  for (std::string_view key : keys) append_bulk(tail, key);
-  for (const std::string& arg : args) append_bulk(tail, arg);
-  send_encoded(script, std::move(tail), 3 + keys.size() + args.size(), false, std::move(sink), tag);
+  send_encoded(script, encode_tail(keys, args), 3 + keys.size() + args.size(), false,
+               std::move(sink), tag);
+}
+
+void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sent_at,
+                                   std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
+    return;
+  }
+  // Built in its place in the queue: a slot is large, and moving it per
+  // request was a measurable part of a renewal.
+  Slot& slot = slots_.emplace_back();
+  slot.sink = std::move(sink);
+  slot.tag = tag;
+  slot.script = &request.script();
+  slot.argc = request.argc();
+  slot.prepared = &request;
+  queue_script(slot, sent_at);
 }
 
 void NodeConnection::send_encoded(const Script& script, std::string tail, std::size_t argc,
@@ -300,7 +450,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, std::s
                last_error_.empty() ? std::string("not connected") : last_error_);
     return;
   }
-  Slot slot;
+  Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
   slot.tag = tag;
   slot.script = &script;
@@ -308,16 +458,21 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, std::s
   slot.tail = std::move(tail);
   slot.with_wait = require_replicas && node_.min_replicas > 0;
   slot.expected = slot.with_wait ? 2 : 1;
-  slot.sent_at = core_.clock().now();
+  queue_script(slot, core_.clock().now());
+}
+
+void NodeConnection::queue_script(Slot& slot, TimePoint sent_at) {
+  slot.sent_at = sent_at;
   // A request queued before the session is ready also waits for the connect
   // and handshake, which the connect timeout bounds; counting that against
   // the request timeout would fail every first request of a short-lived
   // process on a slower network. Validity still counts from t0.
   slot.before_ready = state_ != State::ready;
   const Microseconds setup = slot.before_ready ? Microseconds(connect_timeout_) : Microseconds(0);
-  slot.deadline = SteadyClock::now() + setup + request_timeout_ +
+  const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
+  slot.deadline = now + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
-  enqueue_request(std::move(slot), false);
+  encode_request(slot, false);
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
@@ -329,31 +484,36 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
   Slot slot;
   slot.deadline = TimePoint::max();
   slots_.push_back(std::move(slot));
-  if (state_ == State::handshaking || state_ == State::ready) core_.turn().want_flush(this);
+  want_flush();
 }
 
-void NodeConnection::enqueue_request(Slot slot, bool use_eval) {
-  append_array_header(outbuf_, slot.argc);
-  if (use_eval) {
-    append_bulk(outbuf_, "EVAL");
-    append_bulk(outbuf_, slot.script->body);
+void NodeConnection::encode_request(const Slot& slot, bool use_eval) {
+  if (slot.prepared != nullptr && !use_eval) {
+    outbuf_ += slot.prepared->evalsha();
   } else {
-    append_bulk(outbuf_, "EVALSHA");
-    append_bulk(outbuf_, slot.script->sha1);
+    append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
+    outbuf_ += slot.prepared != nullptr ? slot.prepared->tail() : std::string_view(slot.tail);
   }
-  outbuf_ += slot.tail;
   if (slot.with_wait) {
     append_command(outbuf_,
                    {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
   }
-  const TimePoint deadline = slot.deadline;
-  const bool answered = slot.answered;
-  slots_.push_back(std::move(slot));
-  if (state_ == State::handshaking || state_ == State::ready) core_.turn().want_flush(this);
-  if (!answered && deadline < deadline_armed_for_) arm_deadline();
+  want_flush();
+  if (!slot.answered && slot.deadline < deadline_armed_for_) arm_deadline();
 }
 
-void NodeConnection::flush() { start_write(); }
+void NodeConnection::want_flush() {
+  // Once per loop turn, not once per request: the loop turn's list of
+  // connections to flush is searched on every call.
+  if (flush_wanted_ || (state_ != State::handshaking && state_ != State::ready)) return;
+  flush_wanted_ = true;
+  core_.turn().want_flush(this);
+}
+
+void NodeConnection::flush() {
+  flush_wanted_ = false;
+  start_write();
+}
 
 void NodeConnection::start_write() {
   if (write_in_flight_ || outbuf_.empty()) return;
@@ -408,6 +568,8 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
     reset("protocol error");
     return;
   }
+  // Every reply in this read had arrived by now: one reading serves them all.
+  const TimePoint received_at = core_.clock().now();
   const std::uint64_t generation = generation_;
   while (generation == generation_) {
     void* reply = nullptr;
@@ -416,11 +578,11 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
       return;
     }
     if (reply == nullptr) return;
-    on_reply(static_cast<redisReply*>(reply));
+    on_reply(static_cast<redisReply*>(reply), received_at);
   }
 }
 
-void NodeConnection::on_reply(redisReply* reply) {
+void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
   ReplyPtr owned(reply);
   if (push_handler_ && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 3 &&
       reply->element[0]->type == REDIS_REPLY_STRING &&
@@ -436,55 +598,66 @@ void NodeConnection::on_reply(redisReply* reply) {
   }
   Slot& front = slots_.front();
   front.replies[front.received++] = std::move(owned);
-  if (front.received == front.expected) complete_front();
+  if (front.received == front.expected) complete_front(received_at);
 }
 
-void NodeConnection::complete_front() {
-  Slot slot = std::move(slots_.front());
-  slots_.pop_front();
-  if (slot.handshake) {
-    on_handshake_reply(slot);
-    return;
-  }
-  const redisReply* first = slot.replies[0].get();
-  if (slot.script != nullptr && !slot.evaled && first->type == REDIS_REPLY_ERROR &&
-      std::strncmp(first->str, "NOSCRIPT", 8) == 0) {
+void NodeConnection::complete_front(TimePoint received_at) {
+  Slot& front = slots_.front();
+  const redisReply* first = front.replies[0].get();
+  const bool lost_script = !front.handshake && front.script != nullptr && !front.evaled &&
+                           first->type == REDIS_REPLY_ERROR &&
+                           std::strncmp(first->str, "NOSCRIPT", 8) == 0;
+  if (front.handshake || lost_script) {
+    Slot slot = slots_.take_front();
+    if (slot.handshake) {
+      on_handshake_reply(slot);
+      return;
+    }
     // The node lost its script cache (restart, SCRIPT FLUSH): send the body;
     // EVAL also caches it again for the next EVALSHA.
     slot.evaled = true;
     slot.received = 0;
     slot.replies = {};
-    enqueue_request(std::move(slot), true);
+    encode_request(slots_.emplace_back(std::move(slot)), true);
     return;
   }
-  std::array<const redisReply*, 2> views{slot.replies[0].get(), slot.replies[1].get()};
+  // Only what the sink is given leaves the queue; the rest of the slot is
+  // dropped where it is.
+  const std::array<ReplyPtr, 2> replies = std::move(front.replies);
+  const std::shared_ptr<ResponseSink> sink = std::move(front.sink);
+  const std::uint32_t tag = front.tag;
+  const std::size_t reply_count = front.expected;
+  const TimePoint sent_at = front.sent_at;
+  const bool late = front.answered;
+  slots_.drop_front();
+  if (!sink) return;  // a command whose reply nobody waits for
+  std::array<const redisReply*, 2> views{replies[0].get(), replies[1].get()};
   NodeResponse response;
   response.kind = NodeResponse::Kind::reply;
   response.replies = views.data();
-  response.reply_count = slot.expected;
-  const TimePoint now = core_.clock().now();
-  response.latency =
-      now > slot.sent_at ? std::chrono::ceil<Microseconds>(now - slot.sent_at) : Microseconds(0);
-  response.late = slot.answered;
-  if (!slot.sink) return;  // a command whose reply nobody waits for
-  if (!response.late) {
+  response.reply_count = reply_count;
+  response.latency = received_at > sent_at ? std::chrono::ceil<Microseconds>(received_at - sent_at)
+                                           : Microseconds(0);
+  response.late = late;
+  if (!late) {
     stats_.replies.fetch_add(1, std::memory_order_relaxed);
     if (first->type == REDIS_REPLY_ERROR)
       stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
     stats_.latency.observe(response.latency);
   }
-  slot.sink->on_response(index_, slot.tag, response);
+  sink->on_response(index_, tag, response);
 }
 
 void NodeConnection::on_handshake_reply(Slot& slot) {
   const redisReply* reply = slot.replies[0].get();
-  if (slot.persistence_field != 0 && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+  const HandshakeStep& step = handshake_steps_[slot.step];
+  if (step.persistence_field != 0 && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
       reply->element[1]->type == REDIS_REPLY_STRING) {
     std::string value(reply->element[1]->str, reply->element[1]->len);
-    (slot.persistence_field == 1 ? appendonly_ : appendfsync_) = std::move(value);
+    (step.persistence_field == 1 ? appendonly_ : appendfsync_) = std::move(value);
   }
-  if (reply->type == REDIS_REPLY_ERROR && !slot.optional_step) {
-    reset(slot.what + " failed: " + std::string(reply->str, reply->len));
+  if (reply->type == REDIS_REPLY_ERROR && !step.optional) {
+    reset(step.what + " failed: " + std::string(reply->str, reply->len));
     return;
   }
   if (--handshake_pending_ == 0 && state_ == State::handshaking) {
@@ -575,7 +748,8 @@ void NodeConnection::reset(std::string why) {
   write_in_flight_ = false;
   handshake_pending_ = 0;
   core_.turn().forget(this);
-  std::deque<Slot> failed = std::exchange(slots_, {});
+  flush_wanted_ = false;
+  Fifo<Slot> failed = std::exchange(slots_, {});
   if (state_ != State::closed) {
     state_ = State::backoff;
     schedule_reconnect();
@@ -584,7 +758,7 @@ void NodeConnection::reset(std::string why) {
   fail_slots(failed, detail);
 }
 
-void NodeConnection::fail_slots(std::deque<Slot>& slots, std::string_view why) {
+void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
   for (Slot& slot : slots) {
     if (slot.handshake || slot.answered || !slot.sink) continue;
     stats_.unreachable.fetch_add(1, std::memory_order_relaxed);

@@ -15,12 +15,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "loop_turn.hpp"
@@ -52,12 +52,101 @@ struct NodeResponse {
   bool late = false;
 };
 
+// A script request encoded once, for a caller that sends the same request
+// again and again (a guard's renewal): nothing is encoded or allocated per
+// send.
+class PreparedRequest {
+ public:
+  PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
+                  std::initializer_list<std::string_view> args);
+
+  [[nodiscard]] const Script& script() const noexcept { return *script_; }
+  // The whole command, "EVALSHA sha numkeys key... arg...", in RESP.
+  [[nodiscard]] std::string_view evalsha() const noexcept { return command_; }
+  // What follows the script's name, "numkeys key... arg...": for EVAL when
+  // the node has lost its script cache.
+  [[nodiscard]] std::string_view tail() const noexcept {
+    return std::string_view(command_).substr(tail_offset_);
+  }
+  [[nodiscard]] std::size_t argc() const noexcept { return argc_; }
+
+ private:
+  const Script* script_;
+  std::string command_;
+  std::size_t tail_offset_ = 0;
+  std::size_t argc_ = 0;
+};
+
 // Receives the responses of requests. Each request gets exactly one
 // non-late response, and at most one late one after a timeout.
 class ResponseSink {
  public:
   virtual ~ResponseSink() = default;
   virtual void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) = 0;
+};
+
+// A first-in first-out queue on one vector that keeps its capacity: a
+// steady stream of requests allocates nothing, where std::deque allocates and
+// frees a block every few elements. Taken elements stay behind, moved-from,
+// until the queue empties or they make up half of it; then they are dropped
+// in one go. Indices and iteration cover the queued elements only.
+template <typename T>
+class Fifo {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return head_ == items_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return items_.size() - head_; }
+  [[nodiscard]] T& front() { return items_[head_]; }
+  [[nodiscard]] T& operator[](std::size_t index) { return items_[head_ + index]; }
+  [[nodiscard]] auto begin() noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  [[nodiscard]] auto end() noexcept { return items_.end(); }
+  [[nodiscard]] auto begin() const noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  [[nodiscard]] auto end() const noexcept { return items_.end(); }
+
+  void push_back(T item) { items_.push_back(std::move(item)); }
+  // The new last element; valid until the queue next changes.
+  template <typename... Args>
+  T& emplace_back(Args&&... args) {
+    return items_.emplace_back(std::forward<Args>(args)...);
+  }
+  void push_front(T item) {
+    if (head_ > 0) {
+      items_[--head_] = std::move(item);
+    } else {
+      items_.insert(items_.begin(), std::move(item));
+    }
+  }
+  // Removes the first element and returns it; the queue must not be empty.
+  [[nodiscard]] T take_front() {
+    T item = std::move(items_[head_]);
+    drop_front();
+    return item;
+  }
+  // Removes the first element where it is (for a caller that moved out what
+  // it needed); the queue must not be empty.
+  void drop_front() {
+    ++head_;
+    drop_taken();
+  }
+
+ private:
+  // Below this many taken elements a queue that never empties keeps them.
+  static constexpr std::size_t kCompactFloor = 64;
+  void drop_taken() {
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= kCompactFloor && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+  std::vector<T> items_;
+  std::size_t head_ = 0;
 };
 
 class NodeConnection final : public Flushable {
@@ -76,6 +165,13 @@ class NodeConnection final : public Flushable {
   void send(const Script& script, std::initializer_list<std::string_view> keys,
             std::initializer_list<std::string_view> args, bool require_replicas,
             std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+
+  // The same with a request encoded beforehand, which must stay unchanged
+  // while `sink` lives (the sink owns it), and without WAIT. `sent_at` is the
+  // caller's reading of the client's clock, taken just before the call: the
+  // requests of one round share it instead of reading the clock each.
+  void send_prepared(const PreparedRequest& request, TimePoint sent_at,
+                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
   // The same with arguments built at run time.
   void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
@@ -109,6 +205,7 @@ class NodeConnection final : public Flushable {
  private:
   enum class State { idle, resolving, connecting, handshaking, ready, backoff, closed };
   struct Slot;
+  struct HandshakeStep;
   struct TcpHolder;
 
   void connect_to(const struct sockaddr* address);
@@ -116,24 +213,33 @@ class NodeConnection final : public Flushable {
   void on_connected(int status);
   void queue_handshake();
   void on_read(ssize_t nread, const char* data);
-  void on_reply(redisReply* reply);
-  void complete_front();
+  void on_reply(redisReply* reply, TimePoint received_at);
+  void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);
   void on_deadline();
   void arm_deadline();
   void reset(std::string why);
-  void fail_slots(std::deque<Slot>& slots, std::string_view why);
+  void fail_slots(Fifo<Slot>& slots, std::string_view why);
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
   void schedule_reconnect();
-  void enqueue_request(Slot slot, bool use_eval);
+  // Appends the request of `slot`, already the last in the queue, to the
+  // output.
+  void encode_request(const Slot& slot, bool use_eval);
   void send_encoded(const Script& script, std::string tail, std::size_t argc, bool require_replicas,
                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+  // Fills in the timing of a script request, already the last in the queue,
+  // and encodes it; `sent_at` is on the client's clock.
+  void queue_script(Slot& slot, TimePoint sent_at);
   void start_write();
+  void want_flush();
 
   ClientCore& core_;
   std::size_t index_;
   NodeConfig node_;
   NodeMetrics& stats_;
+  // The client's clock is the steady clock that request deadlines are
+  // measured on, so one reading serves both.
+  bool clock_is_steady_;
   Microseconds request_timeout_;
   Milliseconds connect_timeout_;
   Milliseconds wait_timeout_;
@@ -147,10 +253,12 @@ class NodeConnection final : public Flushable {
   std::uint64_t generation_ = 0;
   TcpHolder* tcp_ = nullptr;
   redisReader* reader_ = nullptr;
-  std::deque<Slot> slots_;
+  Fifo<Slot> slots_;
+  std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   std::size_t handshake_pending_ = 0;
   std::string outbuf_;
   bool write_in_flight_ = false;
+  bool flush_wanted_ = false;  // this connection is on the loop turn's list
   TimerQueue::Id deadline_timer_ = TimerQueue::kNone;
   TimePoint deadline_armed_for_ = TimePoint::max();
   TimerQueue::Id connect_timer_ = TimerQueue::kNone;
