@@ -570,8 +570,13 @@ class Run {
            Clock::now() < deadline) {
       read_worker_lines(milliseconds(5));
       // A worker that armed a pause may still stop itself: keep resuming.
-      for (auto& worker : workers_) {
-        if (worker->stopped()) worker->signal(SIGCONT);
+      // Never one that said done: it is exiting, and under a sanitizer its
+      // exit-time leak scan stops it with ptrace, which a SIGCONT from here
+      // can wedge.
+      for (int c = 0; c < client_count(); ++c) {
+        if (done_[static_cast<std::size_t>(c)]) continue;
+        WorkerProcess& worker = *workers_[static_cast<std::size_t>(c)];
+        if (worker.stopped()) worker.signal(SIGCONT);
       }
     }
     for (int c = 0; c < client_count(); ++c) {
