@@ -32,8 +32,9 @@ ConfigResult bench_config(const std::vector<BenchNode>& nodes) {
 }  // namespace
 
 ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes,
-                           std::size_t workers)
+                           std::size_t workers, bool release_at_majority)
     : loop_(loop), config_(bench_config(nodes)) {
+  if (config_.ok()) config_.config->lock.release_at_majority = release_at_majority;
   resources_.reserve(workers);
   for (std::size_t worker = 0; worker < workers; ++worker) {
     resources_.emplace_back("bench:" + std::to_string(worker));

@@ -29,7 +29,10 @@ namespace redlock::bench {
 
 class ClientDriver final : public CycleDriver {
  public:
-  ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes, std::size_t workers);
+  // With `release_at_majority`, the quorum's releases report at a majority
+  // (LockConfig::release_at_majority), as the floor's do.
+  ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes, std::size_t workers,
+               bool release_at_majority = false);
   ClientDriver(uv_loop_t* loop, ConfigResult config, AcquireOptions options,
                std::string per_cycle_prefix);
   ~ClientDriver() override;

@@ -6,6 +6,8 @@
 //   BM_RawFanoutLibraryScripts   the stock adapter sending the library's own
 //                                scripts (same server work as the client)
 //   BM_AcquireRelease            redlock::AsyncClient (its own transport)
+//   BM_AcquireReleaseAtMajority  the same with release_at_majority: the
+//                                release ends at a majority, as the floor's
 //   ...InFlight/64               the same with 64 cycles in flight
 //
 // Each benchmark iteration is one completed cycle. Counters: p50_us and
@@ -13,12 +15,13 @@
 // acq_p50_us and rel_p50_us (the two phases) and ops_per_s (completed cycles
 // per second of wall time). The floor's release ends at a majority of
 // replies; the client's when every node answered (DESIGN 2.3: it reports
-// how many nodes released).
+// how many nodes released), or with release_at_majority at a majority of
+// deletions.
 //
 // Nodes: bench_nodes.hpp. docs/transport.md has the method and the results.
 //
 // Fixed-count mode, for syscall and instruction counting (strace, callgrind):
-//   REDLOCK_BENCH_CYCLES=N REDLOCK_BENCH_DESIGN=raw|raw-scripts|client
+//   REDLOCK_BENCH_CYCLES=N REDLOCK_BENCH_DESIGN=raw|raw-scripts|client|client-majority
 //   [REDLOCK_BENCH_WIDTH=1|64] redlock_transport_bench
 // connects, runs kWarmupCycles, then exactly N cycles, then shuts down; the
 // difference between a run with N and one with N=0 is the cost of N cycles.
@@ -43,7 +46,7 @@
 namespace redlock::bench {
 namespace {
 
-enum class Design { raw, raw_scripts, client };
+enum class Design { raw, raw_scripts, client, client_majority };
 
 constexpr std::uint64_t kWarmupCycles = 200;
 
@@ -55,7 +58,7 @@ std::unique_ptr<CycleDriver> make_driver(Design design, uv_loop_t* loop,
   if (design == Design::raw_scripts) {
     return std::make_unique<RawFanoutDriver>(loop, nodes, RawCommands::library_scripts);
   }
-  return std::make_unique<ClientDriver>(loop, nodes, width);
+  return std::make_unique<ClientDriver>(loop, nodes, width, design == Design::client_majority);
 }
 
 // Connects and warms up; an error text, empty on success.
@@ -112,6 +115,9 @@ void BM_RawFanoutLibraryScripts(benchmark::State& state) {
   run_cycles(state, Design::raw_scripts, 1);
 }
 void BM_AcquireRelease(benchmark::State& state) { run_cycles(state, Design::client, 1); }
+void BM_AcquireReleaseAtMajority(benchmark::State& state) {
+  run_cycles(state, Design::client_majority, 1);
+}
 void BM_RawFanoutFloorInFlight(benchmark::State& state) {
   run_cycles(state, Design::raw, static_cast<std::size_t>(state.range(0)));
 }
@@ -121,16 +127,24 @@ void BM_RawFanoutLibraryScriptsInFlight(benchmark::State& state) {
 void BM_AcquireReleaseInFlight(benchmark::State& state) {
   run_cycles(state, Design::client, static_cast<std::size_t>(state.range(0)));
 }
+void BM_AcquireReleaseAtMajorityInFlight(benchmark::State& state) {
+  run_cycles(state, Design::client_majority, static_cast<std::size_t>(state.range(0)));
+}
 
 BENCHMARK(BM_RawFanoutFloor)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RawFanoutLibraryScripts)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AcquireReleaseAtMajority)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RawFanoutFloorInFlight)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RawFanoutLibraryScriptsInFlight)
     ->Arg(64)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AcquireReleaseInFlight)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AcquireReleaseAtMajorityInFlight)
+    ->Arg(64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
@@ -150,10 +164,11 @@ int run_fixed_count() {
   const auto width = static_cast<std::size_t>(env_number("REDLOCK_BENCH_WIDTH", 1));
   const char* design_text = std::getenv("REDLOCK_BENCH_DESIGN");
   const std::string_view design_name = design_text != nullptr ? design_text : "";
-  if ((design_name != "raw" && design_name != "raw-scripts" && design_name != "client") ||
+  if ((design_name != "raw" && design_name != "raw-scripts" && design_name != "client" &&
+       design_name != "client-majority") ||
       width == 0) {
     std::fputs(
-        "REDLOCK_BENCH_DESIGN must be raw, raw-scripts or client; "
+        "REDLOCK_BENCH_DESIGN must be raw, raw-scripts, client or client-majority; "
         "REDLOCK_BENCH_WIDTH > 0\n",
         stderr);
     return 2;
@@ -166,7 +181,8 @@ int run_fixed_count() {
   }
   const Design design = design_name == "raw"           ? Design::raw
                         : design_name == "raw-scripts" ? Design::raw_scripts
-                                                       : Design::client;
+                        : design_name == "client"      ? Design::client
+                                                       : Design::client_majority;
   int status = 0;
   try {
     BenchLoop loop;

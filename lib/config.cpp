@@ -54,12 +54,22 @@ constexpr std::string_view kRootKeys = "[[node]] and [lock]";
 constexpr std::string_view kNodeKeys[] = {
     "address", "name",       "username",     "password_env",
     "db",      "timeout_ms", "min_replicas", "replica_timeout_ms"};
-constexpr std::string_view kLockKeys[] = {
-    "ttl_ms",          "drift_factor",     "drift_ms",
-    "min_validity_ms", "node_timeout_ms",  "connect_timeout_ms",
-    "retry_count",     "retry_delay_ms",   "key_prefix",
-    "fenced",          "reconnect_min_ms", "reconnect_max_ms",
-    "max_ttl_ms",      "amnesia_defence",  "strict_persistence"};
+constexpr std::string_view kLockKeys[] = {"ttl_ms",
+                                          "drift_factor",
+                                          "drift_ms",
+                                          "min_validity_ms",
+                                          "node_timeout_ms",
+                                          "connect_timeout_ms",
+                                          "retry_count",
+                                          "retry_delay_ms",
+                                          "key_prefix",
+                                          "fenced",
+                                          "reconnect_min_ms",
+                                          "reconnect_max_ms",
+                                          "max_ttl_ms",
+                                          "amnesia_defence",
+                                          "strict_persistence",
+                                          "release_at_majority"};
 
 std::string lowercase(std::string_view text) {
   std::string out(text);
@@ -392,6 +402,9 @@ class QuorumFileReader {
     if (name == "amnesia_defence") return reader_.read_bool(value, path, lock_.amnesia_defence);
     if (name == "strict_persistence") {
       return reader_.read_bool(value, path, lock_.strict_persistence);
+    }
+    if (name == "release_at_majority") {
+      return reader_.read_bool(value, path, lock_.release_at_majority);
     }
     return reader_.fail(key.source(), path, unknown_key_message(name, kLockKeys));
   }

@@ -19,6 +19,7 @@
 //   redlock_node_failures_total{node,kind="timeout"}     counter  timeouts
 //   redlock_node_failures_total{node,kind="unreachable"} counter  unreachable
 //   redlock_node_failures_total{node,kind="error_reply"} counter  error_replies
+//   redlock_node_batched_requests_total{node}       counter    batched
 //   redlock_node_latency_seconds{node}              histogram  latency
 //
 // The node families are left out while no node has a record, rather than
@@ -87,6 +88,7 @@ MetricsSnapshot Metrics::snapshot() const {
     node_snapshot.error_replies = record->error_replies.load(relaxed);
     node_snapshot.timeouts = record->timeouts.load(relaxed);
     node_snapshot.unreachable = record->unreachable.load(relaxed);
+    node_snapshot.batched = record->batched.load(relaxed);
     node_snapshot.latency = record->latency.snapshot();
   }
   return result;
@@ -195,6 +197,12 @@ void append_node_families(std::string& out, const std::vector<NodeMetricsSnapsho
                    node_label + "," + label("kind", "unreachable"), node.unreachable);
     append_counter(out, "redlock_node_failures_total",
                    node_label + "," + label("kind", "error_reply"), node.error_replies);
+  }
+  append_family(out, "redlock_node_batched_requests_total", "counter",
+                "Node requests sent inside a batched script call.");
+  for (const auto& node : nodes) {
+    append_counter(out, "redlock_node_batched_requests_total", label("node", node.node),
+                   node.batched);
   }
   append_family(out, "redlock_node_latency_seconds", "histogram",
                 "Round-trip time of node answers received within the request timeout.");

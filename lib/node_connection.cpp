@@ -132,7 +132,8 @@ std::string number_text(long long value) {
 // "numkeys key... arg..." as RESP bulk strings: what follows the script's
 // name in EVALSHA and EVAL alike.
 template <typename Args>
-std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args) {
+std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args,
+                        TailLayout& layout) {
   // Sized once: growing it argument by argument was most of a request's
   // allocations.
   std::size_t size = 16;
@@ -141,7 +142,9 @@ std::string encode_tail(std::initializer_list<std::string_view> keys, const Args
   std::string tail;
   tail.reserve(size);
   append_bulk(tail, number_text(static_cast<long long>(keys.size())));
+  layout.keys_offset = static_cast<std::uint32_t>(tail.size());
   for (std::string_view key : keys) append_bulk(tail, key);
+  layout.args_offset = static_cast<std::uint32_t>(tail.size());
   for (std::string_view arg : args) append_bulk(tail, arg);
   return tail;
 }
@@ -178,6 +181,14 @@ struct NodeConnection::Slot {
   TimePoint deadline{};
   std::array<ReplyPtr, 2> replies{};
   std::uint32_t tag = 0;
+  // For a request that may go out batched (send_encoded): the tail's
+  // layout and key count.
+  TailLayout layout;
+  std::uint16_t key_count = 0;
+  // Set on the first request of a batch: how many requests its one reply
+  // answers (this and the batch_size - 1 after it, the batch's members).
+  std::uint16_t batch_size = 0;
+  bool batch_member = false;
   std::uint8_t expected = 1;
   std::uint8_t received = 0;
   std::uint8_t step = 0;  // handshake: index into handshake_steps_
@@ -375,8 +386,7 @@ void NodeConnection::queue_handshake() {
   add("CONFIG GET appendfsync", true, 2);
   appendonly_.clear();
   appendfsync_.clear();
-  for (const Script* script : {&acquire_script(), &extend_script(), &release_script(),
-                               &fence_script(), &probe_script(), &recover_script()}) {
+  for (const Script* script : node_scripts()) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }
@@ -404,7 +414,8 @@ void append_script_head(std::string& out, const Script& script, std::size_t argc
 PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
                                  std::initializer_list<std::string_view> args)
     : script_(&script), argc_(3 + keys.size() + args.size()) {
-  const std::string tail = encode_tail(keys, args);
+  TailLayout layout;
+  const std::string tail = encode_tail(keys, args, layout);
   append_script_head(command_, script, argc_, false);
   tail_offset_ = command_.size();
   command_ += tail;
@@ -413,14 +424,18 @@ PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std
 void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
                           std::initializer_list<std::string_view> args, bool require_replicas,
                           std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  send_encoded(script, encode_tail(keys, args), 3 + keys.size() + args.size(), require_replicas,
-               std::move(sink), tag);
+  TailLayout layout;
+  std::string tail = encode_tail(keys, args, layout);
+  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(),
+               require_replicas, std::move(sink), tag);
 }
 
 void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
                                const std::vector<std::string>& args,
                                std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  send_encoded(script, encode_tail(keys, args), 3 + keys.size() + args.size(), false,
+  TailLayout layout;
+  std::string tail = encode_tail(keys, args, layout);
+  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(), false,
                std::move(sink), tag);
 }
 
@@ -433,6 +448,7 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
   }
   // Built in its place in the queue: a slot is large, and moving it per
   // request was a measurable part of a renewal.
+  emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
   slot.tag = tag;
@@ -442,26 +458,32 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
   queue_script(slot, sent_at);
 }
 
-void NodeConnection::send_encoded(const Script& script, std::string tail, std::size_t argc,
-                                  bool require_replicas, std::shared_ptr<ResponseSink> sink,
-                                  std::uint32_t tag) {
+void NodeConnection::send_encoded(const Script& script, std::string tail, TailLayout layout,
+                                  std::size_t key_count, std::size_t argc, bool require_replicas,
+                                  std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
     return;
   }
+  const bool with_wait = require_replicas && node_.min_replicas > 0;
+  const bool batchable = !with_wait && batch_script(script) != nullptr;
+  // Encoded in queue order: what is pending goes out before this one.
+  if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
   slot.tag = tag;
   slot.script = &script;
   slot.argc = argc;
   slot.tail = std::move(tail);
-  slot.with_wait = require_replicas && node_.min_replicas > 0;
+  slot.layout = layout;
+  slot.key_count = static_cast<std::uint16_t>(key_count);
+  slot.with_wait = with_wait;
   slot.expected = slot.with_wait ? 2 : 1;
-  queue_script(slot, core_.clock().now());
+  queue_script(slot, core_.clock().now(), batchable);
 }
 
-void NodeConnection::queue_script(Slot& slot, TimePoint sent_at) {
+void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   slot.sent_at = sent_at;
   // A request queued before the session is ready also waits for the connect
   // and handshake, which the connect timeout bounds; counting that against
@@ -472,7 +494,64 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at) {
   const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
   slot.deadline = now + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
-  encode_request(slot, false);
+  if (!defer) {
+    encode_request(slot, false);
+    return;
+  }
+  ++pending_count_;
+  want_flush();
+  if (slot.deadline < deadline_armed_for_) arm_deadline();
+}
+
+void NodeConnection::emit_pending() {
+  if (pending_count_ == 0) return;
+  std::size_t i = slots_.size() - pending_count_;
+  pending_count_ = 0;
+  while (i < slots_.size()) {
+    const Script* script = slots_[i].script;
+    std::size_t run = 1;
+    while (i + run < slots_.size() && run < kMaxBatch && slots_[i + run].script == script) ++run;
+    if (run == 1) {
+      append_request(slots_[i], false);
+    } else {
+      append_batch(i, run);
+    }
+    i += run;
+  }
+}
+
+void NodeConnection::append_batch(std::size_t first, std::size_t count) {
+  const Script& batch = *batch_script(*slots_[first].script);
+  std::size_t keys = 0;
+  std::size_t args = 0;
+  for (std::size_t i = first; i < first + count; ++i) {
+    keys += slots_[i].key_count;
+    args += slots_[i].argc - 3 - slots_[i].key_count;
+  }
+  // EVALSHA sha numkeys, the keys, then n, a key and an argument count per
+  // request, then the arguments (scripts.cpp, the batch wrapper).
+  append_array_header(outbuf_, 3 + keys + 1 + 2 * count + args);
+  append_bulk(outbuf_, "EVALSHA");
+  append_bulk(outbuf_, batch.sha1);
+  append_bulk(outbuf_, number_text(static_cast<long long>(keys)));
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(slot.tail, slot.layout.keys_offset,
+                   slot.layout.args_offset - slot.layout.keys_offset);
+  }
+  append_bulk(outbuf_, number_text(static_cast<long long>(count)));
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    append_bulk(outbuf_, number_text(slot.key_count));
+    append_bulk(outbuf_, number_text(static_cast<long long>(slot.argc - 3 - slot.key_count)));
+  }
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(slot.tail, slot.layout.args_offset);
+  }
+  slots_[first].batch_size = static_cast<std::uint16_t>(count);
+  for (std::size_t i = first + 1; i < first + count; ++i) slots_[i].batch_member = true;
+  stats_.batched.fetch_add(count, std::memory_order_relaxed);
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
@@ -480,6 +559,7 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
       state_ != State::resolving) {
     return;  // the ready handler re-sends what matters after a reconnect
   }
+  emit_pending();
   append_command(outbuf_, argv);
   Slot slot;
   slot.deadline = TimePoint::max();
@@ -488,6 +568,12 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
 }
 
 void NodeConnection::encode_request(const Slot& slot, bool use_eval) {
+  append_request(slot, use_eval);
+  want_flush();
+  if (!slot.answered && slot.deadline < deadline_armed_for_) arm_deadline();
+}
+
+void NodeConnection::append_request(const Slot& slot, bool use_eval) {
   if (slot.prepared != nullptr && !use_eval) {
     outbuf_ += slot.prepared->evalsha();
   } else {
@@ -498,8 +584,6 @@ void NodeConnection::encode_request(const Slot& slot, bool use_eval) {
     append_command(outbuf_,
                    {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
   }
-  want_flush();
-  if (!slot.answered && slot.deadline < deadline_armed_for_) arm_deadline();
 }
 
 void NodeConnection::want_flush() {
@@ -516,6 +600,7 @@ void NodeConnection::flush() {
 }
 
 void NodeConnection::start_write() {
+  emit_pending();
   if (write_in_flight_ || outbuf_.empty()) return;
   if (state_ != State::handshaking && state_ != State::ready) return;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_->tcp);
@@ -603,6 +688,10 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
+  if (front.batch_size > 1) {
+    complete_batch(received_at);
+    return;
+  }
   const redisReply* first = front.replies[0].get();
   const bool lost_script = !front.handshake && front.script != nullptr && !front.evaled &&
                            first->type == REDIS_REPLY_ERROR &&
@@ -618,23 +707,65 @@ void NodeConnection::complete_front(TimePoint received_at) {
     slot.evaled = true;
     slot.received = 0;
     slot.replies = {};
+    emit_pending();
     encode_request(slots_.emplace_back(std::move(slot)), true);
     return;
   }
+  const std::array<ReplyPtr, 2> replies = std::move(front.replies);
+  std::array<const redisReply*, 2> views{replies[0].get(), replies[1].get()};
+  deliver_front(views.data(), front.expected, received_at);
+}
+
+void NodeConnection::complete_batch(TimePoint received_at) {
+  Slot& front = slots_.front();
+  const std::size_t count = front.batch_size;
+  const ReplyPtr reply = std::move(front.replies[0]);
+  if (reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+    // The node lost its script cache: each request goes again on its own,
+    // with its script's body (which caches it again).
+    std::vector<Slot> again;
+    again.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
+    emit_pending();
+    for (Slot& slot : again) {
+      slot.batch_size = 0;
+      slot.batch_member = false;
+      slot.evaled = true;
+      slot.received = 0;
+      slot.replies = {};
+      encode_request(slots_.emplace_back(std::move(slot)), true);
+    }
+    return;
+  }
+  const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;
+  if (!per_request && reply->type != REDIS_REPLY_ERROR) {
+    reset("batched reply out of step: " + number_text(static_cast<long long>(count)) + " requests");
+    return;
+  }
+  // An error for the whole call (BUSY, OOM, a denied command) is every
+  // request's answer.
+  const std::uint64_t generation = generation_;
+  for (std::size_t i = 0; i < count && generation == generation_; ++i) {
+    const redisReply* mine = per_request ? reply->element[i] : reply.get();
+    deliver_front(&mine, 1, received_at);
+  }
+}
+
+void NodeConnection::deliver_front(const redisReply* const* views, std::size_t reply_count,
+                                   TimePoint received_at) {
   // Only what the sink is given leaves the queue; the rest of the slot is
   // dropped where it is.
-  const std::array<ReplyPtr, 2> replies = std::move(front.replies);
+  Slot& front = slots_.front();
   const std::shared_ptr<ResponseSink> sink = std::move(front.sink);
   const std::uint32_t tag = front.tag;
-  const std::size_t reply_count = front.expected;
   const TimePoint sent_at = front.sent_at;
   const bool late = front.answered;
   slots_.drop_front();
   if (!sink) return;  // a command whose reply nobody waits for
-  std::array<const redisReply*, 2> views{replies[0].get(), replies[1].get()};
+  const redisReply* first = views[0];
   NodeResponse response;
   response.kind = NodeResponse::Kind::reply;
-  response.replies = views.data();
+  response.replies = views;
   response.reply_count = reply_count;
   response.latency = received_at > sent_at ? std::chrono::ceil<Microseconds>(received_at - sent_at)
                                            : Microseconds(0);
@@ -745,6 +876,7 @@ void NodeConnection::reset(std::string why) {
     reader_ = nullptr;
   }
   outbuf_.clear();
+  pending_count_ = 0;
   write_in_flight_ = false;
   handshake_pending_ = 0;
   core_.turn().forget(this);
@@ -809,6 +941,7 @@ NodeHealth NodeConnection::health() const {
 
 void NodeConnection::close() {
   if (state_ == State::closed) return;
+  if (state_ == State::ready || state_ == State::handshaking) emit_pending();
   if ((state_ == State::ready || state_ == State::handshaking) && !write_in_flight_ &&
       !outbuf_.empty()) {
     // Releases issued just before closing deserve one chance to leave.

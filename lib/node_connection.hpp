@@ -52,6 +52,13 @@ struct NodeResponse {
   bool late = false;
 };
 
+// Where the parts of an encoded request tail ("numkeys key... arg...")
+// begin: byte offsets of the first key and of the first argument.
+struct TailLayout {
+  std::uint32_t keys_offset = 0;
+  std::uint32_t args_offset = 0;
+};
+
 // A script request encoded once, for a caller that sends the same request
 // again and again (a guard's renewal): nothing is encoded or allocated per
 // send.
@@ -225,11 +232,27 @@ class NodeConnection final : public Flushable {
   // Appends the request of `slot`, already the last in the queue, to the
   // output.
   void encode_request(const Slot& slot, bool use_eval);
-  void send_encoded(const Script& script, std::string tail, std::size_t argc, bool require_replicas,
+  // Appends the request of `slot` to the output, and nothing else.
+  void append_request(const Slot& slot, bool use_eval);
+  void send_encoded(const Script& script, std::string tail, TailLayout layout,
+                    std::size_t key_count, std::size_t argc, bool require_replicas,
                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   // Fills in the timing of a script request, already the last in the queue,
-  // and encodes it; `sent_at` is on the client's clock.
-  void queue_script(Slot& slot, TimePoint sent_at);
+  // and encodes it, or with `defer` leaves it pending for the turn's flush;
+  // `sent_at` is on the client's clock.
+  void queue_script(Slot& slot, TimePoint sent_at, bool defer = false);
+  // Encodes the pending requests (the last pending_count_ of the queue) in
+  // queue order: a run of requests for the same batchable script as one
+  // batched call, a lone one as itself.
+  void emit_pending();
+  // Encodes slots_[first .. first + count) as one call of their script's
+  // batched form.
+  void append_batch(std::size_t first, std::size_t count);
+  // The front is a batch: hands each member its element of the reply.
+  void complete_batch(TimePoint received_at);
+  // Takes the front slot off the queue and gives its sink `views`.
+  void deliver_front(const redisReply* const* views, std::size_t reply_count,
+                     TimePoint received_at);
   void start_write();
   void want_flush();
 
@@ -257,6 +280,14 @@ class NodeConnection final : public Flushable {
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   std::size_t handshake_pending_ = 0;
   std::string outbuf_;
+  // Requests at the back of the queue not yet encoded: batchable requests
+  // wait for the turn's flush, so that those of one turn to this node go
+  // out as one script call (requests made in one turn, e.g. the acquires
+  // of many operations, cost the node one call instead of one each).
+  std::size_t pending_count_ = 0;
+  // At most this many requests per batched call: a script blocks its node
+  // while it runs.
+  static constexpr std::size_t kMaxBatch = 64;
   bool write_in_flight_ = false;
   bool flush_wanted_ = false;  // this connection is on the loop turn's list
   TimerQueue::Id deadline_timer_ = TimerQueue::kNone;

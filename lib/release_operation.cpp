@@ -47,7 +47,10 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   NodeOutcome& outcome = result_.nodes[node];
   parse_flag_response(response, NodeStatus::released, outcome);
   if (outcome.status == NodeStatus::released) ++result_.released;
-  if (--waiting_ == 0) {
+  --waiting_;
+  const bool majority_released =
+      core_.config().lock.release_at_majority && result_.released >= core_.quorum();
+  if (waiting_ == 0 || majority_released) {
     core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
     complete(summary());
   }

@@ -5,6 +5,8 @@
 namespace redlock::detail {
 namespace {
 
+// The fence counter is read only for a fenced acquire (ARGV[3] empty:
+// unfenced): each redis.call is a good part of a script's cost on the node.
 constexpr std::string_view kAcquire = R"lua(
 if ARGV[4] == '1' then
   if redis.call('EXISTS', KEYS[3]) == 0 then
@@ -16,6 +18,9 @@ if ARGV[4] == '1' then
   end
 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] == '' then
+    return {1, '0'}
+  end
   return {1, redis.call('HGET', KEYS[2], ARGV[3]) or '0'}
 end
 return {0, redis.call('PTTL', KEYS[1])}
@@ -86,6 +91,42 @@ Script make_script(std::string_view name, std::string_view body) {
   return Script{name, body, sha1_hex(body)};
 }
 
+// Runs `body` once per request of a batch, each on its own KEYS and ARGV,
+// under pcall: one request's error (a WRONGTYPE key, say) is that
+// request's answer and does not stop the others. ARGV[1] is the number of
+// requests n, ARGV[2i] and ARGV[2i+1] the key and argument counts of
+// request i; then come every request's arguments in order, as KEYS holds
+// every request's keys. Returns one element per request: the body's reply,
+// or the error. A body returning nothing answers false (a nil reply), so
+// the array has no hole.
+constexpr std::string_view kBatchHead = "local function one(KEYS, ARGV)\n";
+constexpr std::string_view kBatchTail = R"lua(
+end
+local n = tonumber(ARGV[1])
+local out = {}
+local k, a = 0, 1 + 2 * n
+for i = 1, n do
+  local nk, na = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local keys, args = {}, {}
+  for j = 1, nk do keys[j] = KEYS[k + j] end
+  for j = 1, na do args[j] = ARGV[a + j] end
+  local ok, reply = pcall(one, keys, args)
+  if not ok and type(reply) ~= 'table' then reply = {err = tostring(reply)} end
+  if reply == nil then reply = false end
+  out[i] = reply
+  k, a = k + nk, a + na
+end
+return out
+)lua";
+
+struct BatchScript {
+  std::string body;
+  Script script;
+  BatchScript(std::string_view name, std::string_view one)
+      : body(std::string(kBatchHead) + std::string(one) + std::string(kBatchTail)),
+        script(make_script(name, body)) {}
+};
+
 }  // namespace
 
 const Script& acquire_script() {
@@ -116,6 +157,32 @@ const Script& probe_script() {
 const Script& recover_script() {
   static const Script script = make_script("recover", kRecover);
   return script;
+}
+
+const Script* batch_script(const Script& script) {
+  static const BatchScript acquire("acquire-batch", kAcquire);
+  static const BatchScript extend("extend-batch", kExtend);
+  static const BatchScript release("release-batch", kRelease);
+  static const BatchScript fence("fence-batch", kFence);
+  if (&script == &acquire_script()) return &acquire.script;
+  if (&script == &extend_script()) return &extend.script;
+  if (&script == &release_script()) return &release.script;
+  if (&script == &fence_script()) return &fence.script;
+  return nullptr;
+}
+
+const std::vector<const Script*>& node_scripts() {
+  static const std::vector<const Script*> scripts{&acquire_script(),
+                                                  &extend_script(),
+                                                  &release_script(),
+                                                  &fence_script(),
+                                                  &probe_script(),
+                                                  &recover_script(),
+                                                  batch_script(acquire_script()),
+                                                  batch_script(extend_script()),
+                                                  batch_script(release_script()),
+                                                  batch_script(fence_script())};
+  return scripts;
 }
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }

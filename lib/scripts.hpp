@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -14,8 +15,9 @@ struct Script {
 };
 
 // KEYS: lock key, fence hash, node marker, recovering key. ARGV: value, ttl
-// ms, resource, amnesia defence ("1" or "0"). Returns {1, fence counter}
-// when granted, {0, holder PTTL} when busy; with the defence on, {2, 0} when
+// ms, resource (empty for an unfenced acquire, which needs no counter),
+// amnesia defence ("1" or "0"). Returns {1, fence counter} when granted
+// ({1, 0} unfenced), {0, holder PTTL} when busy; with the defence on, {2, 0} when
 // the node has no identity marker and {3, ms left} while it is recovering.
 [[nodiscard]] const Script& acquire_script();
 // KEYS: lock key. ARGV: value, ttl ms. Returns 1 when extended, else 0.
@@ -46,6 +48,16 @@ struct Script {
 // (someone recovered the node first); otherwise merges, sets the recovering
 // key for the delay (none when 0), writes the marker, returns 1.
 [[nodiscard]] const Script& recover_script();
+
+// The batched form of `script`, or nullptr when it has none: one call
+// that runs the script for several requests, each on its own keys and
+// arguments, and answers an array with one reply per request (an error
+// reply for a request whose run failed). For acquire, extend, release and
+// fence. See NodeConnection for when requests are batched.
+[[nodiscard]] const Script* batch_script(const Script& script);
+// Every script a node is given at connect (SCRIPT LOAD), batched forms
+// included.
+[[nodiscard]] const std::vector<const Script*>& node_scripts();
 
 // Key names on a node.
 [[nodiscard]] std::string marker_key(std::string_view prefix);

@@ -97,6 +97,12 @@ struct LockConfig {
   // Refuse the votes of nodes whose persistence cannot keep fencing
   // promises (anything but appendonly yes + appendfsync always, or unknown).
   bool strict_persistence = false;
+  // A release reports as soon as a majority has deleted the lock (no other
+  // client is kept from a majority from then on), instead of waiting for
+  // every node's answer; the other nodes are still asked, their answers
+  // not awaited (their outcomes stay `pending`). Off: the release waits
+  // for every node and reports each one.
+  bool release_at_majority = false;
 };
 
 // The max_ttl in force: max_ttl, or ttl when max_ttl is zero.

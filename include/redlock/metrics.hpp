@@ -42,6 +42,9 @@ struct NodeMetricsSnapshot {
   std::uint64_t error_replies = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t unreachable = 0;
+  // Requests sent inside a batched script call (one call answering several
+  // requests of one loop turn); the rest went one call each.
+  std::uint64_t batched = 0;
   HistogramSnapshot latency;  // of answers received in time
 };
 
@@ -79,6 +82,7 @@ struct REDLOCK_API NodeMetrics {
   const std::string node;
   std::atomic<std::uint64_t> replies{0};
   std::atomic<std::uint64_t> error_replies{0};
+  std::atomic<std::uint64_t> batched{0};
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> unreachable{0};
   Histogram latency;

@@ -43,7 +43,8 @@ struct NodeOutcome {
   Microseconds latency{0};
   // acquire + busy: the holder's remaining PTTL on this node, or -1.
   std::int64_t holder_ttl_ms = -1;
-  // acquire + granted: the node's fence counter for the resource.
+  // fenced acquire + granted: the node's fence counter for the resource
+  // (an unfenced acquire does not read it: 0).
   std::int64_t fence_counter = 0;
   // Error text: the node's error reply, or why it was unreachable.
   std::string detail;

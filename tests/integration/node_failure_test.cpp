@@ -121,5 +121,70 @@ TEST_F(NodeFailure, UnreachableNodeIsNamed) {
   (void)client.release(*result.lock);
 }
 
+// Releases with a 100 ms node timeout, at a majority or not.
+QuorumConfig release_config(const RedisCluster& cluster, bool at_majority) {
+  QuorumConfig config = config_for(cluster);
+  config.lock.node_timeout = milliseconds(100);
+  config.lock.release_at_majority = at_majority;
+  return config;
+}
+
+std::size_t count_release_status(const ReleaseResult& result, NodeStatus status) {
+  std::size_t count = 0;
+  for (const NodeOutcome& node : result.nodes) count += node.status == status ? 1 : 0;
+  return count;
+}
+
+// A release waits for every node by default: a silent one costs the node
+// timeout and is reported as such.
+TEST_F(NodeFailure, ReleaseWaitsForEveryNodeByDefault) {
+  BlockingClient client(release_config(cluster, false));
+  AcquireResult result = client.acquire(Resource("wait-all"));
+  ASSERT_TRUE(result.ok());
+  cluster.node(2).pause();
+  const ReleaseResult released = client.release(*result.lock);
+  cluster.node(2).resume();
+  EXPECT_EQ(released.error, make_error_code(errc::timeout));
+  EXPECT_EQ(released.released, 4u);
+  EXPECT_EQ(released.nodes[2].status, NodeStatus::timeout);
+}
+
+// With release_at_majority the release reports at the third deletion: the
+// silent node is still pending (its timeout never ran), the others that
+// answered by then are released.
+TEST_F(NodeFailure, ReleaseAtMajorityDoesNotWaitForASilentNode) {
+  BlockingClient client(release_config(cluster, true));
+  AcquireResult result = client.acquire(Resource("at-majority"));
+  ASSERT_TRUE(result.ok());
+  cluster.node(1).pause();
+  cluster.node(3).pause();
+  const ReleaseResult released = client.release(*result.lock);
+  EXPECT_FALSE(released.error) << released.error.message();
+  EXPECT_EQ(released.released, 3u);
+  EXPECT_EQ(count_release_status(released, NodeStatus::released), 3u);
+  EXPECT_EQ(released.nodes[1].status, NodeStatus::pending);
+  EXPECT_EQ(released.nodes[3].status, NodeStatus::pending);
+  // The silent nodes were asked all the same: once they answer, their copy
+  // of the lock is gone too.
+  cluster.node(1).resume();
+  cluster.node(3).resume();
+  EXPECT_TRUE(eventually([&] { return nodes_holding(cluster, "at-majority") == 0; }));
+}
+
+// Too few deletions for a majority: it waits for every node as before.
+TEST_F(NodeFailure, ReleaseAtMajorityWaitsForAllWhenNoMajorityDeleted) {
+  BlockingClient client(release_config(cluster, true));
+  AcquireResult result = client.acquire(Resource("short"));
+  ASSERT_TRUE(result.ok());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    ASSERT_EQ(cluster.node(i).probe().command({"DEL", key_of("short")}).kind, Reply::Kind::integer);
+  }
+  const ReleaseResult released = client.release(*result.lock);
+  EXPECT_FALSE(released.error) << released.error.message();
+  EXPECT_EQ(released.released, 2u);
+  EXPECT_EQ(count_release_status(released, NodeStatus::not_held), 3u);
+  EXPECT_EQ(count_release_status(released, NodeStatus::pending), 0u);
+}
+
 }  // namespace
 }  // namespace redlock::test

@@ -163,6 +163,7 @@ key_prefix = "app:"
 fenced = true
 reconnect_min_ms = 10
 reconnect_max_ms = 10
+release_at_majority = true
 )");
   ASSERT_EQ(config.nodes.size(), 1U);
   const NodeConfig& node = config.nodes[0];
@@ -190,6 +191,7 @@ reconnect_max_ms = 10
   EXPECT_TRUE(lock.fenced);
   EXPECT_EQ(lock.reconnect_min, milliseconds(10));
   EXPECT_EQ(lock.reconnect_max, milliseconds(10));
+  EXPECT_TRUE(lock.release_at_majority);
 }
 
 TEST(ParseConfig, TakesUserPasswordAndDbFromARedisUrl) {
@@ -399,7 +401,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "lock.colour: unknown key; expected one of ttl_ms, drift_factor, drift_ms, "
                   "min_validity_ms, node_timeout_ms, connect_timeout_ms, retry_count, "
                   "retry_delay_ms, key_prefix, fenced, reconnect_min_ms, reconnect_max_ms, "
-                  "max_ttl_ms, amnesia_defence, strict_persistence"},
+                  "max_ttl_ms, amnesia_defence, strict_persistence, release_at_majority"},
         ErrorCase{"UnknownSubtable", kOneNode + "[lock.metrics]\nenabled = true\n", 3, 7,
                   "lock.metrics: unknown key; expected one of ..."},
         ErrorCase{"FirstErrorInFileOrderWins", kLock + "ttl_ms = \"x\"\nfenced = 1\n", 4, 10,

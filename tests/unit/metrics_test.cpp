@@ -432,6 +432,7 @@ void fill(Metrics& metrics) {
   first.timeouts = 22;
   first.unreachable = 23;
   first.error_replies = 24;
+  first.batched = 25;
   first.latency.observe(Microseconds{240});
   first.latency.observe(Microseconds{260});
   metrics.node("127.0.0.1:7102").replies = 31;
@@ -452,12 +453,19 @@ TEST(Prometheus, ExposesTheDocumentedFamiliesEachWithHelp) {
   ASSERT_TRUE(exposition.errors.empty()) << joined(exposition.errors);
   // The list documented at the top of lib/metrics.cpp.
   const std::map<std::string, std::string> expected = {
-      {"redlock_acquire_attempts_total", "counter"}, {"redlock_acquire_retries_total", "counter"},
-      {"redlock_acquires_total", "counter"},         {"redlock_releases_total", "counter"},
-      {"redlock_renewals_total", "counter"},         {"redlock_locks_lost_total", "counter"},
-      {"redlock_fenced_out_total", "counter"},       {"redlock_acquire_wait_seconds", "histogram"},
-      {"redlock_hold_seconds", "histogram"},         {"redlock_node_replies_total", "counter"},
-      {"redlock_node_failures_total", "counter"},    {"redlock_node_latency_seconds", "histogram"}};
+      {"redlock_acquire_attempts_total", "counter"},
+      {"redlock_acquire_retries_total", "counter"},
+      {"redlock_acquires_total", "counter"},
+      {"redlock_releases_total", "counter"},
+      {"redlock_renewals_total", "counter"},
+      {"redlock_locks_lost_total", "counter"},
+      {"redlock_fenced_out_total", "counter"},
+      {"redlock_acquire_wait_seconds", "histogram"},
+      {"redlock_hold_seconds", "histogram"},
+      {"redlock_node_replies_total", "counter"},
+      {"redlock_node_failures_total", "counter"},
+      {"redlock_node_latency_seconds", "histogram"},
+      {"redlock_node_batched_requests_total", "counter"}};
   EXPECT_EQ(exposition.type, expected);
   for (const auto& [name, type] : exposition.type) {
     EXPECT_EQ(exposition.help.count(name), 1U) << name;
@@ -579,6 +587,8 @@ TEST(Prometheus, ValuesMatchTheSnapshot) {
               as_double(node.unreachable));
     EXPECT_EQ(value_of(exposition, "redlock_node_failures_total", with_kind("error_reply")),
               as_double(node.error_replies));
+    EXPECT_EQ(value_of(exposition, "redlock_node_batched_requests_total", {{"node", node.node}}),
+              as_double(node.batched));
     check_histogram("redlock_node_latency_seconds", {{"node", node.node}}, node.latency);
   }
 }
