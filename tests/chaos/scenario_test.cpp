@@ -56,6 +56,7 @@ ttl_ms = 700
 retry_delay_ms = 5
 renew = true
 max_renewals = 4
+release_at_majority = true
 [clients]
 count = 3
 critical_section_ms = 7
@@ -85,6 +86,7 @@ may = ["C8"]
   EXPECT_EQ(s.nodes.persistence, NodePersistence::everysec);
   EXPECT_EQ(s.lock.ttl, Milliseconds(700));
   EXPECT_TRUE(s.lock.renew);
+  EXPECT_TRUE(s.lock.release_at_majority);
   EXPECT_EQ(s.clients.spec(2).clock_rate, 0.5);
   EXPECT_EQ(s.clients.spec(2).critical_section, Milliseconds(7)) << "overrides start from defaults";
   EXPECT_EQ(s.clients.spec(0).clock_rate, 1.0);

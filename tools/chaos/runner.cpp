@@ -177,6 +177,7 @@ class Run {
         << "\nretry_delay_ms = " << lock.retry_delay.count()
         << "\ndrift_factor = " << lock.drift_factor
         << "\namnesia_defence = " << (lock.amnesia_defence ? "true" : "false")
+        << "\nrelease_at_majority = " << (lock.release_at_majority ? "true" : "false")
         << "\nreconnect_min_ms = 10\nreconnect_max_ms = 200\nconnect_timeout_ms = 500\n";
     if (lock.node_timeout.count() > 0)
       out << "node_timeout_ms = " << lock.node_timeout.count() << "\n";

@@ -233,6 +233,8 @@ class ScenarioReader {
         ok = reader_.read_number(*item, path, kDrift, lock.drift_factor);
       } else if (name == "amnesia_defence") {
         ok = reader_.read_bool(*item, path, lock.amnesia_defence);
+      } else if (name == "release_at_majority") {
+        ok = reader_.read_bool(*item, path, lock.release_at_majority);
       } else if (name == "max_ttl_ms") {
         ok = reader_.read_milliseconds(*item, path, kDuration, lock.max_ttl);
       } else if (name == "renew") {
@@ -242,7 +244,7 @@ class ScenarioReader {
       } else {
         ok = unknown(*key, *item, "lock",
                      "ttl_ms, retry_delay_ms, wait_ms, node_timeout_ms, drift_factor, "
-                     "amnesia_defence, max_ttl_ms, renew, max_renewals");
+                     "amnesia_defence, release_at_majority, max_ttl_ms, renew, max_renewals");
       }
       if (!ok) return false;
     }

@@ -40,6 +40,8 @@ struct LockSpec {
   Milliseconds node_timeout{0};  // zero: the library's automatic value
   double drift_factor = 0.01;
   bool amnesia_defence = true;
+  // The library's release_at_majority: a release reports at a majority.
+  bool release_at_majority = false;
   Milliseconds max_ttl{0};
   // Holders renew at ttl/3 while in the critical section.
   bool renew = false;
