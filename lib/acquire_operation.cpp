@@ -108,10 +108,10 @@ void AcquireOperation::begin_attempt() {
   started_ = core_.clock().now();
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(acquire_script(), {lock_key_, fence_key_, marker_key_, recovering_key_},
-               {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(),
-                defence_flag_},
-               true, self, tag_);
+    node->send(
+        acquire_script(), {lock_key_, fence_key_, marker_key_, recovering_key_},
+        {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
+        true, self, tag_);
   }
 }
 

@@ -514,13 +514,14 @@ void NodeConnection::emit_pending() {
     if (run == 1) {
       append_request(slots_[i], false);
     } else {
-      append_batch(i, run);
+      append_batch(i, run, false);
+      stats_.batched.fetch_add(run, std::memory_order_relaxed);
     }
     i += run;
   }
 }
 
-void NodeConnection::append_batch(std::size_t first, std::size_t count) {
+void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
   const Script& batch = *batch_script(*slots_[first].script);
   std::size_t keys = 0;
   std::size_t args = 0;
@@ -530,9 +531,7 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count) {
   }
   // EVALSHA sha numkeys, the keys, then n, a key and an argument count per
   // request, then the arguments (scripts.cpp, the batch wrapper).
-  append_array_header(outbuf_, 3 + keys + 1 + 2 * count + args);
-  append_bulk(outbuf_, "EVALSHA");
-  append_bulk(outbuf_, batch.sha1);
+  append_script_head(outbuf_, batch, 3 + keys + 1 + 2 * count + args, use_eval);
   append_bulk(outbuf_, number_text(static_cast<long long>(keys)));
   for (std::size_t i = first; i < first + count; ++i) {
     const Slot& slot = slots_[i];
@@ -550,8 +549,8 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count) {
     outbuf_.append(slot.tail, slot.layout.args_offset);
   }
   slots_[first].batch_size = static_cast<std::uint16_t>(count);
+  slots_[first].evaled = use_eval;
   for (std::size_t i = first + 1; i < first + count; ++i) slots_[i].batch_member = true;
-  stats_.batched.fetch_add(count, std::memory_order_relaxed);
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
@@ -720,21 +719,22 @@ void NodeConnection::complete_batch(TimePoint received_at) {
   Slot& front = slots_.front();
   const std::size_t count = front.batch_size;
   const ReplyPtr reply = std::move(front.replies[0]);
-  if (reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
-    // The node lost its script cache: each request goes again on its own,
-    // with its script's body (which caches it again).
+  if (!front.evaled && reply->type == REDIS_REPLY_ERROR &&
+      std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+    // The node lost its script cache: the same batch goes again with the
+    // batched script's body, which also caches it for the next batches.
     std::vector<Slot> again;
     again.reserve(count);
     for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
     emit_pending();
+    const std::size_t first = slots_.size();
     for (Slot& slot : again) {
-      slot.batch_size = 0;
-      slot.batch_member = false;
-      slot.evaled = true;
       slot.received = 0;
       slot.replies = {};
-      encode_request(slots_.emplace_back(std::move(slot)), true);
+      slots_.push_back(std::move(slot));
     }
+    append_batch(first, count, true);
+    want_flush();
     return;
   }
   const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;

@@ -246,8 +246,8 @@ class NodeConnection final : public Flushable {
   // batched call, a lone one as itself.
   void emit_pending();
   // Encodes slots_[first .. first + count) as one call of their script's
-  // batched form.
-  void append_batch(std::size_t first, std::size_t count);
+  // batched form (EVALSHA, or with `use_eval` EVAL of its body).
+  void append_batch(std::size_t first, std::size_t count, bool use_eval);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
   // Takes the front slot off the queue and gives its sink `views`.

@@ -52,7 +52,9 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
       core_.config().lock.release_at_majority && result_.released >= core_.quorum();
   if (waiting_ == 0 || majority_released) {
     core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
-    complete(summary());
+    // A majority deleted the lock: that is a release, whatever an earlier
+    // answer said (the same failure arriving later would never be heard).
+    complete(waiting_ > 0 ? std::error_code() : summary());
   }
 }
 

@@ -160,12 +160,12 @@ const Script& recover_script() {
 }
 
 const Script* batch_script(const Script& script) {
+  // Extends go out as prepared requests (extend_operation, guard_state),
+  // never batched.
   static const BatchScript acquire("acquire-batch", kAcquire);
-  static const BatchScript extend("extend-batch", kExtend);
   static const BatchScript release("release-batch", kRelease);
   static const BatchScript fence("fence-batch", kFence);
   if (&script == &acquire_script()) return &acquire.script;
-  if (&script == &extend_script()) return &extend.script;
   if (&script == &release_script()) return &release.script;
   if (&script == &fence_script()) return &fence.script;
   return nullptr;
@@ -179,7 +179,6 @@ const std::vector<const Script*>& node_scripts() {
                                                   &probe_script(),
                                                   &recover_script(),
                                                   batch_script(acquire_script()),
-                                                  batch_script(extend_script()),
                                                   batch_script(release_script()),
                                                   batch_script(fence_script())};
   return scripts;

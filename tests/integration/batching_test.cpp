@@ -30,6 +30,7 @@ struct Cycle {
   std::vector<Lock> locks;
   std::vector<ReleaseResult> releases;
   std::vector<std::uint64_t> batched_after_acquire;
+  std::vector<std::uint64_t> batched_after_release;
 };
 
 Cycle acquire_then_release(RedisCluster& cluster,
@@ -48,7 +49,11 @@ Cycle acquire_then_release(RedisCluster& cluster,
     for (std::size_t i = 0; i < cycle.locks.size(); ++i) {
       run.client().release(cycle.locks[i], [&, i](ReleaseResult r) {
         cycle.releases[i] = std::move(r);
-        if (++released == static_cast<int>(cycle.locks.size())) run.done();
+        if (++released < static_cast<int>(cycle.locks.size())) return;
+        for (std::size_t node = 0; node < cluster.size(); ++node) {
+          cycle.batched_after_release.push_back(batched_on(run.client(), node));
+        }
+        run.done();
       });
     }
   };
@@ -62,6 +67,25 @@ Cycle acquire_then_release(RedisCluster& cluster,
     }
   }));
   return cycle;
+}
+
+// The releases went out batched too: the count grew by one per release.
+void expect_releases_batched(const Cycle& cycle, std::size_t nodes) {
+  ASSERT_EQ(cycle.batched_after_release.size(), nodes);
+  for (std::size_t node = 0; node < nodes; ++node) {
+    EXPECT_GE(cycle.batched_after_release[node] - cycle.batched_after_acquire.at(node),
+              static_cast<std::uint64_t>(kLocks))
+        << node;
+  }
+}
+
+// INFO commandstats: how many calls of `command` the node ran (0 if none).
+long long calls_of(RedisServer& node, const std::string& command) {
+  const auto info = node.probe().info("commandstats");
+  if (!info) return -1;
+  const std::string field = "cmdstat_" + command + ":calls=";
+  const std::size_t at = info->find(field);
+  return at == std::string::npos ? 0 : std::atoll(info->c_str() + at + field.size());
 }
 
 TEST(Batching, AcquiresAndReleasesOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
@@ -86,6 +110,7 @@ TEST(Batching, AcquiresAndReleasesOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
     EXPECT_FALSE(result.error) << result.error.message();
     EXPECT_EQ(result.released, cluster.size());
   }
+  expect_releases_batched(cycle, cluster.size());
   for (std::size_t node = 0; node < cluster.size(); ++node) {
     RedisProbe probe = cluster.node(node).probe();
     for (const Lock& lock : cycle.locks) EXPECT_FALSE(probe.exists(key_of(lock.resource.str())));
@@ -106,6 +131,7 @@ TEST(Batching, AnErrorInOneRequestIsThatRequestsAlone) {
     }
   });
   ASSERT_EQ(cycle.releases.size(), static_cast<std::size_t>(kLocks));
+  expect_releases_batched(cycle, cluster.size());
   for (std::size_t i = 0; i < cycle.releases.size(); ++i) {
     const ReleaseResult& result = cycle.releases[i];
     if (cycle.locks[i].resource.str() == broken) {
@@ -127,13 +153,69 @@ TEST(Batching, ANodeThatLostItsScriptsAnswersABatchAfterAll) {
   RedisCluster cluster(3);
   const Cycle cycle = acquire_then_release(cluster, [&](std::vector<Lock>&) {
     for (std::size_t node = 0; node < cluster.size(); ++node) {
-      EXPECT_EQ(cluster.node(node).probe().command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
+      RedisProbe probe = cluster.node(node).probe();
+      EXPECT_EQ(probe.command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
+      EXPECT_EQ(probe.command({"CONFIG", "RESETSTAT"}).kind, Reply::Kind::status);
     }
   });
   ASSERT_EQ(cycle.releases.size(), static_cast<std::size_t>(kLocks));
   for (const ReleaseResult& result : cycle.releases) {
     EXPECT_FALSE(result.error) << result.error.message();
     EXPECT_EQ(result.released, cluster.size());
+  }
+  expect_releases_batched(cycle, cluster.size());
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    // The batch came back once, as one EVAL of the batched script's body
+    // (which caches it again for later batches), not as one EVAL per
+    // request.
+    EXPECT_EQ(calls_of(cluster.node(node), "eval"), 1) << node;
+  }
+}
+
+// Busy and granted answers alternate inside one batch: each acquire gets
+// its own node's answer for its own resource.
+TEST(Batching, EachRequestOfABatchGetsItsOwnAnswer) {
+  RedisCluster cluster(3);
+  LoopRun holder(config_for(cluster));
+  std::vector<Lock> held;
+  int answered = 0;
+  ASSERT_TRUE(holder.run([&] {
+    for (int i = 0; i < kLocks; i += 2) {
+      holder.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+        EXPECT_TRUE(r.ok()) << r.error.message();
+        if (r.lock) held.push_back(*r.lock);
+        if (++answered == kLocks / 2) holder.done();
+      });
+    }
+  }));
+  ASSERT_EQ(held.size(), static_cast<std::size_t>(kLocks / 2));
+
+  LoopRun run(config_for(cluster));
+  std::vector<AcquireResult> results(kLocks);
+  answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&, i](AcquireResult r) {
+        results[static_cast<std::size_t>(i)] = std::move(r);
+        if (++answered == kLocks) run.done();
+      });
+    }
+  }));
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    EXPECT_GE(batched_on(run.client(), node), static_cast<std::uint64_t>(kLocks)) << node;
+  }
+  for (int i = 0; i < kLocks; ++i) {
+    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    if (i % 2 == 0) {
+      EXPECT_FALSE(result.ok()) << i;
+      for (const NodeOutcome& node : result.nodes) {
+        if (node.status == NodeStatus::pending) continue;  // decided before it answered
+        EXPECT_EQ(node.status, NodeStatus::busy) << i;
+        EXPECT_GT(node.holder_ttl_ms, 0) << i;
+      }
+    } else {
+      EXPECT_TRUE(result.ok()) << i << ": " << result.error.message();
+    }
   }
 }
 
@@ -152,8 +234,9 @@ TEST(Batching, RunsOfDifferentScriptsKeepTheirOrder) {
     run.client().acquire(Resource("held"), AcquireOptions{}, [&](AcquireResult held) {
       EXPECT_TRUE(held.ok()) << held.error.message();
       if (!held.ok()) return run.done();
-      // In one turn: acquire, acquire, extend, acquire — a batch of two,
-      // then two single calls, whose replies must reach the right operations.
+      // In one turn: acquire, acquire, extend, acquire — a batch of two, a
+      // prepared extend (never batched), then a lone acquire, whose replies
+      // must reach the right operations.
       run.client().acquire(Resource("a"), AcquireOptions{}, [&](AcquireResult r) {
         first_acquire = std::move(r);
         finish();

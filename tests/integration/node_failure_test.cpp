@@ -171,6 +171,23 @@ TEST_F(NodeFailure, ReleaseAtMajorityDoesNotWaitForASilentNode) {
   EXPECT_TRUE(eventually([&] { return nodes_holding(cluster, "at-majority") == 0; }));
 }
 
+// A majority deleted the lock: success, whatever another node answered
+// before the majority was reached (its outcome still says so).
+TEST_F(NodeFailure, ReleaseAtMajorityIsASuccessDespiteAnEarlierErrorReply) {
+  BlockingClient client(release_config(cluster, true));
+  AcquireResult result = client.acquire(Resource("one-bad"));
+  ASSERT_TRUE(result.ok());
+  RedisProbe probe = cluster.node(0).probe();
+  ASSERT_EQ(probe.command({"DEL", key_of("one-bad")}).kind, Reply::Kind::integer);
+  ASSERT_EQ(probe.command({"HSET", key_of("one-bad"), "f", "v"}).kind, Reply::Kind::integer);
+  const ReleaseResult released = client.release(*result.lock);
+  EXPECT_FALSE(released.error) << released.error.message();
+  EXPECT_GE(released.released, 3u);
+  EXPECT_TRUE(released.nodes[0].status == NodeStatus::error ||
+              released.nodes[0].status == NodeStatus::pending)
+      << static_cast<int>(released.nodes[0].status);
+}
+
 // Too few deletions for a majority: it waits for every node as before.
 TEST_F(NodeFailure, ReleaseAtMajorityWaitsForAllWhenNoMajorityDeleted) {
   BlockingClient client(release_config(cluster, true));
