@@ -31,6 +31,19 @@ TEST_F(ConfigTest, CheckConfigSummarisesAValidFile) {
   EXPECT_NE(result.out.find("3 nodes, quorum 2"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("ttl 8000 ms"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find(cluster_.node(2).address()), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("amnesia defence on, strict persistence off; release ends when every "
+                            "node answered"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST_F(ConfigTest, CheckConfigSaysWhenAReleaseEndsAtAMajority) {
+  const auto file = work_ / "majority.toml";
+  write_text(file, cluster_.config_toml("release_at_majority = true\namnesia_defence = false\n"));
+  const CliResult result = run_cli({"check-config", file.string()});
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.out.find("amnesia defence off"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("release ends at a majority"), std::string::npos) << result.out;
 }
 
 TEST_F(ConfigTest, CheckConfigNamesFileLineAndColumn) {

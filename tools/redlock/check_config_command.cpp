@@ -53,7 +53,10 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
          (lock.retry_count < 0 ? std::string("until the caller's wait ends")
                                : std::to_string(lock.retry_count)) +
          ", mean delay " + ms(lock.retry_delay) + " (full jitter); fenced " +
-         (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix);
+         (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix) + "\n";
+  out += std::string("nodes: amnesia defence ") + (lock.amnesia_defence ? "on" : "off") +
+         ", strict persistence " + (lock.strict_persistence ? "on" : "off") + "; release ends " +
+         (lock.release_at_majority ? "at a majority" : "when every node answered");
   if (count % 2 == 0) {
     out += "\nnote: " + std::to_string(count) + " nodes tolerate no more failures than " +
            std::to_string(count - 1) + "; an odd count gives more per node";
