@@ -29,6 +29,17 @@ std::error_code extend_refusal(const Lock& lock, Milliseconds ttl, const LockCon
   return {};
 }
 
+void count_extend_answer(const NodeResponse& response, NodeOutcome& outcome, QuorumTally& votes,
+                         std::size_t& not_held) {
+  parse_flag_response(response, NodeStatus::extended, outcome);
+  if (outcome.status == NodeStatus::extended) {
+    votes.yes();
+  } else {
+    if (outcome.status == NodeStatus::not_held) ++not_held;
+    votes.no();
+  }
+}
+
 ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held, Milliseconds ttl,
                              Microseconds elapsed, Milliseconds drift,
                              Milliseconds min_validity) noexcept {
@@ -84,14 +95,7 @@ void ExtendOperation::start() {
 void ExtendOperation::on_response(std::size_t node, std::uint32_t tag,
                                   const NodeResponse& response) {
   if (tag != kExtendTag || !open_ || response.late) return;
-  NodeOutcome& outcome = result_.nodes[node];
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::extended) {
-    tally_.yes();
-  } else {
-    if (outcome.status == NodeStatus::not_held) ++not_held_;
-    tally_.no();
-  }
+  count_extend_answer(response, result_.nodes[node], tally_, not_held_);
   if (tally_.decision() != Decision::pending) decide();
 }
 

@@ -42,6 +42,12 @@ struct ExtendVerdict {
                                            Milliseconds ttl, Microseconds elapsed,
                                            Milliseconds drift, Milliseconds min_validity) noexcept;
 
+// Counts one node's answer to an extend (an extend call's or a guard's
+// renewal round): parses it into `outcome`, a yes vote when extended, a no
+// otherwise, and a `not_held` answer also in `not_held`.
+void count_extend_answer(const NodeResponse& response, NodeOutcome& outcome, QuorumTally& votes,
+                         std::size_t& not_held);
+
 class ExtendOperation final : public Operation {
  public:
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,

@@ -7,7 +7,6 @@
 
 #include "extend_operation.hpp"
 #include "redlock/clock.hpp"
-#include "reply_parse.hpp"
 #include "scripts.hpp"
 #include "validity.hpp"
 
@@ -135,13 +134,7 @@ void GuardState::renew() {
 void GuardState::on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) {
   if (!round_open_ || tag != round_tag_ || response.late) return;
   NodeOutcome outcome;
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::extended) {
-    round_votes_.yes();
-  } else {
-    if (outcome.status == NodeStatus::not_held) ++round_not_held_;
-    round_votes_.no();
-  }
+  count_extend_answer(response, outcome, round_votes_, round_not_held_);
   if (round_votes_.decision() != Decision::pending) decide_renewal();
 }
 

@@ -7,116 +7,21 @@
 #include <array>
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <utility>
 
 #include "client_core.hpp"
 #include "redlock/clock.hpp"
+#include "reply_pool.hpp"
 #include "resp_writer.hpp"
 
 namespace redlock::detail {
 
 namespace {
 
-// Set once this thread's IntegerReplyPool is destroyed (trivially
-// destructible, so it stays readable until the thread ends): a reply freed
-// later goes straight back to the allocator.
-thread_local bool integer_reply_pool_gone = false;
-
-// Top-level integer replies (the answer to every extend and release) are
-// kept for reuse instead of going back to the allocator: with thousands of
-// guards renewing, they were five allocations and frees per renewal. They
-// are plain malloc'd redisReply objects, so hiredis may still free one
-// itself (on a protocol error). Nested replies and every other type are
-// hiredis's own. One pool per thread: replies live on the loop thread.
-class IntegerReplyPool {
- public:
-  IntegerReplyPool() = default;
-  IntegerReplyPool(const IntegerReplyPool&) = delete;
-  IntegerReplyPool& operator=(const IntegerReplyPool&) = delete;
-  ~IntegerReplyPool() {
-    integer_reply_pool_gone = true;
-    for (redisReply* reply : free_) std::free(reply);
-  }
-  [[nodiscard]] redisReply* take() noexcept {
-    if (free_.empty()) return static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
-    redisReply* reply = free_.back();
-    free_.pop_back();
-    *reply = redisReply{};
-    return reply;
-  }
-  void give_back(redisReply* reply) noexcept {
-    if (free_.size() >= kMaxKept) {
-      std::free(reply);
-      return;
-    }
-    try {
-      free_.push_back(reply);
-    } catch (...) {
-      std::free(reply);
-    }
-  }
-
- private:
-  static constexpr std::size_t kMaxKept = 4096;
-  std::vector<redisReply*> free_;
-};
-
-thread_local IntegerReplyPool integer_reply_pool;
-
-redisReply* take_integer_reply() noexcept {
-  if (integer_reply_pool_gone) return static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
-  return integer_reply_pool.take();
-}
-
-void give_back_integer_reply(redisReply* reply) noexcept {
-  if (integer_reply_pool_gone) {
-    std::free(reply);
-  } else {
-    integer_reply_pool.give_back(reply);
-  }
-}
-
-// hiredis's own reply constructors, as a reader is created with them.
-const redisReplyObjectFunctions& hiredis_reply_functions() {
-  static const redisReplyObjectFunctions functions = [] {
-    redisReader* reader = redisReaderCreate();
-    const redisReplyObjectFunctions copy = *reader->fn;
-    redisReaderFree(reader);
-    return copy;
-  }();
-  return functions;
-}
-
-void* create_integer_reply(const redisReadTask* task, long long value) {
-  if (task->parent != nullptr) return hiredis_reply_functions().createInteger(task, value);
-  redisReply* reply = take_integer_reply();
-  if (reply == nullptr) return nullptr;
-  reply->type = REDIS_REPLY_INTEGER;
-  reply->integer = value;
-  return reply;
-}
-
-redisReplyObjectFunctions* pooled_reply_functions() {
-  static redisReplyObjectFunctions functions = [] {
-    redisReplyObjectFunctions copy = hiredis_reply_functions();
-    copy.createInteger = &create_integer_reply;
-    return copy;
-  }();
-  return &functions;
-}
-
 struct ReplyDeleter {
-  void operator()(redisReply* reply) const noexcept {
-    // A top-level integer always comes from create_integer_reply.
-    if (reply->type == REDIS_REPLY_INTEGER) {
-      give_back_integer_reply(reply);
-    } else {
-      freeReplyObject(reply);
-    }
-  }
+  void operator()(redisReply* reply) const noexcept { free_reply(reply); }
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
@@ -186,9 +91,8 @@ struct NodeConnection::Slot {
   TailLayout layout;
   std::uint16_t key_count = 0;
   // Set on the first request of a batch: how many requests its one reply
-  // answers (this and the batch_size - 1 after it, the batch's members).
+  // answers (this and the batch_size - 1 after it).
   std::uint16_t batch_size = 0;
-  bool batch_member = false;
   std::uint8_t expected = 1;
   std::uint8_t received = 0;
   std::uint8_t step = 0;  // handshake: index into handshake_steps_
@@ -494,11 +398,11 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
   slot.deadline = now + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
-  if (!defer) {
-    encode_request(slot, false);
-    return;
+  if (defer) {
+    ++pending_count_;
+  } else {
+    append_request(slot, false);
   }
-  ++pending_count_;
   want_flush();
   if (slot.deadline < deadline_armed_for_) arm_deadline();
 }
@@ -549,8 +453,6 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
     outbuf_.append(slot.tail, slot.layout.args_offset);
   }
   slots_[first].batch_size = static_cast<std::uint16_t>(count);
-  slots_[first].evaled = use_eval;
-  for (std::size_t i = first + 1; i < first + count; ++i) slots_[i].batch_member = true;
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
@@ -564,12 +466,6 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
   slot.deadline = TimePoint::max();
   slots_.push_back(std::move(slot));
   want_flush();
-}
-
-void NodeConnection::encode_request(const Slot& slot, bool use_eval) {
-  append_request(slot, use_eval);
-  want_flush();
-  if (!slot.answered && slot.deadline < deadline_armed_for_) arm_deadline();
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
@@ -687,27 +583,19 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
-  if (front.batch_size > 1) {
-    complete_batch(received_at);
+  if (front.handshake) {
+    Slot slot = slots_.take_front();
+    on_handshake_reply(slot);
     return;
   }
   const redisReply* first = front.replies[0].get();
-  const bool lost_script = !front.handshake && front.script != nullptr && !front.evaled &&
-                           first->type == REDIS_REPLY_ERROR &&
-                           std::strncmp(first->str, "NOSCRIPT", 8) == 0;
-  if (front.handshake || lost_script) {
-    Slot slot = slots_.take_front();
-    if (slot.handshake) {
-      on_handshake_reply(slot);
-      return;
-    }
-    // The node lost its script cache (restart, SCRIPT FLUSH): send the body;
-    // EVAL also caches it again for the next EVALSHA.
-    slot.evaled = true;
-    slot.received = 0;
-    slot.replies = {};
-    emit_pending();
-    encode_request(slots_.emplace_back(std::move(slot)), true);
+  if (front.script != nullptr && !front.evaled && first->type == REDIS_REPLY_ERROR &&
+      std::strncmp(first->str, "NOSCRIPT", 8) == 0) {
+    resend_with_eval(std::max<std::size_t>(front.batch_size, 1));
+    return;
+  }
+  if (front.batch_size > 1) {
+    complete_batch(received_at);
     return;
   }
   const std::array<ReplyPtr, 2> replies = std::move(front.replies);
@@ -715,28 +603,33 @@ void NodeConnection::complete_front(TimePoint received_at) {
   deliver_front(views.data(), front.expected, received_at);
 }
 
+void NodeConnection::resend_with_eval(std::size_t count) {
+  // The node lost its script cache (restart, SCRIPT FLUSH): the request, or
+  // the batch, goes again with its script's body; EVAL also caches the
+  // script again for the next EVALSHA.
+  std::vector<Slot> again;
+  again.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
+  emit_pending();
+  const std::size_t first = slots_.size();
+  for (Slot& slot : again) {
+    slot.evaled = true;
+    slot.received = 0;
+    slot.replies = {};
+    slots_.push_back(std::move(slot));
+  }
+  if (count == 1) {
+    append_request(slots_[first], true);
+  } else {
+    append_batch(first, count, true);
+  }
+  want_flush();
+}
+
 void NodeConnection::complete_batch(TimePoint received_at) {
   Slot& front = slots_.front();
   const std::size_t count = front.batch_size;
   const ReplyPtr reply = std::move(front.replies[0]);
-  if (!front.evaled && reply->type == REDIS_REPLY_ERROR &&
-      std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
-    // The node lost its script cache: the same batch goes again with the
-    // batched script's body, which also caches it for the next batches.
-    std::vector<Slot> again;
-    again.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
-    emit_pending();
-    const std::size_t first = slots_.size();
-    for (Slot& slot : again) {
-      slot.received = 0;
-      slot.replies = {};
-      slots_.push_back(std::move(slot));
-    }
-    append_batch(first, count, true);
-    want_flush();
-    return;
-  }
   const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;
   if (!per_request && reply->type != REDIS_REPLY_ERROR) {
     reset("batched reply out of step: " + number_text(static_cast<long long>(count)) + " requests");
@@ -941,12 +834,13 @@ NodeHealth NodeConnection::health() const {
 
 void NodeConnection::close() {
   if (state_ == State::closed) return;
-  if (state_ == State::ready || state_ == State::handshaking) emit_pending();
-  if ((state_ == State::ready || state_ == State::handshaking) && !write_in_flight_ &&
-      !outbuf_.empty()) {
-    // Releases issued just before closing deserve one chance to leave.
-    uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
-    (void)uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_->tcp), &buf, 1);
+  if (state_ == State::ready || state_ == State::handshaking) {
+    emit_pending();
+    if (!write_in_flight_ && !outbuf_.empty()) {
+      // Releases issued just before closing deserve one chance to leave.
+      uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+      (void)uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_->tcp), &buf, 1);
+    }
   }
   state_ = State::closed;
   core_.timers().cancel(reconnect_timer_);

@@ -229,9 +229,6 @@ class NodeConnection final : public Flushable {
   void fail_slots(Fifo<Slot>& slots, std::string_view why);
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
   void schedule_reconnect();
-  // Appends the request of `slot`, already the last in the queue, to the
-  // output.
-  void encode_request(const Slot& slot, bool use_eval);
   // Appends the request of `slot` to the output, and nothing else.
   void append_request(const Slot& slot, bool use_eval);
   void send_encoded(const Script& script, std::string tail, TailLayout layout,
@@ -250,6 +247,9 @@ class NodeConnection final : public Flushable {
   void append_batch(std::size_t first, std::size_t count, bool use_eval);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
+  // The front `count` requests (one, or one batch) met NOSCRIPT: queues
+  // them again as EVAL of their script's body.
+  void resend_with_eval(std::size_t count);
   // Takes the front slot off the queue and gives its sink `views`.
   void deliver_front(const redisReply* const* views, std::size_t reply_count,
                      TimePoint received_at);

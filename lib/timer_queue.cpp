@@ -17,6 +17,19 @@ constexpr std::uint64_t kIndexMask = 0xffffffffu;
 // Cancelled timers still listed in groups are swept only past this many, so
 // that a small queue never sweeps.
 constexpr std::size_t kSweepFloor = 64;
+
+// An index into `items` for a new element: a freed one if any, else a new
+// default-constructed element at the end.
+template <typename T>
+std::uint32_t take_index(std::vector<T>& items, std::vector<std::uint32_t>& free) {
+  if (free.empty()) {
+    items.emplace_back();
+    return static_cast<std::uint32_t>(items.size() - 1);
+  }
+  const std::uint32_t index = free.back();
+  free.pop_back();
+  return index;
+}
 }  // namespace
 
 bool TimerSchedule::live(Id id) const noexcept { return slots_[id & kIndexMask].id == id; }
@@ -26,14 +39,7 @@ std::uint32_t TimerSchedule::group_for(TimePoint when) {
     const Group& group = groups_[recent_[i]];
     if (group.active && group.when == when) return recent_[i];
   }
-  std::uint32_t index = 0;
-  if (free_groups_.empty()) {
-    index = static_cast<std::uint32_t>(groups_.size());
-    groups_.emplace_back();
-  } else {
-    index = free_groups_.back();
-    free_groups_.pop_back();
-  }
+  const std::uint32_t index = take_index(groups_, free_groups_);
   Group& group = groups_[index];
   group.when = when;
   group.next = 0;
@@ -47,14 +53,7 @@ std::uint32_t TimerSchedule::group_for(TimePoint when) {
 }
 
 TimerSchedule::Id TimerSchedule::add(TimePoint when, std::function<void()> fn) {
-  std::uint32_t index = 0;
-  if (free_slots_.empty()) {
-    index = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    index = free_slots_.back();
-    free_slots_.pop_back();
-  }
+  const std::uint32_t index = take_index(slots_, free_slots_);
   Slot& slot = slots_[index];
   if (++slot.generation == 0) slot.generation = 1;
   slot.id = (static_cast<Id>(slot.generation) << 32) | index;
