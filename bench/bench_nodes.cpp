@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string_view>
 
@@ -44,24 +46,28 @@ std::vector<BenchNode> nodes_from_environment(std::string_view list) {
   return nodes;
 }
 
-std::vector<BenchNode> started_nodes() {
-  // Started once per process; stopped by the fixture's destructor at exit.
-  static test::RedisCluster cluster{kStartedNodes};
+}  // namespace
+
+std::vector<BenchNode> started_nodes(std::size_t count) {
+  // One cluster per count asked for, started on first use; stopped by the
+  // fixture's destructor at exit.
+  static std::map<std::size_t, std::unique_ptr<test::RedisCluster>> clusters;
+  std::unique_ptr<test::RedisCluster>& cluster = clusters[count];
+  if (!cluster) cluster = std::make_unique<test::RedisCluster>(count);
   std::vector<BenchNode> nodes;
-  for (std::size_t i = 0; i < cluster.size(); ++i) {
-    nodes.push_back(BenchNode{"127.0.0.1", cluster.node(i).port()});
+  for (std::size_t i = 0; i < cluster->size(); ++i) {
+    nodes.push_back(BenchNode{"127.0.0.1", cluster->node(i).port()});
   }
   return nodes;
 }
-
-}  // namespace
 
 std::string BenchNode::address() const { return host + ":" + std::to_string(port); }
 
 const std::vector<BenchNode>& bench_nodes() {
   static const std::vector<BenchNode> nodes = [] {
     const char* list = std::getenv("REDLOCK_BENCH_NODES");
-    return list != nullptr && *list != '\0' ? nodes_from_environment(list) : started_nodes();
+    return list != nullptr && *list != '\0' ? nodes_from_environment(list)
+                                            : started_nodes(kStartedNodes);
   }();
   return nodes;
 }

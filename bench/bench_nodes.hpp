@@ -7,6 +7,7 @@
 // ties its children's lifetime to the thread that started them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,5 +24,9 @@ struct BenchNode {
 // Throws std::runtime_error (a malformed REDLOCK_BENCH_NODES) or the
 // fixture's RedisServerError (a node that would not start).
 [[nodiscard]] const std::vector<BenchNode>& bench_nodes();
+
+// `count` redis-server processes started with the fixture, once per process
+// and count; stopped at exit. Throws the fixture's RedisServerError.
+[[nodiscard]] std::vector<BenchNode> started_nodes(std::size_t count);
 
 }  // namespace redlock::bench

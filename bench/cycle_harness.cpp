@@ -153,4 +153,24 @@ void Pipeline::cycle_done(std::size_t worker, bool ok) {
   if (!ok && error_.empty()) error_ = "a lock cycle failed (see the driver's message on stderr)";
 }
 
+void time_cycles(benchmark::State& state, Pipeline& pipeline) {
+  const std::uint64_t first = pipeline.completed();
+  std::uint64_t target = first;
+  const auto started = BenchClock::now();
+  for (auto _ : state) {
+    if (!pipeline.run_until(++target)) {
+      state.SkipWithError(pipeline.error().c_str());
+      break;
+    }
+  }
+  const std::chrono::duration<double> elapsed = BenchClock::now() - started;
+  const auto cycles = static_cast<double>(pipeline.completed() - first);
+  state.counters["p50_us"] = percentile(pipeline.samples(), 0.50);
+  state.counters["p99_us"] = percentile(pipeline.samples(), 0.99);
+  state.counters["acq_p50_us"] = percentile(pipeline.acquire_samples(), 0.50);
+  state.counters["rel_p50_us"] = percentile(pipeline.release_samples(), 0.50);
+  state.counters["ops_per_s"] = elapsed.count() > 0 ? cycles / elapsed.count() : 0.0;
+  if (!state.error_occurred() && !pipeline.drain()) state.SkipWithError(pipeline.error().c_str());
+}
+
 }  // namespace redlock::bench

@@ -7,6 +7,7 @@
 // pattern: start, then uv_run(UV_RUN_ONCE) until the cycle has completed.
 #pragma once
 
+#include <benchmark/benchmark.h>
 #include <uv.h>
 
 #include <chrono>
@@ -124,5 +125,11 @@ class Pipeline final : public CycleListener {
   Watchdog* watchdog_;
   std::string error_;
 };
+
+// Runs a Google Benchmark's iterations as completed cycles of `pipeline`
+// (warmed up, samples cleared), sets the counters p50_us, p99_us,
+// acq_p50_us, rel_p50_us and ops_per_s, then drains the cycles still in
+// flight; a failure skips the benchmark with the pipeline's error.
+void time_cycles(benchmark::State& state, Pipeline& pipeline);
 
 }  // namespace redlock::bench

@@ -32,7 +32,6 @@
 #include "bench_nodes.hpp"
 #include "client_driver.hpp"
 #include "cycle_harness.hpp"
-#include "redis_fixture.hpp"
 
 namespace redlock::bench {
 namespace {
@@ -42,16 +41,6 @@ constexpr std::size_t kDepthNodes = 5;
 // At least this many cycles before timing, and at least two per worker, so
 // every connection is up and every worker has run.
 constexpr std::uint64_t kWarmupCycles = 200;
-
-// Started once per process; the fixture stops the nodes at exit.
-std::vector<BenchNode> started_nodes() {
-  static test::RedisCluster cluster{kMaxNodes};
-  std::vector<BenchNode> nodes;
-  for (std::size_t i = 0; i < cluster.size(); ++i) {
-    nodes.push_back(BenchNode{"127.0.0.1", cluster.node(i).port()});
-  }
-  return nodes;
-}
 
 // One cycle on every node at once; an error text, empty on success.
 std::string mark_every_node(const std::vector<BenchNode>& nodes) {
@@ -72,22 +61,12 @@ const std::vector<BenchNode>& scaling_nodes() {
   static const std::vector<BenchNode> nodes = [] {
     const char* list = std::getenv("REDLOCK_BENCH_NODES");
     std::vector<BenchNode> found =
-        list != nullptr && *list != '\0' ? bench_nodes() : started_nodes();
+        list != nullptr && *list != '\0' ? bench_nodes() : started_nodes(kMaxNodes);
     const std::string error = mark_every_node(found);
     if (!error.empty()) throw std::runtime_error("first cycle on every node: " + error);
     return found;
   }();
   return nodes;
-}
-
-void report(benchmark::State& state, const Pipeline& pipeline, std::uint64_t cycles,
-            std::chrono::duration<double> elapsed) {
-  state.counters["p50_us"] = percentile(pipeline.samples(), 0.50);
-  state.counters["p99_us"] = percentile(pipeline.samples(), 0.99);
-  state.counters["acq_p50_us"] = percentile(pipeline.acquire_samples(), 0.50);
-  state.counters["rel_p50_us"] = percentile(pipeline.release_samples(), 0.50);
-  state.counters["ops_per_s"] =
-      elapsed.count() > 0 ? static_cast<double>(cycles) / elapsed.count() : 0.0;
 }
 
 // Runs the benchmark's iterations as lock cycles, `depth` in flight, against
@@ -116,19 +95,7 @@ void run_cycles(benchmark::State& state, std::size_t node_count, std::size_t dep
       state.SkipWithError(error.c_str());
     } else {
       pipeline.clear_samples();
-      const std::uint64_t first = pipeline.completed();
-      std::uint64_t target = first;
-      const auto started = BenchClock::now();
-      for (auto _ : state) {
-        if (!pipeline.run_until(++target)) {
-          state.SkipWithError(pipeline.error().c_str());
-          break;
-        }
-      }
-      report(state, pipeline, pipeline.completed() - first, BenchClock::now() - started);
-      if (!state.error_occurred() && !pipeline.drain()) {
-        state.SkipWithError(pipeline.error().c_str());
-      }
+      time_cycles(state, pipeline);
     }
   }
   driver.shut_down();

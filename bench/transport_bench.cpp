@@ -86,25 +86,7 @@ void run_cycles(benchmark::State& state, Design design, std::size_t width) {
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
     } else {
-      const std::uint64_t first = pipeline.completed();
-      std::uint64_t target = first;
-      const auto started = BenchClock::now();
-      for (auto _ : state) {
-        if (!pipeline.run_until(++target)) {
-          state.SkipWithError(pipeline.error().c_str());
-          break;
-        }
-      }
-      const std::chrono::duration<double> elapsed = BenchClock::now() - started;
-      const auto cycles = static_cast<double>(pipeline.completed() - first);
-      state.counters["p50_us"] = percentile(pipeline.samples(), 0.50);
-      state.counters["p99_us"] = percentile(pipeline.samples(), 0.99);
-      state.counters["ops_per_s"] = elapsed.count() > 0 ? cycles / elapsed.count() : 0.0;
-      state.counters["acq_p50_us"] = percentile(pipeline.acquire_samples(), 0.50);
-      state.counters["rel_p50_us"] = percentile(pipeline.release_samples(), 0.50);
-      if (!state.error_occurred() && !pipeline.drain()) {
-        state.SkipWithError(pipeline.error().c_str());
-      }
+      time_cycles(state, pipeline);
     }
   }
   driver->shut_down();

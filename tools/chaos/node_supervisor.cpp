@@ -90,21 +90,19 @@ void NodeSupervisor::kill9(int index) {
   const pid_t pid = node(index).pid();
   node(index).kill9();
   if (clocks_) FaketimeClocks::remove_leftovers(pid);
+  NodeState& state = state_.at(static_cast<std::size_t>(index));
+  state.killed = true;
+  state.pending_jump_ms = 0;  // a stopped clock does not run on while the node is down
 }
 
 std::string NodeSupervisor::kill(int index) {
   kill9(index);
-  NodeState& state = state_.at(static_cast<std::size_t>(index));
-  state.killed = true;
-  state.pending_jump_ms = 0;  // a stopped clock does not run on while the node is down
   return "kill -9";
 }
 
 std::string NodeSupervisor::power_loss(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
   kill9(index);
-  state.killed = true;
-  state.pending_jump_ms = 0;
   if (spec_.persistence != NodePersistence::everysec) {
     return "kill -9 (power loss: nothing unsynced to drop)";
   }

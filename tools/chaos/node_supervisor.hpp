@@ -97,7 +97,7 @@ class NodeSupervisor {
 
   test::RedisServer& node(int index) { return cluster_.node(static_cast<std::size_t>(index)); }
   void note_sync_points(int index);
-  // kill -9 of a node, and libfaketime's leftovers of it.
+  // kill -9 of a node (marked down), and libfaketime's leftovers of it.
   void kill9(int index);
   // What a jump did, for the history; nullopt when it could not be made.
   std::optional<std::string> apply_jump(int index, long long delta_ms);

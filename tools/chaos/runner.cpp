@@ -595,13 +595,13 @@ class Run {
         killed.phase = Phase::info;
         killed.fault = "harness";
         killed.target = client_name(c);
-        const bool said_done = done_[static_cast<std::size_t>(c)];
-        killed.detail = "client did not stop within the grace period (" +
-                        std::string(said_done ? "after saying done" : "never said done") + "; " +
-                        state + "); killed";
+        const std::string why =
+            std::string(done_[static_cast<std::size_t>(c)] ? "after saying done"
+                                                           : "never said done") +
+            "; " + state;
+        killed.detail = "client did not stop within the grace period (" + why + "); killed";
         history_->write(killed);
-        problems_.push_back("client " + client_name(c) + " did not stop (" +
-                            (said_done ? "after saying done; " : "never said done; ") + state +
+        problems_.push_back("client " + client_name(c) + " did not stop (" + why +
                             "); killed (see " + (dir_ / (client_name(c) + ".stderr")).string() +
                             ")");
         continue;
