@@ -1,9 +1,14 @@
 #include "bench_nodes.hpp"
 
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -46,6 +51,33 @@ std::vector<BenchNode> nodes_from_environment(std::string_view list) {
   return nodes;
 }
 
+// INFO's process_id of a node, when that process is a redis-server on this
+// machine (a node in a container reports a pid of its own namespace); 0
+// otherwise.
+int local_pid(const BenchNode& node) {
+  const timeval timeout{2, 0};
+  redisContext* context = redisConnectWithTimeout(node.host.c_str(), node.port, timeout);
+  int pid = 0;
+  if (context != nullptr && context->err == 0) {
+    auto* reply = static_cast<redisReply*>(redisCommand(context, "INFO server"));
+    if (reply != nullptr && reply->type == REDIS_REPLY_STRING) {
+      const std::string_view info(reply->str, reply->len);
+      const std::size_t at = info.find("process_id:");
+      if (at != std::string_view::npos) {
+        const char* first = info.data() + at + 11;
+        std::from_chars(first, info.data() + info.size(), pid);
+      }
+    }
+    freeReplyObject(reply);
+  }
+  redisFree(context);
+  if (pid <= 0) return 0;
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.rfind("redis-server", 0) == 0 ? pid : 0;
+}
+
 }  // namespace
 
 std::vector<BenchNode> started_nodes(std::size_t count) {
@@ -56,7 +88,7 @@ std::vector<BenchNode> started_nodes(std::size_t count) {
   if (!cluster) cluster = std::make_unique<test::RedisCluster>(count);
   std::vector<BenchNode> nodes;
   for (std::size_t i = 0; i < cluster->size(); ++i) {
-    nodes.push_back(BenchNode{"127.0.0.1", cluster->node(i).port()});
+    nodes.push_back(BenchNode{"127.0.0.1", cluster->node(i).port(), cluster->node(i).pid()});
   }
   return nodes;
 }
@@ -66,10 +98,37 @@ std::string BenchNode::address() const { return host + ":" + std::to_string(port
 const std::vector<BenchNode>& bench_nodes() {
   static const std::vector<BenchNode> nodes = [] {
     const char* list = std::getenv("REDLOCK_BENCH_NODES");
-    return list != nullptr && *list != '\0' ? nodes_from_environment(list)
-                                            : started_nodes(kStartedNodes);
+    if (list == nullptr || *list == '\0') return started_nodes(kStartedNodes);
+    std::vector<BenchNode> listed = nodes_from_environment(list);
+    for (BenchNode& node : listed) node.pid = local_pid(node);
+    return listed;
   }();
   return nodes;
+}
+
+std::optional<double> node_cpu_seconds(const std::vector<BenchNode>& nodes) {
+  static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (const BenchNode& node : nodes) {
+    if (node.pid <= 0) return std::nullopt;
+    std::ifstream file("/proc/" + std::to_string(node.pid) + "/stat");
+    std::string stat;
+    if (!std::getline(file, stat)) return std::nullopt;
+    // Fields 14 and 15 (utime, stime) count from the one after the command
+    // name, which ends at the last ')'.
+    const std::size_t name_end = stat.rfind(')');
+    if (name_end == std::string::npos) return std::nullopt;
+    std::istringstream fields(stat.substr(name_end + 2));
+    std::string field;
+    double utime = 0;
+    double stime = 0;
+    for (int index = 3; index <= 15 && fields >> field; ++index) {
+      if (index == 14) utime = std::strtod(field.c_str(), nullptr);
+      if (index == 15) stime = std::strtod(field.c_str(), nullptr);
+    }
+    total += (utime + stime) / ticks_per_second;
+  }
+  return total;
 }
 
 }  // namespace redlock::bench

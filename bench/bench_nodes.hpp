@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace redlock::bench {
 struct BenchNode {
   std::string host;
   std::uint16_t port = 0;
+  // The node's process on this machine, 0 when not known: for the node CPU
+  // counter (node_cpu_seconds). Started nodes know it; a node from
+  // REDLOCK_BENCH_NODES reports it (INFO's process_id) when it is a
+  // redis-server on this machine.
+  int pid = 0;
   // "host:port", as the quorum file and config_from_addresses take it.
   [[nodiscard]] std::string address() const;
 };
@@ -28,5 +34,9 @@ struct BenchNode {
 // `count` redis-server processes started with the fixture, once per process
 // and count; stopped at exit. Throws the fixture's RedisServerError.
 [[nodiscard]] std::vector<BenchNode> started_nodes(std::size_t count);
+
+// The CPU time (user + system) the nodes' processes have used, in seconds;
+// nullopt when a node's pid is not known or its /proc entry unreadable.
+[[nodiscard]] std::optional<double> node_cpu_seconds(const std::vector<BenchNode>& nodes);
 
 }  // namespace redlock::bench

@@ -153,9 +153,11 @@ void Pipeline::cycle_done(std::size_t worker, bool ok) {
   if (!ok && error_.empty()) error_ = "a lock cycle failed (see the driver's message on stderr)";
 }
 
-void time_cycles(benchmark::State& state, Pipeline& pipeline) {
+void time_cycles(benchmark::State& state, Pipeline& pipeline,
+                 const std::function<std::optional<double>()>& node_cpu) {
   const std::uint64_t first = pipeline.completed();
   std::uint64_t target = first;
+  const std::optional<double> cpu_before = node_cpu ? node_cpu() : std::nullopt;
   const auto started = BenchClock::now();
   for (auto _ : state) {
     if (!pipeline.run_until(++target)) {
@@ -165,6 +167,10 @@ void time_cycles(benchmark::State& state, Pipeline& pipeline) {
   }
   const std::chrono::duration<double> elapsed = BenchClock::now() - started;
   const auto cycles = static_cast<double>(pipeline.completed() - first);
+  const std::optional<double> cpu_after = cpu_before ? node_cpu() : std::nullopt;
+  if (cpu_after && cycles > 0) {
+    state.counters["node_cpu_us"] = (*cpu_after - *cpu_before) * 1e6 / cycles;
+  }
   state.counters["p50_us"] = percentile(pipeline.samples(), 0.50);
   state.counters["p99_us"] = percentile(pipeline.samples(), 0.99);
   state.counters["acq_p50_us"] = percentile(pipeline.acquire_samples(), 0.50);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,7 +130,10 @@ class Pipeline final : public CycleListener {
 // Runs a Google Benchmark's iterations as completed cycles of `pipeline`
 // (warmed up, samples cleared), sets the counters p50_us, p99_us,
 // acq_p50_us, rel_p50_us and ops_per_s, then drains the cycles still in
-// flight; a failure skips the benchmark with the pipeline's error.
-void time_cycles(benchmark::State& state, Pipeline& pipeline);
+// flight; a failure skips the benchmark with the pipeline's error. With
+// `node_cpu` (the nodes' CPU seconds so far, nullopt when not known) also
+// node_cpu_us: the nodes' CPU per timed cycle, all nodes together.
+void time_cycles(benchmark::State& state, Pipeline& pipeline,
+                 const std::function<std::optional<double>()>& node_cpu = {});
 
 }  // namespace redlock::bench

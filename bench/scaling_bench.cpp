@@ -95,7 +95,7 @@ void run_cycles(benchmark::State& state, std::size_t node_count, std::size_t dep
       state.SkipWithError(error.c_str());
     } else {
       pipeline.clear_samples();
-      time_cycles(state, pipeline);
+      time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
     }
   }
   driver.shut_down();

@@ -86,7 +86,7 @@ void run_cycles(benchmark::State& state, Design design, std::size_t width) {
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
     } else {
-      time_cycles(state, pipeline);
+      time_cycles(state, pipeline, [nodes] { return node_cpu_seconds(*nodes); });
     }
   }
   driver->shut_down();

@@ -48,7 +48,13 @@ std::string encode_tail(std::initializer_list<std::string_view> keys, const Args
   tail.reserve(size);
   append_bulk(tail, number_text(static_cast<long long>(keys.size())));
   layout.keys_offset = static_cast<std::uint32_t>(tail.size());
-  for (std::string_view key : keys) append_bulk(tail, key);
+  layout.second_key_offset = layout.keys_offset;
+  for (std::string_view key : keys) {
+    append_bulk(tail, key);
+    if (layout.second_key_offset == layout.keys_offset) {
+      layout.second_key_offset = static_cast<std::uint32_t>(tail.size());
+    }
+  }
   layout.args_offset = static_cast<std::uint32_t>(tail.size());
   for (std::string_view arg : args) append_bulk(tail, arg);
   return tail;
@@ -371,7 +377,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
     return;
   }
   const bool with_wait = require_replicas && node_.min_replicas > 0;
-  const bool batchable = !with_wait && batch_script(script) != nullptr;
+  const bool batchable = !with_wait && batch_form(script) != nullptr;
   // Encoded in queue order: what is pending goes out before this one.
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
@@ -412,9 +418,10 @@ void NodeConnection::emit_pending() {
   std::size_t i = slots_.size() - pending_count_;
   pending_count_ = 0;
   while (i < slots_.size()) {
-    const Script* script = slots_[i].script;
     std::size_t run = 1;
-    while (i + run < slots_.size() && run < kMaxBatch && slots_[i + run].script == script) ++run;
+    while (i + run < slots_.size() && run < kMaxBatch && batches_with(slots_[i], slots_[i + run])) {
+      ++run;
+    }
     if (run == 1) {
       append_request(slots_[i], false);
     } else {
@@ -425,8 +432,31 @@ void NodeConnection::emit_pending() {
   }
 }
 
+bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
+  if (next.script != first.script) return false;
+  if (batch_form(*first.script)->layout == BatchLayout::counted) return true;
+  // shared_keys: the same number of arguments, and the same keys after the
+  // first (the fence hash, the marker and the recovering key of one prefix).
+  if (next.argc != first.argc || next.key_count != first.key_count) return false;
+  const std::string_view mine(first.tail.data() + first.layout.second_key_offset,
+                              first.layout.args_offset - first.layout.second_key_offset);
+  const std::string_view theirs(next.tail.data() + next.layout.second_key_offset,
+                                next.layout.args_offset - next.layout.second_key_offset);
+  return mine == theirs;
+}
+
 void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
-  const Script& batch = *batch_script(*slots_[first].script);
+  const BatchForm& batch = *batch_form(*slots_[first].script);
+  if (batch.layout == BatchLayout::shared_keys) {
+    append_shared_keys_batch(batch.script, first, count, use_eval);
+  } else {
+    append_counted_batch(batch.script, first, count, use_eval);
+  }
+  slots_[first].batch_size = static_cast<std::uint16_t>(count);
+}
+
+void NodeConnection::append_counted_batch(const Script& batch, std::size_t first, std::size_t count,
+                                          bool use_eval) {
   std::size_t keys = 0;
   std::size_t args = 0;
   for (std::size_t i = first; i < first + count; ++i) {
@@ -452,7 +482,29 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
     const Slot& slot = slots_[i];
     outbuf_.append(slot.tail, slot.layout.args_offset);
   }
-  slots_[first].batch_size = static_cast<std::uint16_t>(count);
+}
+
+void NodeConnection::append_shared_keys_batch(const Script& batch, std::size_t first,
+                                              std::size_t count, bool use_eval) {
+  // EVALSHA sha numkeys, the shared keys once (from the first request: the
+  // run holds only requests with the same ones, batches_with), each
+  // request's first key, then every request's arguments.
+  const Slot& head = slots_[first];
+  const std::size_t shared = head.key_count - 1U;
+  const std::size_t args = head.argc - 3 - head.key_count;
+  append_script_head(outbuf_, batch, 3 + shared + count * (1 + args), use_eval);
+  append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
+  outbuf_.append(head.tail, head.layout.second_key_offset,
+                 head.layout.args_offset - head.layout.second_key_offset);
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(slot.tail, slot.layout.keys_offset,
+                   slot.layout.second_key_offset - slot.layout.keys_offset);
+  }
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(slot.tail, slot.layout.args_offset);
+  }
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {

@@ -53,9 +53,11 @@ struct NodeResponse {
 };
 
 // Where the parts of an encoded request tail ("numkeys key... arg...")
-// begin: byte offsets of the first key and of the first argument.
+// begin: byte offsets of the first key, of the second key (the first
+// argument's when there is one key) and of the first argument.
 struct TailLayout {
   std::uint32_t keys_offset = 0;
+  std::uint32_t second_key_offset = 0;
   std::uint32_t args_offset = 0;
 };
 
@@ -245,6 +247,13 @@ class NodeConnection final : public Flushable {
   // Encodes slots_[first .. first + count) as one call of their script's
   // batched form (EVALSHA, or with `use_eval` EVAL of its body).
   void append_batch(std::size_t first, std::size_t count, bool use_eval);
+  void append_counted_batch(const Script& batch, std::size_t first, std::size_t count,
+                            bool use_eval);
+  void append_shared_keys_batch(const Script& batch, std::size_t first, std::size_t count,
+                                bool use_eval);
+  // Whether `next` may join the batch that `first` begins (the same script;
+  // for a shared-keys form, the same shared keys and argument count).
+  [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
   // The front `count` requests (one, or one batch) met NOSCRIPT: queues

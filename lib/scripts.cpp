@@ -119,12 +119,97 @@ end
 return out
 )lua";
 
-struct BatchScript {
+// The batched acquire, written out (BatchLayout::shared_keys). KEYS: the
+// fence hash, the node marker and the recovering key, shared by every
+// request, then each request's lock key; ARGV: each request's value, ttl,
+// resource and amnesia flag. The amnesia check runs at most once per batch:
+// nothing in the batch can change the marker or the recovering key. Each
+// request then costs its SET (and its PTTL when busy, its HGET when
+// fenced). Answers as kAcquire, one element per request; a SET or HGET
+// error is that request's answer.
+constexpr std::string_view kAcquireBatch = R"lua(
+local n = #KEYS - 3
+if n < 1 or #ARGV ~= 4 * n then
+  return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local verdict
+local out = {}
+for i = 1, n do
+  local a = 4 * (i - 1)
+  local reply = false
+  if ARGV[a + 4] == '1' then
+    if verdict == nil then
+      verdict = false
+      if redis.call('EXISTS', KEYS[2]) == 0 then
+        verdict = {2, 0}
+      else
+        local delay = redis.call('PTTL', KEYS[3])
+        if delay ~= -2 then verdict = {3, delay} end
+      end
+    end
+    reply = verdict
+  end
+  if not reply then
+    local key = KEYS[3 + i]
+    local granted = redis.pcall('SET', key, ARGV[a + 1], 'NX', 'PX', ARGV[a + 2])
+    if granted and granted.err then
+      reply = granted
+    elseif not granted then
+      reply = {0, redis.call('PTTL', key)}
+    elseif ARGV[a + 3] == '' then
+      reply = {1, '0'}
+    else
+      local counter = redis.pcall('HGET', KEYS[1], ARGV[a + 3])
+      if counter and type(counter) == 'table' then
+        reply = counter
+      else
+        reply = {1, counter or '0'}
+      end
+    end
+  end
+  out[i] = reply
+end
+return out
+)lua";
+
+// The batched release, written out (BatchLayout::shared_keys, no shared
+// keys). KEYS: each request's lock key; ARGV: each request's value and
+// release channel. Each request's GET and PUBLISH, then one DEL of every
+// key released at the end; a key released twice in one batch is released
+// once (the second finds it gone, as it would one request later). Answers
+// as kRelease, one element per request; a GET error (WRONGTYPE) is that
+// request's answer.
+constexpr std::string_view kReleaseBatch = R"lua(
+local n = #KEYS
+if n < 1 or #ARGV ~= 2 * n then
+  return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local out, gone, doomed = {}, {}, {}
+for i = 1, n do
+  local key, value = KEYS[i], ARGV[2 * i - 1]
+  local held = redis.pcall('GET', key)
+  if held and type(held) == 'table' then
+    out[i] = held
+  elseif held == value and not gone[key] then
+    gone[key] = true
+    doomed[#doomed + 1] = key
+    local channel = ARGV[2 * i]
+    if channel ~= '' then redis.call('PUBLISH', channel, value) end
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+if #doomed > 0 then redis.call('DEL', unpack(doomed)) end
+return out
+)lua";
+
+struct WrappedBatch {
   std::string body;
-  Script script;
-  BatchScript(std::string_view name, std::string_view one)
+  BatchForm form;
+  explicit WrappedBatch(std::string_view name, std::string_view one)
       : body(std::string(kBatchHead) + std::string(one) + std::string(kBatchTail)),
-        script(make_script(name, body)) {}
+        form{make_script(name, body), BatchLayout::counted} {}
 };
 
 }  // namespace
@@ -159,15 +244,17 @@ const Script& recover_script() {
   return script;
 }
 
-const Script* batch_script(const Script& script) {
+const BatchForm* batch_form(const Script& script) {
   // Extends go out as prepared requests (extend_operation, guard_state),
   // never batched.
-  static const BatchScript acquire("acquire-batch", kAcquire);
-  static const BatchScript release("release-batch", kRelease);
-  static const BatchScript fence("fence-batch", kFence);
-  if (&script == &acquire_script()) return &acquire.script;
-  if (&script == &release_script()) return &release.script;
-  if (&script == &fence_script()) return &fence.script;
+  static const BatchForm acquire{make_script("acquire-batch", kAcquireBatch),
+                                 BatchLayout::shared_keys};
+  static const BatchForm release{make_script("release-batch", kReleaseBatch),
+                                 BatchLayout::shared_keys};
+  static const WrappedBatch fence("fence-batch", kFence);
+  if (&script == &acquire_script()) return &acquire;
+  if (&script == &release_script()) return &release;
+  if (&script == &fence_script()) return &fence.form;
   return nullptr;
 }
 
@@ -178,9 +265,9 @@ const std::vector<const Script*>& node_scripts() {
                                                   &fence_script(),
                                                   &probe_script(),
                                                   &recover_script(),
-                                                  batch_script(acquire_script()),
-                                                  batch_script(release_script()),
-                                                  batch_script(fence_script())};
+                                                  &batch_form(acquire_script())->script,
+                                                  &batch_form(release_script())->script,
+                                                  &batch_form(fence_script())->script};
   return scripts;
 }
 

@@ -262,5 +262,124 @@ TEST(Batching, RunsOfDifferentScriptsKeepTheirOrder) {
   EXPECT_GE(batched_on(run.client(), 0), 2U);
 }
 
+// Two releases of one lock in one turn: the batched release deletes the key
+// once, and the second finds it gone, as it would one request later.
+TEST(Batching, ALockReleasedTwiceInOneBatchIsReleasedOnce) {
+  RedisCluster cluster(3);
+  LoopRun run(config_for(cluster));
+  ReleaseResult first;
+  ReleaseResult second;
+  int answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    run.client().acquire(Resource("twice"), AcquireOptions{}, [&](AcquireResult held) {
+      EXPECT_TRUE(held.ok()) << held.error.message();
+      if (!held.ok()) return run.done();
+      const Lock lock = *held.lock;
+      for (ReleaseResult* slot : {&first, &second}) {
+        run.client().release(lock, [&, slot](ReleaseResult r) {
+          *slot = std::move(r);
+          if (++answered == 2) run.done();
+        });
+      }
+    });
+  }));
+  EXPECT_GE(batched_on(run.client(), 0), 2U);
+  EXPECT_FALSE(first.error) << first.error.message();
+  EXPECT_EQ(first.released, cluster.size());
+  EXPECT_EQ(second.released, 0U);
+  for (const NodeOutcome& node : second.nodes) EXPECT_EQ(node.status, NodeStatus::not_held);
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    EXPECT_FALSE(cluster.node(node).probe().exists(key_of("twice"))) << node;
+  }
+}
+
+// The batched acquire checks a node's marker and recovering key once for
+// the whole batch: a node within its post-recovery delay answers
+// "recovering" to every request of the batch, with the delay left, and
+// stores none of them; the other nodes grant.
+TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
+  RedisCluster cluster(3);
+  QuorumConfig quorum = config_for(cluster);
+  quorum.lock.amnesia_defence = true;
+  {
+    BlockingClient setup(quorum);  // initialises the nodes: every one is marked
+    AcquireResult warm = setup.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    (void)setup.release(*warm.lock);
+  }
+  EXPECT_EQ(cluster.node(1).probe().command({"SET", "redlock:recovering", "x", "PX", "60000"}).kind,
+            Reply::Kind::status);
+  LoopRun run(quorum);
+  std::vector<AcquireResult> results(kLocks);
+  int answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&, i](AcquireResult r) {
+        results[static_cast<std::size_t>(i)] = std::move(r);
+        if (++answered == kLocks) run.done();
+      });
+    }
+  }));
+  EXPECT_GE(batched_on(run.client(), 1), static_cast<std::uint64_t>(kLocks));
+  for (int i = 0; i < kLocks; ++i) {
+    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    EXPECT_TRUE(result.ok()) << i << ": " << result.error.message();
+    const NodeOutcome& recovering = result.nodes.at(1);
+    if (recovering.status == NodeStatus::pending) continue;  // decided before it answered
+    EXPECT_EQ(recovering.status, NodeStatus::recovering) << i;
+    EXPECT_GT(recovering.holder_ttl_ms, 0) << i;
+    EXPECT_LE(recovering.holder_ttl_ms, 60000) << i;
+    EXPECT_FALSE(cluster.node(1).probe().exists(key_of(resource_name(i)))) << i;
+  }
+}
+
+// Fenced acquires of one turn, batched: each gets the node's counter for its
+// own resource.
+TEST(Batching, FencedAcquiresOfABatchEachGetTheirOwnToken) {
+  RedisCluster cluster(3);
+  {
+    // Initialises the nodes first: counters on a node without its marker
+    // would make it one that lost its data.
+    BlockingClient setup(config_for(cluster));
+    AcquireResult warm = setup.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    (void)setup.release(*warm.lock);
+  }
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    for (int i = 0; i < kLocks; ++i) {
+      EXPECT_EQ(cluster.node(node)
+                    .probe()
+                    .command({"HSET", "redlock:fence", resource_name(i), std::to_string(100 * i)})
+                    .kind,
+                Reply::Kind::integer);
+    }
+  }
+  LoopRun run(config_for(cluster));
+  std::vector<AcquireResult> results(kLocks);
+  int answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      AcquireOptions fenced;
+      fenced.fenced = true;
+      run.client().acquire(Resource(resource_name(i)), fenced, [&, i](AcquireResult r) {
+        results[static_cast<std::size_t>(i)] = std::move(r);
+        if (++answered == kLocks) run.done();
+      });
+    }
+  }));
+  EXPECT_GE(batched_on(run.client(), 0), static_cast<std::uint64_t>(kLocks));
+  for (int i = 0; i < kLocks; ++i) {
+    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    for (const NodeOutcome& node : result.nodes) {
+      EXPECT_NE(node.status, NodeStatus::error) << i << ": " << node.detail;
+    }
+    ASSERT_TRUE(result.ok()) << i << ": " << result.error.message();
+    ASSERT_TRUE(result.lock->fence.has_value()) << i;
+    // The token is above every majority node's counter for this resource.
+    EXPECT_GT(*result.lock->fence, static_cast<std::uint64_t>(100 * i)) << i;
+    EXPECT_LT(*result.lock->fence, static_cast<std::uint64_t>(100 * i + 100)) << i;
+  }
+}
+
 }  // namespace
 }  // namespace redlock::test
