@@ -9,8 +9,9 @@
 //
 // Each benchmark iteration is one completed cycle. Counters, as in
 // transport_bench.cpp: p50_us and p99_us (one cycle, from its start to the
-// end of its release), acq_p50_us and rel_p50_us (the two phases) and
-// ops_per_s (completed cycles per second of wall time).
+// end of its release), acq_p50_us and rel_p50_us (the two phases),
+// ops_per_s (completed cycles per second of wall time) and node_cpu_us (the
+// nodes' CPU per cycle).
 //
 // Nodes: kMaxNodes redis-server processes started once per process by the
 // test fixture, on free loopback ports; or REDLOCK_BENCH_NODES (see

@@ -12,8 +12,9 @@
 //
 // Each benchmark iteration is one completed cycle. Counters: p50_us and
 // p99_us (latency of one cycle, from its start to the end of its release),
-// acq_p50_us and rel_p50_us (the two phases) and ops_per_s (completed cycles
-// per second of wall time). The floor's release ends at a majority of
+// acq_p50_us and rel_p50_us (the two phases), ops_per_s (completed cycles
+// per second of wall time) and node_cpu_us (the CPU all nodes used per
+// cycle, when their processes are on this machine). The floor's release ends at a majority of
 // replies; the client's when every node answered (DESIGN 2.3: it reports
 // how many nodes released), or with release_at_majority at a majority of
 // deletions.

@@ -52,8 +52,11 @@ std::optional<std::vector<BenchNode>> parse_nodes(std::string_view list) {
 // Applies one --name value pair; false when the value does not fit the name.
 bool apply(PeerSettings& settings, std::string_view name, std::string_view value) {
   if (name == "impl") {
-    if (value != "ours" && value != "floor") return false;
-    settings.impl = value == "ours" ? Impl::ours : Impl::floor;
+    static const std::map<std::string_view, Impl> impls = {
+        {"ours", Impl::ours}, {"ours-at-majority", Impl::ours_at_majority}, {"floor", Impl::floor}};
+    const auto found = impls.find(value);
+    if (found == impls.end()) return false;
+    settings.impl = found->second;
     return true;
   }
   if (name == "case") {
@@ -112,7 +115,17 @@ SettingsResult parse_settings(int argc, char** argv) {
   return {std::move(settings), {}};
 }
 
-const char* impl_name(Impl impl) noexcept { return impl == Impl::ours ? "redlock" : "floor"; }
+const char* impl_name(Impl impl) noexcept {
+  switch (impl) {
+    case Impl::ours:
+      return "redlock";
+    case Impl::ours_at_majority:
+      return "redlock-at-majority";
+    case Impl::floor:
+      return "floor";
+  }
+  return "?";
+}
 
 const char* case_name(Case run_case) noexcept {
   switch (run_case) {
@@ -133,6 +146,7 @@ ConfigResult client_config(const PeerSettings& settings) {
   if (!config.ok()) return config;
   config.config->lock.ttl = kTtl;
   config.config->lock.node_timeout = settings.node_timeout;
+  config.config->lock.release_at_majority = settings.impl == Impl::ours_at_majority;
   return config;
 }
 

@@ -25,7 +25,9 @@ inline constexpr std::chrono::milliseconds kContendedRetryDelay{10};
 // node-redlock side fails a run whose wait exceeded the same).
 inline constexpr std::chrono::milliseconds kContendedWaitBound{10000};
 
-enum class Impl { ours, floor };
+// ours_at_majority: this library with `[lock] release_at_majority` (a
+// release reports once a majority deleted the lock, as the floor's does).
+enum class Impl { ours, ours_at_majority, floor };
 enum class Case { latency, inflight, contended };
 
 struct PeerSettings {

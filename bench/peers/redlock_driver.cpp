@@ -1,12 +1,14 @@
-// The cases of bench/peers/compare, run with this library (--impl ours) or
-// with the floor of docs/transport.md (--impl floor: hiredis's stock libuv
-// adapter, SET NX PX on every node, a majority, compare-and-delete; latency
-// and inflight only). node_redlock_driver.js runs the same cases with
+// The cases of bench/peers/compare, run with this library (--impl ours, or
+// ours-at-majority: with `[lock] release_at_majority`) or with the floor of
+// docs/transport.md (--impl floor: hiredis's stock libuv adapter, SET NX PX
+// on every node, a majority, compare-and-delete; latency and inflight
+// only). node_redlock_driver.js runs the same cases with
 // node-redlock; both print one JSON line per run with the same fields.
 //
 //   redlock_peer_driver --case latency|inflight|contended --nodes host:port,...
-//       [--impl ours|floor] [--cycles N] [--warmup N] [--seconds S]
-//       [--width W] [--workers W] [--prefix TEXT] [--node-timeout-ms MS]
+//       [--impl ours|ours-at-majority|floor] [--cycles N] [--warmup N]
+//       [--seconds S] [--width W] [--workers W] [--prefix TEXT]
+//       [--node-timeout-ms MS]
 //
 // Cases (TTL 10 s everywhere; see node_redlock_driver.js for the same text
 // from the other side):

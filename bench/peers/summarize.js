@@ -12,7 +12,7 @@
 
 const fs = require('fs');
 
-const IMPLS = ['redlock', 'node-redlock', 'floor'];
+const IMPLS = ['redlock', 'node-redlock', 'floor', 'redlock-at-majority'];
 const ROWS = [
   ['latency', 'p50_us', 'µs', 'lower'],
   ['latency', 'p99_us', 'µs', 'lower'],
@@ -84,24 +84,26 @@ function main() {
   const rounds = Math.min(...Object.values(runs).map((list) => list.length));
 
   const lines = [];
-  lines.push(`Medians over ${rounds} rounds (each round: redlock, node-redlock, floor).`);
-  lines.push('Ratios are redlock / other; "better" says which way is better.');
+  lines.push(`Medians over ${rounds} rounds (each round: redlock, node-redlock, then for ` +
+             'latency and inflight the floor and redlock with release_at_majority).');
+  lines.push('Ratios are redlock / other; "better" says which way is better. "at majority": ' +
+             'redlock with [lock] release_at_majority = true.');
   lines.push('');
   lines.push('| case | metric | better | redlock | node-redlock | redlock / node-redlock | floor ' +
-             '| redlock / floor |');
-  lines.push('|---|---|---|--:|--:|--:|--:|--:|');
+             '| redlock / floor | at majority | at majority / floor |');
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|');
+  const row = (runCase, label, better, [ours, theirs, floor, majority]) =>
+    `| ${runCase} | ${label} | ${better || '–'} | ${format(ours)} | ${format(theirs)} ` +
+    `| ${formatRatio(ratio(ours, theirs))} | ${format(floor)} ` +
+    `| ${formatRatio(ratio(ours, floor))} | ${format(majority)} ` +
+    `| ${formatRatio(ratio(majority, floor))} |`;
   for (const [runCase, name, unit, better] of ROWS) {
-    const [ours, theirs, floor] = IMPLS.map((impl) => metric(impl, runCase, name));
     const label = unit === '' ? name : `${name} (${unit})`;
-    lines.push(`| ${runCase} | ${label} | ${better || '–'} | ${format(ours)} | ${format(theirs)} ` +
-               `| ${formatRatio(ratio(ours, theirs))} | ${format(floor)} ` +
-               `| ${formatRatio(ratio(ours, floor))} |`);
+    lines.push(row(runCase, label, better, IMPLS.map((impl) => metric(impl, runCase, name))));
   }
   for (const runCase of CASES) {
-    const [ours, theirs, floor] = IMPLS.map((impl) => peakRss(impl, runCase));
-    lines.push(`| ${runCase} | peak RSS (KiB, max of rounds) | lower | ${format(ours)} ` +
-               `| ${format(theirs)} | ${formatRatio(ratio(ours, theirs))} | ${format(floor)} ` +
-               `| ${formatRatio(ratio(ours, floor))} |`);
+    lines.push(row(runCase, 'peak RSS (KiB, max of rounds)', 'lower',
+                   IMPLS.map((impl) => peakRss(impl, runCase))));
   }
 
   const check = (met) => (met ? 'met' : 'NOT met');
@@ -117,15 +119,25 @@ function main() {
     run.min_per_worker < STARVED_SHARE * (run.acquisitions / run.workers));
   const worstRss = Math.max(...CASES.map((runCase) => peakRss('redlock', runCase)));
   const fmt = (value) => (value === undefined ? '–' : value.toFixed(2));
+  const atMajority = (name, runCase, bound, within) => {
+    const value = ratio(metric('redlock-at-majority', runCase, name), metric('floor', runCase, name));
+    return value === undefined ? '' :
+      `; with release_at_majority ${fmt(value)}x, ${check(within(value, bound))}`;
+  };
+  const atMost = (value, bound) => value <= bound;
+  const atLeast = (value, bound) => value >= bound;
 
   lines.push('');
   lines.push('Targets:');
   lines.push(`- uncontended p50 <= 1.05x floor: ${fmt(latP50)}x, ` +
-             `${check(latP50 !== undefined && latP50 <= 1.05)}`);
+             `${check(latP50 !== undefined && latP50 <= 1.05)}` +
+             atMajority('p50_us', 'latency', 1.05, atMost));
   lines.push(`- uncontended p99 <= 1.2x floor: ${fmt(latP99)}x, ` +
-             `${check(latP99 !== undefined && latP99 <= 1.2)}`);
+             `${check(latP99 !== undefined && latP99 <= 1.2)}` +
+             atMajority('p99_us', 'latency', 1.2, atMost));
   lines.push(`- 64 in flight >= 1.5x floor: ${fmt(flyFloor)}x, ` +
-             `${check(flyFloor !== undefined && flyFloor >= 1.5)}`);
+             `${check(flyFloor !== undefined && flyFloor >= 1.5)}` +
+             atMajority('ops_per_s', 'inflight', 1.5, atLeast));
   lines.push(`- 64 in flight >= 10x node-redlock: ${fmt(flyPeer)}x, ` +
              `${check(flyPeer !== undefined && flyPeer >= 10)}`);
   lines.push(`- contended wait p99 <= 1/5 of node-redlock's: ${fmt(waitP99)}x, ` +
