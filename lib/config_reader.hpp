@@ -1,6 +1,7 @@
 // Typed reads of parsed TOML values, each failure pinned on the offending
 // key or value as file:line:col. Knows nothing of the quorum file's keys:
-// config.cpp states the schema, this says what was wrong and where.
+// config.cpp, config_nodes.cpp and config_lock.cpp state the schema; this
+// says what was wrong and where.
 #pragma once
 
 #include <toml++/toml.h>

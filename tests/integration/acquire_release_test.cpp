@@ -1,6 +1,9 @@
 // Acquire and release against N real redis-server processes.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "harness.hpp"
 
 namespace redlock::test {
@@ -61,10 +64,17 @@ TEST_P(AcquireRelease, SecondAcquirerIsRefusedWhileHeld) {
       EXPECT_GT(node.holder_ttl_ms, 0) << "busy answers carry the holder's PTTL";
     }
   }
-  // The refused attempt left nothing of its own behind.
+  // The refused attempt left nothing of its own behind: every node holds the
+  // first holder's value, or nothing where the second's request came first
+  // and its clean-up deleted its own value (the first's reply from that
+  // node was not needed: the first held a majority without it).
+  std::size_t holding = 0;
   for (std::size_t i = 0; i < cluster.size(); ++i) {
-    EXPECT_EQ(cluster.node(i).probe().get(key_of("contended")), held.lock->value.str());
+    const std::optional<std::string> value = cluster.node(i).probe().get(key_of("contended"));
+    if (value) EXPECT_EQ(*value, held.lock->value.str()) << "node " << i;
+    if (value == held.lock->value.str()) ++holding;
   }
+  EXPECT_GE(holding, cluster.size() / 2 + 1);
 
   (void)first.release(*held.lock);
   AcquireResult after_release = second.acquire(Resource("contended"));

@@ -1,0 +1,110 @@
+// The lock nodes as the run's clients reach them: the warm-up that has
+// every node grant and release one lock, the fault proxy's link per client
+// and node (and to the resource), the quorum file each client reads, and
+// the direct configuration of the harness's own clients (warm-up, probe).
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "runner_internal.hpp"
+
+namespace redlock::chaos::runner_internal {
+
+// A quorum in service has been used before: one lock taken and released
+// on every node marks them all (DESIGN 2.5), so a partition set up at the
+// barrier does not leave nodes that one side can never recover.
+void Run::warm_up() {
+  phase("warming up the quorum");
+  BlockingClient client(direct_config());
+  const auto deadline = Clock::now() + milliseconds(10000);
+  std::string last;
+  while (Clock::now() < deadline) {
+    AcquireOptions acquire;
+    acquire.wait = milliseconds(2000);
+    const AcquireResult result = client.acquire(redlock::Resource("chaos-warm-up"), acquire);
+    if (result.ok()) {
+      // The acquire decides at a majority; the release, which waits for
+      // every node, proves that each one had granted it.
+      const ReleaseResult released = client.release(*result.lock);
+      if (released.released == static_cast<std::size_t>(node_count())) return;
+      last = std::to_string(released.released) + " of " + std::to_string(node_count()) +
+             " nodes held the warm-up lock";
+    } else {
+      last = result.error.message();
+    }
+  }
+  throw std::runtime_error("warm-up: not every node granted and released a lock (" + last + ")");
+}
+
+void Run::start_proxy() {
+  proxy_ = std::make_unique<FaultProxy>();
+  links_.assign(static_cast<std::size_t>(client_count()), {});
+  link_ports_.assign(static_cast<std::size_t>(client_count()), {});
+  for (int c = 0; c < client_count(); ++c) {
+    for (int n = 0; n < node_count(); ++n) {
+      FaultProxy::LinkId id = 0;
+      std::uint16_t port = 0;
+      const std::error_code error = proxy_->add_link(client_name(c) + "->" + node_name(n),
+                                                     "127.0.0.1", nodes_->port(n), id, port);
+      if (error) throw std::runtime_error("proxy link: " + error.message());
+      links_[static_cast<std::size_t>(c)].push_back(id);
+      link_ports_[static_cast<std::size_t>(c)].push_back(port);
+    }
+    // The last link of each client goes to the protected resource.
+    FaultProxy::LinkId id = 0;
+    std::uint16_t port = 0;
+    const std::error_code error =
+        proxy_->add_link(client_name(c) + "->r", "127.0.0.1", nodes_->resource_port(), id, port);
+    if (error) throw std::runtime_error("proxy link: " + error.message());
+    resource_links_.push_back(id);
+    resource_ports_.push_back(port);
+  }
+}
+
+std::string Run::quorum_file(const std::vector<std::uint16_t>& ports) const {
+  const LockSpec& lock = scenario_.lock;
+  std::ostringstream out;
+  for (std::size_t n = 0; n < ports.size(); ++n) {
+    out << "[[node]]\nname = \"" << node_name(static_cast<int>(n))
+        << "\"\naddress = \"127.0.0.1:" << ports[n] << "\"\n";
+  }
+  out << "[lock]\nttl_ms = " << lock.ttl.count()
+      << "\nretry_delay_ms = " << lock.retry_delay.count()
+      << "\ndrift_factor = " << lock.drift_factor
+      << "\namnesia_defence = " << (lock.amnesia_defence ? "true" : "false")
+      << "\nrelease_at_majority = " << (lock.release_at_majority ? "true" : "false")
+      << "\nreconnect_min_ms = 10\nreconnect_max_ms = 200\nconnect_timeout_ms = 500\n";
+  if (lock.node_timeout.count() > 0)
+    out << "node_timeout_ms = " << lock.node_timeout.count() << "\n";
+  if (lock.max_ttl.count() > 0) out << "max_ttl_ms = " << lock.max_ttl.count() << "\n";
+  return out.str();
+}
+
+void Run::write_file(const std::filesystem::path& file, const std::string& text) const {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+QuorumConfig Run::direct_config() const {
+  QuorumConfig config;
+  for (int n = 0; n < node_count(); ++n) {
+    NodeConfig node;
+    node.name = node_name(n);
+    node.host = "127.0.0.1";
+    node.port = nodes_->port(n);
+    config.nodes.push_back(node);
+  }
+  config.lock.ttl = scenario_.lock.ttl;
+  config.lock.drift_factor = scenario_.lock.drift_factor;
+  config.lock.retry_delay = milliseconds(20);
+  config.lock.amnesia_defence = scenario_.lock.amnesia_defence;
+  config.lock.max_ttl = scenario_.lock.max_ttl;
+  config.lock.node_timeout = scenario_.lock.node_timeout;
+  config.source = "chaos probe";
+  return config;
+}
+
+}  // namespace redlock::chaos::runner_internal
