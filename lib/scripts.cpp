@@ -125,12 +125,17 @@ return out
 // resource and amnesia flag. The amnesia check runs at most once per batch:
 // nothing in the batch can change the marker or the recovering key. Each
 // request then costs its SET (and its PTTL when busy, its HGET when
-// fenced). Answers as kAcquire, one element per request; a SET or HGET
-// error is that request's answer.
+// fenced). Answers as kAcquire, one element per request. Every command
+// runs under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence
+// hash) is the answer of the requests it concerns, never the whole call's,
+// so a request granted earlier in the batch keeps its grant.
 constexpr std::string_view kAcquireBatch = R"lua(
 local n = #KEYS - 3
 if n < 1 or #ARGV ~= 4 * n then
   return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
 end
 local verdict
 local out = {}
@@ -140,11 +145,18 @@ for i = 1, n do
   if ARGV[a + 4] == '1' then
     if verdict == nil then
       verdict = false
-      if redis.call('EXISTS', KEYS[2]) == 0 then
+      local marked = redis.pcall('EXISTS', KEYS[2])
+      if failed(marked) then
+        verdict = marked
+      elseif marked == 0 then
         verdict = {2, 0}
       else
-        local delay = redis.call('PTTL', KEYS[3])
-        if delay ~= -2 then verdict = {3, delay} end
+        local delay = redis.pcall('PTTL', KEYS[3])
+        if failed(delay) then
+          verdict = delay
+        elseif delay ~= -2 then
+          verdict = {3, delay}
+        end
       end
     end
     reply = verdict
@@ -155,12 +167,13 @@ for i = 1, n do
     if granted and granted.err then
       reply = granted
     elseif not granted then
-      reply = {0, redis.call('PTTL', key)}
+      local left = redis.pcall('PTTL', key)
+      if failed(left) then reply = left else reply = {0, left} end
     elseif ARGV[a + 3] == '' then
       reply = {1, '0'}
     else
       local counter = redis.pcall('HGET', KEYS[1], ARGV[a + 3])
-      if counter and type(counter) == 'table' then
+      if failed(counter) then
         reply = counter
       else
         reply = {1, counter or '0'}
@@ -177,8 +190,11 @@ return out
 // release channel. Each request's GET and PUBLISH, then one DEL of every
 // key released at the end; a key released twice in one batch is released
 // once (the second finds it gone, as it would one request later). Answers
-// as kRelease, one element per request; a GET error (WRONGTYPE) is that
-// request's answer.
+// as kRelease, one element per request. Every command runs under
+// redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that
+// request's answer (its lock is still deleted, as the single script deletes
+// before it publishes); a failed DEL is the answer of every request it was
+// to release.
 constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -193,14 +209,24 @@ for i = 1, n do
   elseif held == value and not gone[key] then
     gone[key] = true
     doomed[#doomed + 1] = key
-    local channel = ARGV[2 * i]
-    if channel ~= '' then redis.call('PUBLISH', channel, value) end
     out[i] = 1
+    local channel = ARGV[2 * i]
+    if channel ~= '' then
+      local published = redis.pcall('PUBLISH', channel, value)
+      if type(published) == 'table' and published.err then out[i] = published end
+    end
   else
     out[i] = 0
   end
 end
-if #doomed > 0 then redis.call('DEL', unpack(doomed)) end
+if #doomed > 0 then
+  local deleted = redis.pcall('DEL', unpack(doomed))
+  if type(deleted) == 'table' and deleted.err then
+    for i = 1, n do
+      if out[i] == 1 then out[i] = deleted end
+    end
+  end
+end
 return out
 )lua";
 

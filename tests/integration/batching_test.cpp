@@ -306,7 +306,8 @@ TEST(Batching, ALockReleasedTwiceInOneBatchIsReleasedOnce) {
 // The batched acquire checks a node's marker and recovering key once for
 // the whole batch: a node within its post-recovery delay answers
 // "recovering" to every request of the batch, with the delay left, and
-// stores none of them; the other nodes grant.
+// stores none of them. Node 2 already holds every key for someone else, so
+// no acquire is decided before node 1 has answered.
 TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
   RedisCluster cluster(3);
   QuorumConfig quorum = batching_config(cluster);
@@ -319,6 +320,13 @@ TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
   }
   EXPECT_EQ(cluster.node(1).probe().command({"SET", "redlock:recovering", "x", "PX", "60000"}).kind,
             Reply::Kind::status);
+  for (int i = 0; i < kLocks; ++i) {
+    EXPECT_EQ(cluster.node(2)
+                  .probe()
+                  .command({"SET", key_of(resource_name(i)), "someone-else", "PX", "60000"})
+                  .kind,
+              Reply::Kind::status);
+  }
   LoopRun run(quorum);
   std::vector<AcquireResult> results(kLocks);
   int answered = 0;
@@ -333,13 +341,14 @@ TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
   EXPECT_GE(batched_on(run.client(), 1), static_cast<std::uint64_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
     const AcquireResult& result = results[static_cast<std::size_t>(i)];
-    EXPECT_TRUE(result.ok()) << i << ": " << result.error.message();
-    const NodeOutcome& recovering = result.nodes.at(1);
-    if (recovering.status == NodeStatus::pending) continue;  // decided before it answered
-    EXPECT_EQ(recovering.status, NodeStatus::recovering) << i;
+    EXPECT_FALSE(result.ok()) << i;
+    EXPECT_FALSE(cluster.node(1).probe().exists(key_of(resource_name(i)))) << i;
+    ASSERT_EQ(result.nodes.size(), cluster.size()) << i;
+    const NodeOutcome& recovering = result.nodes[1];
+    EXPECT_EQ(recovering.status, NodeStatus::recovering) << i << ": " << recovering.detail;
     EXPECT_GT(recovering.holder_ttl_ms, 0) << i;
     EXPECT_LE(recovering.holder_ttl_ms, 60000) << i;
-    EXPECT_FALSE(cluster.node(1).probe().exists(key_of(resource_name(i)))) << i;
+    EXPECT_EQ(result.nodes[2].status, NodeStatus::busy) << i;
   }
 }
 
@@ -385,9 +394,120 @@ TEST(Batching, FencedAcquiresOfABatchEachGetTheirOwnToken) {
     }
     ASSERT_TRUE(result.ok()) << i << ": " << result.error.message();
     ASSERT_TRUE(result.lock->fence.has_value()) << i;
-    // The token is above every majority node's counter for this resource.
-    EXPECT_GT(*result.lock->fence, static_cast<std::uint64_t>(100 * i)) << i;
-    EXPECT_LT(*result.lock->fence, static_cast<std::uint64_t>(100 * i + 100)) << i;
+    // Every granting node read its counter for this very resource, and the
+    // token is the next one after it.
+    for (const NodeOutcome& node : result.nodes) {
+      if (node.status != NodeStatus::granted) continue;
+      EXPECT_EQ(node.fence_counter, 100 * i) << i << " on node " << node.node;
+    }
+    EXPECT_EQ(*result.lock->fence, static_cast<std::uint64_t>(100 * i + 1)) << i;
+  }
+}
+
+// A node that refuses the wake-up PUBLISH (an ACL user without channel
+// rights) fails only the releases of the batch that published, each with the
+// node's error, and the locks are deleted all the same — as the single
+// script, which deletes before it publishes.
+TEST(Batching, ARefusedPublishIsThatReleasesErrorAndTheLockIsStillDeleted) {
+  RedisCluster cluster(3);
+  QuorumConfig quorum = batching_config(cluster);
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    EXPECT_EQ(cluster.node(node)
+                  .probe()
+                  .command({"ACL", "SETUSER", "nopub", "on", ">pw", "~*", "resetchannels", "+@all"})
+                  .kind,
+              Reply::Kind::status);
+    quorum.nodes[node].username = "nopub";
+    quorum.nodes[node].password = "pw";
+  }
+  Cycle cycle;
+  {
+    LoopRun run(quorum);
+    int acquired = 0;
+    int released = 0;
+    ASSERT_TRUE(run.run([&] {
+      for (int i = 0; i < kLocks; ++i) {
+        run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+          EXPECT_TRUE(r.ok()) << r.error.message();
+          if (r.lock) cycle.locks.push_back(*r.lock);
+          if (++acquired < kLocks) return;
+          if (cycle.locks.empty()) return run.done();
+          cycle.releases.resize(cycle.locks.size());
+          for (std::size_t k = 0; k < cycle.locks.size(); ++k) {
+            run.client().release(cycle.locks[k], [&, k](ReleaseResult result) {
+              cycle.releases[k] = std::move(result);
+              if (++released == static_cast<int>(cycle.locks.size())) run.done();
+            });
+          }
+        });
+      }
+    }));
+    EXPECT_GE(batched_on(run.client(), 0), static_cast<std::uint64_t>(2 * kLocks));
+  }
+  ASSERT_EQ(cycle.locks.size(), static_cast<std::size_t>(kLocks));
+  for (std::size_t k = 0; k < cycle.releases.size(); ++k) {
+    const ReleaseResult& result = cycle.releases[k];
+    EXPECT_EQ(result.error, make_error_code(errc::node_error)) << k;
+    for (const NodeOutcome& node : result.nodes) {
+      EXPECT_EQ(node.status, NodeStatus::error) << k;
+      EXPECT_NE(node.detail.find("publish"), std::string::npos) << k << ": " << node.detail;
+    }
+    for (std::size_t node = 0; node < cluster.size(); ++node) {
+      EXPECT_FALSE(cluster.node(node).probe().exists(key_of(cycle.locks[k].resource.str())))
+          << k << " on node " << node;
+    }
+  }
+}
+
+// A fence hash of the wrong type fails each fenced acquire of the batch on
+// that node with the node's error, and only those: the unfenced acquires of
+// the same batch, which do not read the counter, are granted there. Node 1
+// already holds every key for someone else, so node 2's answer decides
+// every acquire and is always heard.
+TEST(Batching, AWrongTypeFenceHashFailsOnlyTheFencedAcquires) {
+  RedisCluster cluster(3);
+  {
+    BlockingClient setup(batching_config(cluster));
+    AcquireResult warm = setup.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    (void)setup.release(*warm.lock);
+  }
+  RedisProbe broken = cluster.node(2).probe();
+  EXPECT_EQ(broken.command({"DEL", "redlock:fence"}).kind, Reply::Kind::integer);
+  EXPECT_EQ(broken.command({"SET", "redlock:fence", "not-a-hash"}).kind, Reply::Kind::status);
+  for (int i = 0; i < kLocks; ++i) {
+    EXPECT_EQ(cluster.node(1)
+                  .probe()
+                  .command({"SET", key_of(resource_name(i)), "someone-else", "PX", "60000"})
+                  .kind,
+              Reply::Kind::status);
+  }
+  LoopRun run(batching_config(cluster));
+  std::vector<AcquireResult> results(kLocks);
+  int answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      AcquireOptions options;
+      options.fenced = i % 2 == 0;
+      run.client().acquire(Resource(resource_name(i)), options, [&, i](AcquireResult r) {
+        results[static_cast<std::size_t>(i)] = std::move(r);
+        if (++answered == kLocks) run.done();
+      });
+    }
+  }));
+  EXPECT_GE(batched_on(run.client(), 2), static_cast<std::uint64_t>(kLocks));
+  for (int i = 0; i < kLocks; ++i) {
+    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    ASSERT_EQ(result.nodes.size(), cluster.size()) << i;
+    const NodeOutcome& node = result.nodes[2];
+    if (i % 2 == 0) {
+      EXPECT_FALSE(result.ok()) << i;
+      EXPECT_EQ(node.status, NodeStatus::error) << i;
+      EXPECT_NE(node.detail.find("WRONGTYPE"), std::string::npos) << i << ": " << node.detail;
+    } else {
+      EXPECT_TRUE(result.ok()) << i << ": " << result.error.message();
+      EXPECT_EQ(node.status, NodeStatus::granted) << i << ": " << node.detail;
+    }
   }
 }
 
