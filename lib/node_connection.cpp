@@ -109,6 +109,10 @@ struct NodeConnection::Slot {
   bool before_ready = false;  // queued while the session was being set up
 };
 
+std::string_view NodeConnection::tail_of(const Slot& slot) noexcept {
+  return slot.prepared != nullptr ? slot.prepared->tail() : std::string_view(slot.tail);
+}
+
 struct NodeConnection::TcpHolder {
   uv_tcp_t tcp{};
   NodeConnection* owner = nullptr;  // null once the connection let go of it
@@ -323,9 +327,8 @@ void append_script_head(std::string& out, const Script& script, std::size_t argc
 
 PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
                                  std::initializer_list<std::string_view> args)
-    : script_(&script), argc_(3 + keys.size() + args.size()) {
-  TailLayout layout;
-  const std::string tail = encode_tail(keys, args, layout);
+    : script_(&script), argc_(3 + keys.size() + args.size()), key_count_(keys.size()) {
+  const std::string tail = encode_tail(keys, args, layout_);
   append_script_head(command_, script, argc_, false);
   tail_offset_ = command_.size();
   command_ += tail;
@@ -357,15 +360,20 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
     return;
   }
   // Built in its place in the queue: a slot is large, and moving it per
-  // request was a measurable part of a renewal.
-  emit_pending();
+  // request was a measurable part of a renewal. An extend waits for the
+  // turn's flush like the other batchable requests: the renewals of many
+  // guards due in one turn then leave as one batched call per node.
+  const bool batchable = batch_form(request.script()) != nullptr;
+  if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
   slot.tag = tag;
   slot.script = &request.script();
   slot.argc = request.argc();
   slot.prepared = &request;
-  queue_script(slot, sent_at);
+  slot.layout = request.layout();
+  slot.key_count = static_cast<std::uint16_t>(request.key_count());
+  queue_script(slot, sent_at, batchable);
 }
 
 void NodeConnection::send_encoded(const Script& script, std::string tail, TailLayout layout,
@@ -438,10 +446,10 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   // shared_keys: the same number of arguments, and the same keys after the
   // first (the fence hash, the marker and the recovering key of one prefix).
   if (next.argc != first.argc || next.key_count != first.key_count) return false;
-  const std::string_view mine(first.tail.data() + first.layout.second_key_offset,
-                              first.layout.args_offset - first.layout.second_key_offset);
-  const std::string_view theirs(next.tail.data() + next.layout.second_key_offset,
-                                next.layout.args_offset - next.layout.second_key_offset);
+  const std::string_view mine = tail_of(first).substr(
+      first.layout.second_key_offset, first.layout.args_offset - first.layout.second_key_offset);
+  const std::string_view theirs = tail_of(next).substr(
+      next.layout.second_key_offset, next.layout.args_offset - next.layout.second_key_offset);
   return mine == theirs;
 }
 
@@ -469,8 +477,8 @@ void NodeConnection::append_counted_batch(const Script& batch, std::size_t first
   append_bulk(outbuf_, number_text(static_cast<long long>(keys)));
   for (std::size_t i = first; i < first + count; ++i) {
     const Slot& slot = slots_[i];
-    outbuf_.append(slot.tail, slot.layout.keys_offset,
-                   slot.layout.args_offset - slot.layout.keys_offset);
+    outbuf_.append(tail_of(slot).substr(slot.layout.keys_offset,
+                                        slot.layout.args_offset - slot.layout.keys_offset));
   }
   append_bulk(outbuf_, number_text(static_cast<long long>(count)));
   for (std::size_t i = first; i < first + count; ++i) {
@@ -480,7 +488,7 @@ void NodeConnection::append_counted_batch(const Script& batch, std::size_t first
   }
   for (std::size_t i = first; i < first + count; ++i) {
     const Slot& slot = slots_[i];
-    outbuf_.append(slot.tail, slot.layout.args_offset);
+    outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
   }
 }
 
@@ -494,16 +502,16 @@ void NodeConnection::append_shared_keys_batch(const Script& batch, std::size_t f
   const std::size_t args = head.argc - 3 - head.key_count;
   append_script_head(outbuf_, batch, 3 + shared + count * (1 + args), use_eval);
   append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
-  outbuf_.append(head.tail, head.layout.second_key_offset,
-                 head.layout.args_offset - head.layout.second_key_offset);
+  outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
+                                      head.layout.args_offset - head.layout.second_key_offset));
   for (std::size_t i = first; i < first + count; ++i) {
     const Slot& slot = slots_[i];
-    outbuf_.append(slot.tail, slot.layout.keys_offset,
-                   slot.layout.second_key_offset - slot.layout.keys_offset);
+    outbuf_.append(tail_of(slot).substr(slot.layout.keys_offset,
+                                        slot.layout.second_key_offset - slot.layout.keys_offset));
   }
   for (std::size_t i = first; i < first + count; ++i) {
     const Slot& slot = slots_[i];
-    outbuf_.append(slot.tail, slot.layout.args_offset);
+    outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
   }
 }
 
@@ -525,7 +533,7 @@ void NodeConnection::append_request(const Slot& slot, bool use_eval) {
     outbuf_ += slot.prepared->evalsha();
   } else {
     append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
-    outbuf_ += slot.prepared != nullptr ? slot.prepared->tail() : std::string_view(slot.tail);
+    outbuf_ += tail_of(slot);
   }
   if (slot.with_wait) {
     append_command(outbuf_,

@@ -78,12 +78,17 @@ class PreparedRequest {
     return std::string_view(command_).substr(tail_offset_);
   }
   [[nodiscard]] std::size_t argc() const noexcept { return argc_; }
+  // Where the keys and arguments begin in tail(), for a batched call.
+  [[nodiscard]] const TailLayout& layout() const noexcept { return layout_; }
+  [[nodiscard]] std::size_t key_count() const noexcept { return key_count_; }
 
  private:
   const Script* script_;
   std::string command_;
   std::size_t tail_offset_ = 0;
   std::size_t argc_ = 0;
+  TailLayout layout_;
+  std::size_t key_count_ = 0;
 };
 
 // Receives the responses of requests. Each request gets exactly one
@@ -251,6 +256,9 @@ class NodeConnection final : public Flushable {
                             bool use_eval);
   void append_shared_keys_batch(const Script& batch, std::size_t first, std::size_t count,
                                 bool use_eval);
+  // The request's "numkeys key... arg..." part, its own or its prepared
+  // request's.
+  [[nodiscard]] static std::string_view tail_of(const Slot& slot) noexcept;
   // Whether `next` may join the batch that `first` begins (the same script;
   // for a shared-keys form, the same shared keys and argument count).
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);

@@ -230,6 +230,32 @@ end
 return out
 )lua";
 
+// The batched extend, written out (BatchLayout::shared_keys, no shared
+// keys): the renewals of many guards due in one loop turn. KEYS: each
+// request's lock key; ARGV: each request's value and ttl. Each request's
+// GET, and its PEXPIRE when the value is its own. Answers as kExtend, one
+// element per request; a command's error (WRONGTYPE) is that request's
+// answer.
+constexpr std::string_view kExtendBatch = R"lua(
+local n = #KEYS
+if n < 1 or #ARGV ~= 2 * n then
+  return redis.error_reply('ERR extend batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local out = {}
+for i = 1, n do
+  local key = KEYS[i]
+  local held = redis.pcall('GET', key)
+  if held and type(held) == 'table' then
+    out[i] = held
+  elseif held == ARGV[2 * i - 1] then
+    out[i] = redis.pcall('PEXPIRE', key, ARGV[2 * i])
+  else
+    out[i] = 0
+  end
+end
+return out
+)lua";
+
 struct WrappedBatch {
   std::string body;
   BatchForm form;
@@ -271,8 +297,8 @@ const Script& recover_script() {
 }
 
 const BatchForm* batch_form(const Script& script) {
-  // Extends go out as prepared requests (extend_operation, guard_state),
-  // never batched.
+  static const BatchForm extend{make_script("extend-batch", kExtendBatch),
+                                BatchLayout::shared_keys};
   static const BatchForm acquire{make_script("acquire-batch", kAcquireBatch),
                                  BatchLayout::shared_keys};
   static const BatchForm release{make_script("release-batch", kReleaseBatch),
@@ -280,6 +306,7 @@ const BatchForm* batch_form(const Script& script) {
   static const WrappedBatch fence("fence-batch", kFence);
   if (&script == &acquire_script()) return &acquire;
   if (&script == &release_script()) return &release;
+  if (&script == &extend_script()) return &extend;
   if (&script == &fence_script()) return &fence.form;
   return nullptr;
 }
@@ -293,6 +320,7 @@ const std::vector<const Script*>& node_scripts() {
                                                   &recover_script(),
                                                   &batch_form(acquire_script())->script,
                                                   &batch_form(release_script())->script,
+                                                  &batch_form(extend_script())->script,
                                                   &batch_form(fence_script())->script};
   return scripts;
 }

@@ -71,7 +71,7 @@ struct BatchForm {
 // The batched form of `script`, or nullptr when it has none: one call
 // that runs the script for several requests, each on its own keys and
 // arguments, and answers an array with one reply per request (an error
-// reply for a request whose run failed). For acquire, release and fence. See
+// reply for a request whose run failed). For acquire, extend, release and fence. See
 // NodeConnection for when requests are batched.
 [[nodiscard]] const BatchForm* batch_form(const Script& script);
 // Every script a node is given at connect (SCRIPT LOAD), batched forms

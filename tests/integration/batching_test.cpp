@@ -511,5 +511,71 @@ TEST(Batching, AWrongTypeFenceHashFailsOnlyTheFencedAcquires) {
   }
 }
 
+// Extends of one turn (a guard's renewals due together, here plain extends)
+// go out batched, and each gets its own answer: a lock whose key is gone on
+// a node is not held there, one whose key holds a hash gets the node's
+// WRONGTYPE, the others are extended. Node 1 lost locks 5 and 9 too, so
+// node 2's answer decides them and is always heard.
+TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
+  RedisCluster cluster(3);
+  const std::string gone = resource_name(5);
+  const std::string wrong = resource_name(9);
+  std::vector<ExtendResult> extended;
+  std::vector<Lock> locks;
+  std::uint64_t batched_before = 0;
+  LoopRun run(batching_config(cluster));
+  int acquired = 0;
+  int answered = 0;
+  ASSERT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+        EXPECT_TRUE(r.ok()) << r.error.message();
+        if (r.lock) locks.push_back(*r.lock);
+        if (++acquired < kLocks) return;
+        if (locks.size() != static_cast<std::size_t>(kLocks)) return run.done();
+        for (const std::string& resource : {gone, wrong}) {
+          EXPECT_EQ(cluster.node(1).probe().command({"DEL", key_of(resource)}).kind,
+                    Reply::Kind::integer);
+        }
+        RedisProbe node2 = cluster.node(2).probe();
+        EXPECT_EQ(node2.command({"DEL", key_of(gone)}).kind, Reply::Kind::integer);
+        EXPECT_EQ(node2.command({"DEL", key_of(wrong)}).kind, Reply::Kind::integer);
+        EXPECT_EQ(node2.command({"HSET", key_of(wrong), "field", "value"}).kind,
+                  Reply::Kind::integer);
+        batched_before = batched_on(run.client(), 0);
+        extended.resize(locks.size());
+        for (std::size_t k = 0; k < locks.size(); ++k) {
+          run.client().extend(locks[k], ExtendOptions{}, [&, k](ExtendResult answer) {
+            extended[k] = std::move(answer);
+            if (++answered == kLocks) run.done();
+          });
+        }
+      });
+    }
+  }));
+  ASSERT_EQ(extended.size(), static_cast<std::size_t>(kLocks));
+  EXPECT_GE(batched_on(run.client(), 0) - batched_before, static_cast<std::uint64_t>(kLocks));
+  for (std::size_t k = 0; k < locks.size(); ++k) {
+    const ExtendResult& result = extended[k];
+    const std::string& resource = locks[k].resource.str();
+    ASSERT_EQ(result.nodes.size(), cluster.size()) << resource;
+    if (resource == gone) {
+      EXPECT_FALSE(result.ok()) << resource;
+      EXPECT_EQ(result.nodes[2].status, NodeStatus::not_held) << resource;
+    } else if (resource == wrong) {
+      EXPECT_FALSE(result.ok()) << resource;
+      EXPECT_EQ(result.nodes[2].status, NodeStatus::error) << resource;
+      EXPECT_NE(result.nodes[2].detail.find("WRONGTYPE"), std::string::npos)
+          << result.nodes[2].detail;
+    } else {
+      EXPECT_TRUE(result.ok()) << resource << ": " << result.error.message();
+      for (const NodeOutcome& node : result.nodes) {
+        if (node.status == NodeStatus::pending) continue;  // decided before it answered
+        EXPECT_EQ(node.status, NodeStatus::extended) << resource << " on node " << node.node;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace redlock::test
