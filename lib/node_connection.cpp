@@ -92,8 +92,8 @@ struct NodeConnection::Slot {
   TimePoint deadline{};
   std::array<ReplyPtr, 2> replies{};
   std::uint32_t tag = 0;
-  // For a request that may go out batched (send_encoded): the tail's
-  // layout and key count.
+  // For a request that may go out batched (send_encoded, send_prepared):
+  // the tail's layout and key count.
   TailLayout layout;
   std::uint16_t key_count = 0;
   // Set on the first request of a batch: how many requests its one reply

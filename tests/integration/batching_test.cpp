@@ -512,10 +512,11 @@ TEST(Batching, AWrongTypeFenceHashFailsOnlyTheFencedAcquires) {
 }
 
 // Extends of one turn (a guard's renewals due together, here plain extends)
-// go out batched, and each gets its own answer: a lock whose key is gone on
-// a node is not held there, one whose key holds a hash gets the node's
-// WRONGTYPE, the others are extended. Node 1 lost locks 5 and 9 too, so
-// node 2's answer decides them and is always heard.
+// go out batched, and each gets its own answer and its own TTL: a lock whose
+// key is gone on a node is not held there, one whose key holds a hash gets
+// the node's WRONGTYPE, the others are extended. Node 1 lost every lock, so
+// each extend needs nodes 0 and 2, whose answers are always heard; node 0
+// lost its scripts first, so its batch goes again as one EVAL.
 TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
   RedisCluster cluster(3);
   const std::string gone = resource_name(5);
@@ -533,8 +534,8 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
         if (r.lock) locks.push_back(*r.lock);
         if (++acquired < kLocks) return;
         if (locks.size() != static_cast<std::size_t>(kLocks)) return run.done();
-        for (const std::string& resource : {gone, wrong}) {
-          EXPECT_EQ(cluster.node(1).probe().command({"DEL", key_of(resource)}).kind,
+        for (const Lock& lock : locks) {
+          EXPECT_EQ(cluster.node(1).probe().command({"DEL", key_of(lock.resource.str())}).kind,
                     Reply::Kind::integer);
         }
         RedisProbe node2 = cluster.node(2).probe();
@@ -542,10 +543,17 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
         EXPECT_EQ(node2.command({"DEL", key_of(wrong)}).kind, Reply::Kind::integer);
         EXPECT_EQ(node2.command({"HSET", key_of(wrong), "field", "value"}).kind,
                   Reply::Kind::integer);
+        // Node 0 lost its scripts: the batch goes again as one EVAL.
+        EXPECT_EQ(cluster.node(0).probe().command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
+        EXPECT_EQ(cluster.node(0).probe().command({"CONFIG", "RESETSTAT"}).kind,
+                  Reply::Kind::status);
         batched_before = batched_on(run.client(), 0);
         extended.resize(locks.size());
         for (std::size_t k = 0; k < locks.size(); ++k) {
-          run.client().extend(locks[k], ExtendOptions{}, [&, k](ExtendResult answer) {
+          // A TTL of its own for each: every request must set its own.
+          ExtendOptions options;
+          options.ttl = std::chrono::milliseconds(3000 + 300 * static_cast<int>(k));
+          run.client().extend(locks[k], options, [&, k](ExtendResult answer) {
             extended[k] = std::move(answer);
             if (++answered == kLocks) run.done();
           });
@@ -555,6 +563,7 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
   }));
   ASSERT_EQ(extended.size(), static_cast<std::size_t>(kLocks));
   EXPECT_GE(batched_on(run.client(), 0) - batched_before, static_cast<std::uint64_t>(kLocks));
+  EXPECT_EQ(calls_of(cluster.node(0), "eval"), 1);
   for (std::size_t k = 0; k < locks.size(); ++k) {
     const ExtendResult& result = extended[k];
     const std::string& resource = locks[k].resource.str();
@@ -569,10 +578,16 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
           << result.nodes[2].detail;
     } else {
       EXPECT_TRUE(result.ok()) << resource << ": " << result.error.message();
-      for (const NodeOutcome& node : result.nodes) {
-        if (node.status == NodeStatus::pending) continue;  // decided before it answered
-        EXPECT_EQ(node.status, NodeStatus::extended) << resource << " on node " << node.node;
-      }
+      EXPECT_EQ(result.nodes[0].status, NodeStatus::extended) << resource;
+      EXPECT_EQ(result.nodes[1].status, NodeStatus::not_held) << resource;
+      EXPECT_EQ(result.nodes[2].status, NodeStatus::extended) << resource;
+      // Node 0 extended it (in the one EVAL after NOSCRIPT): the key's TTL
+      // is this request's own.
+      const Reply left = cluster.node(0).probe().command({"PTTL", key_of(resource)});
+      ASSERT_EQ(left.kind, Reply::Kind::integer) << resource;
+      const long long asked = 3000 + 300 * static_cast<long long>(k);
+      EXPECT_LE(left.integer, asked) << resource;
+      EXPECT_GT(left.integer, asked - 300) << resource;
     }
   }
 }
