@@ -363,7 +363,7 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
   // request was a measurable part of a renewal. An extend waits for the
   // turn's flush like the other batchable requests: the renewals of many
   // guards due in one turn then leave as one batched call per node.
-  const bool batchable = batch_form(request.script()) != nullptr;
+  const bool batchable = batch_script(request.script()) != nullptr;
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
@@ -385,7 +385,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
     return;
   }
   const bool with_wait = require_replicas && node_.min_replicas > 0;
-  const bool batchable = !with_wait && batch_form(script) != nullptr;
+  const bool batchable = !with_wait && batch_script(script) != nullptr;
   // Encoded in queue order: what is pending goes out before this one.
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
@@ -441,11 +441,11 @@ void NodeConnection::emit_pending() {
 }
 
 bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
-  if (next.script != first.script) return false;
-  if (batch_form(*first.script)->layout == BatchLayout::counted) return true;
-  // shared_keys: the same number of arguments, and the same keys after the
-  // first (the fence hash, the marker and the recovering key of one prefix).
-  if (next.argc != first.argc || next.key_count != first.key_count) return false;
+  // The same script and number of arguments, and the same keys after the
+  // first (batch_script: they are sent once for the whole batch).
+  if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
+    return false;
+  }
   const std::string_view mine = tail_of(first).substr(
       first.layout.second_key_offset, first.layout.args_offset - first.layout.second_key_offset);
   const std::string_view theirs = tail_of(next).substr(
@@ -454,53 +454,14 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
 }
 
 void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
-  const BatchForm& batch = *batch_form(*slots_[first].script);
-  if (batch.layout == BatchLayout::shared_keys) {
-    append_shared_keys_batch(batch.script, first, count, use_eval);
-  } else {
-    append_counted_batch(batch.script, first, count, use_eval);
-  }
-  slots_[first].batch_size = static_cast<std::uint16_t>(count);
-}
-
-void NodeConnection::append_counted_batch(const Script& batch, std::size_t first, std::size_t count,
-                                          bool use_eval) {
-  std::size_t keys = 0;
-  std::size_t args = 0;
-  for (std::size_t i = first; i < first + count; ++i) {
-    keys += slots_[i].key_count;
-    args += slots_[i].argc - 3 - slots_[i].key_count;
-  }
-  // EVALSHA sha numkeys, the keys, then n, a key and an argument count per
-  // request, then the arguments (scripts.cpp, the batch wrapper).
-  append_script_head(outbuf_, batch, 3 + keys + 1 + 2 * count + args, use_eval);
-  append_bulk(outbuf_, number_text(static_cast<long long>(keys)));
-  for (std::size_t i = first; i < first + count; ++i) {
-    const Slot& slot = slots_[i];
-    outbuf_.append(tail_of(slot).substr(slot.layout.keys_offset,
-                                        slot.layout.args_offset - slot.layout.keys_offset));
-  }
-  append_bulk(outbuf_, number_text(static_cast<long long>(count)));
-  for (std::size_t i = first; i < first + count; ++i) {
-    const Slot& slot = slots_[i];
-    append_bulk(outbuf_, number_text(slot.key_count));
-    append_bulk(outbuf_, number_text(static_cast<long long>(slot.argc - 3 - slot.key_count)));
-  }
-  for (std::size_t i = first; i < first + count; ++i) {
-    const Slot& slot = slots_[i];
-    outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
-  }
-}
-
-void NodeConnection::append_shared_keys_batch(const Script& batch, std::size_t first,
-                                              std::size_t count, bool use_eval) {
   // EVALSHA sha numkeys, the shared keys once (from the first request: the
   // run holds only requests with the same ones, batches_with), each
   // request's first key, then every request's arguments.
   const Slot& head = slots_[first];
   const std::size_t shared = head.key_count - 1U;
   const std::size_t args = head.argc - 3 - head.key_count;
-  append_script_head(outbuf_, batch, 3 + shared + count * (1 + args), use_eval);
+  append_script_head(outbuf_, *batch_script(*head.script), 3 + shared + count * (1 + args),
+                     use_eval);
   append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
   outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
                                       head.layout.args_offset - head.layout.second_key_offset));
@@ -513,6 +474,7 @@ void NodeConnection::append_shared_keys_batch(const Script& batch, std::size_t f
     const Slot& slot = slots_[i];
     outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
   }
+  slots_[first].batch_size = static_cast<std::uint16_t>(count);
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {

@@ -252,15 +252,11 @@ class NodeConnection final : public Flushable {
   // Encodes slots_[first .. first + count) as one call of their script's
   // batched form (EVALSHA, or with `use_eval` EVAL of its body).
   void append_batch(std::size_t first, std::size_t count, bool use_eval);
-  void append_counted_batch(const Script& batch, std::size_t first, std::size_t count,
-                            bool use_eval);
-  void append_shared_keys_batch(const Script& batch, std::size_t first, std::size_t count,
-                                bool use_eval);
   // The request's "numkeys key... arg..." part, its own or its prepared
   // request's.
   [[nodiscard]] static std::string_view tail_of(const Slot& slot) noexcept;
-  // Whether `next` may join the batch that `first` begins (the same script;
-  // for a shared-keys form, the same shared keys and argument count).
+  // Whether `next` may join the batch that `first` begins (the same script,
+  // argument count and shared keys).
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);

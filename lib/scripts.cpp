@@ -91,35 +91,7 @@ Script make_script(std::string_view name, std::string_view body) {
   return Script{name, body, sha1_hex(body)};
 }
 
-// Runs `body` once per request of a batch, each on its own KEYS and ARGV,
-// under pcall: one request's error (a WRONGTYPE key, say) is that
-// request's answer and does not stop the others. ARGV[1] is the number of
-// requests n, ARGV[2i] and ARGV[2i+1] the key and argument counts of
-// request i; then come every request's arguments in order, as KEYS holds
-// every request's keys. Returns one element per request: the body's reply,
-// or the error. A body returning nothing answers false (a nil reply), so
-// the array has no hole.
-constexpr std::string_view kBatchHead = "local function one(KEYS, ARGV)\n";
-constexpr std::string_view kBatchTail = R"lua(
-end
-local n = tonumber(ARGV[1])
-local out = {}
-local k, a = 0, 1 + 2 * n
-for i = 1, n do
-  local nk, na = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
-  local keys, args = {}, {}
-  for j = 1, nk do keys[j] = KEYS[k + j] end
-  for j = 1, na do args[j] = ARGV[a + j] end
-  local ok, reply = pcall(one, keys, args)
-  if not ok and type(reply) ~= 'table' then reply = {err = tostring(reply)} end
-  if reply == nil then reply = false end
-  out[i] = reply
-  k, a = k + nk, a + na
-end
-return out
-)lua";
-
-// The batched acquire, written out (BatchLayout::shared_keys). KEYS: the
+// The batched acquire, written out. KEYS: the
 // fence hash, the node marker and the recovering key, shared by every
 // request, then each request's lock key; ARGV: each request's value, ttl,
 // resource and amnesia flag. The amnesia check runs at most once per batch:
@@ -185,16 +157,13 @@ end
 return out
 )lua";
 
-// The batched release, written out (BatchLayout::shared_keys, no shared
-// keys). KEYS: each request's lock key; ARGV: each request's value and
-// release channel. Each request's GET and PUBLISH, then one DEL of every
-// key released at the end; a key released twice in one batch is released
-// once (the second finds it gone, as it would one request later). Answers
-// as kRelease, one element per request. Every command runs under
-// redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that
-// request's answer (its lock is still deleted, as the single script deletes
-// before it publishes); a failed DEL is the answer of every request it was
-// to release.
+// The batched release, written out (no shared keys). KEYS: each request's lock key; ARGV: each
+// request's value and release channel. Each request's GET and PUBLISH, then one DEL of every key
+// released at the end; a key released twice in one batch is released once (the second finds it
+// gone, as it would one request later). Answers as kRelease, one element per request. Every command
+// runs under redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that request's answer
+// (its lock is still deleted, as the single script deletes before it publishes); a failed DEL is
+// the answer of every request it was to release.
 constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -230,12 +199,10 @@ end
 return out
 )lua";
 
-// The batched extend, written out (BatchLayout::shared_keys, no shared
-// keys): the renewals of many guards due in one loop turn. KEYS: each
-// request's lock key; ARGV: each request's value and ttl. Each request's
-// GET, and its PEXPIRE when the value is its own. Answers as kExtend, one
-// element per request; a command's error (WRONGTYPE) is that request's
-// answer.
+// The batched extend, written out (no shared keys): the renewals of many guards due in one loop
+// turn. KEYS: each request's lock key; ARGV: each request's value and ttl. Each request's GET, and
+// its PEXPIRE when the value is its own. Answers as kExtend, one element per request; a command's
+// error (WRONGTYPE) is that request's answer.
 constexpr std::string_view kExtendBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -256,13 +223,55 @@ end
 return out
 )lua";
 
-struct WrappedBatch {
-  std::string body;
-  BatchForm form;
-  explicit WrappedBatch(std::string_view name, std::string_view one)
-      : body(std::string(kBatchHead) + std::string(one) + std::string(kBatchTail)),
-        form{make_script(name, body), BatchLayout::counted} {}
-};
+// The batched fence, written out. KEYS: the node marker, shared, then each
+// request's fence hash; ARGV: each request's resource, proposed token and
+// amnesia flag. The marker is read at most once per batch. Answers as
+// kFence, one element per request, each request seeing the counters the
+// ones before it stored; an error (WRONGTYPE, a counter that is not a
+// number) is that request's answer.
+constexpr std::string_view kFenceBatch = R"lua(
+local n = #KEYS - 1
+if n < 1 or #ARGV ~= 3 * n then
+  return redis.error_reply('ERR fence batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+local marked
+local out = {}
+for i = 1, n do
+  local a = 3 * (i - 1)
+  local reply = false
+  if ARGV[a + 3] == '1' then
+    if marked == nil then marked = redis.pcall('EXISTS', KEYS[1]) end
+    if failed(marked) then
+      reply = marked
+    elseif marked == 0 then
+      reply = {2, 0}
+    end
+  end
+  if not reply then
+    local hash, resource, proposed = KEYS[1 + i], ARGV[a + 1], ARGV[a + 2]
+    local raw = redis.pcall('HGET', hash, resource)
+    if failed(raw) then
+      reply = raw
+    else
+      raw = raw or '0'
+      local current, wanted = tonumber(raw), tonumber(proposed)
+      if current == nil or wanted == nil then
+        reply = {err = 'ERR fence batch: a counter or token that is not a number'}
+      elseif current < wanted then
+        local stored = redis.pcall('HSET', hash, resource, proposed)
+        if failed(stored) then reply = stored else reply = {1, proposed} end
+      else
+        reply = {0, raw}
+      end
+    end
+  end
+  out[i] = reply
+end
+return out
+)lua";
 
 }  // namespace
 
@@ -296,18 +305,15 @@ const Script& recover_script() {
   return script;
 }
 
-const BatchForm* batch_form(const Script& script) {
-  static const BatchForm extend{make_script("extend-batch", kExtendBatch),
-                                BatchLayout::shared_keys};
-  static const BatchForm acquire{make_script("acquire-batch", kAcquireBatch),
-                                 BatchLayout::shared_keys};
-  static const BatchForm release{make_script("release-batch", kReleaseBatch),
-                                 BatchLayout::shared_keys};
-  static const WrappedBatch fence("fence-batch", kFence);
+const Script* batch_script(const Script& script) {
+  static const Script acquire = make_script("acquire-batch", kAcquireBatch);
+  static const Script extend = make_script("extend-batch", kExtendBatch);
+  static const Script release = make_script("release-batch", kReleaseBatch);
+  static const Script fence = make_script("fence-batch", kFenceBatch);
   if (&script == &acquire_script()) return &acquire;
-  if (&script == &release_script()) return &release;
   if (&script == &extend_script()) return &extend;
-  if (&script == &fence_script()) return &fence.form;
+  if (&script == &release_script()) return &release;
+  if (&script == &fence_script()) return &fence;
   return nullptr;
 }
 
@@ -318,10 +324,10 @@ const std::vector<const Script*>& node_scripts() {
                                                   &fence_script(),
                                                   &probe_script(),
                                                   &recover_script(),
-                                                  &batch_form(acquire_script())->script,
-                                                  &batch_form(release_script())->script,
-                                                  &batch_form(extend_script())->script,
-                                                  &batch_form(fence_script())->script};
+                                                  batch_script(acquire_script()),
+                                                  batch_script(extend_script()),
+                                                  batch_script(release_script()),
+                                                  batch_script(fence_script())};
   return scripts;
 }
 

@@ -2,7 +2,6 @@
 // their SHA-1 names for EVALSHA. Each runs atomically on its node.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,30 +49,16 @@ struct Script {
 // key for the delay (none when 0), writes the marker, returns 1.
 [[nodiscard]] const Script& recover_script();
 
-// How a batched form takes its requests' keys and arguments.
-enum class BatchLayout : std::uint8_t {
-  // KEYS: every request's keys in order. ARGV: the number of requests n,
-  // each request's key and argument counts, then every request's arguments
-  // in order. Fits any script (the generic wrapper).
-  counted,
-  // KEYS: the first request's keys after its first one, which every request
-  // of the batch must have the same, then each request's first key. ARGV:
-  // every request's arguments in order, the same number for each. Half the
-  // arguments of `counted` for an acquire: the node parses fewer.
-  shared_keys,
-};
-
-struct BatchForm {
-  Script script;
-  BatchLayout layout;
-};
-
 // The batched form of `script`, or nullptr when it has none: one call
-// that runs the script for several requests, each on its own keys and
-// arguments, and answers an array with one reply per request (an error
-// reply for a request whose run failed). For acquire, extend, release and fence. See
-// NodeConnection for when requests are batched.
-[[nodiscard]] const BatchForm* batch_form(const Script& script);
+// that runs the script for several requests and answers an array with one
+// reply per request (an error reply for a request whose command failed),
+// as if the requests had run one after another. For acquire, extend,
+// release and fence. Its KEYS are the keys after the first of the first
+// request, which every request of the batch must have the same (the
+// marker, the fence hash, the recovering key of one prefix), then each
+// request's first key; its ARGV every request's arguments in order, the
+// same number for each. See NodeConnection for when requests are batched.
+[[nodiscard]] const Script* batch_script(const Script& script);
 // Every script a node is given at connect (SCRIPT LOAD), batched forms
 // included.
 [[nodiscard]] const std::vector<const Script*>& node_scripts();
