@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <utility>
 
 #include "client_core.hpp"
+#include "node_slot.hpp"
 #include "redlock/clock.hpp"
 #include "reply_pool.hpp"
 #include "resp_writer.hpp"
@@ -20,45 +20,7 @@ namespace redlock::detail {
 
 namespace {
 
-struct ReplyDeleter {
-  void operator()(redisReply* reply) const noexcept { free_reply(reply); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
-
 constexpr std::size_t kReadBufferSize = 16 * 1024;
-
-std::string number_text(long long value) {
-  std::array<char, 24> digits{};
-  auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
-  (void)ec;
-  return std::string(digits.data(), end);
-}
-
-// "numkeys key... arg..." as RESP bulk strings: what follows the script's
-// name in EVALSHA and EVAL alike.
-template <typename Args>
-std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args,
-                        TailLayout& layout) {
-  // Sized once: growing it argument by argument was most of a request's
-  // allocations.
-  std::size_t size = 16;
-  for (std::string_view key : keys) size += key.size() + 16;
-  for (std::string_view arg : args) size += arg.size() + 16;
-  std::string tail;
-  tail.reserve(size);
-  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
-  layout.keys_offset = static_cast<std::uint32_t>(tail.size());
-  layout.second_key_offset = layout.keys_offset;
-  for (std::string_view key : keys) {
-    append_bulk(tail, key);
-    if (layout.second_key_offset == layout.keys_offset) {
-      layout.second_key_offset = static_cast<std::uint32_t>(tail.size());
-    }
-  }
-  layout.args_offset = static_cast<std::uint32_t>(tail.size());
-  for (std::string_view arg : args) append_bulk(tail, arg);
-  return tail;
-}
 
 std::string uv_error_text(std::string_view what, int status) {
   std::string text(what);
@@ -76,42 +38,6 @@ struct NodeConnection::HandshakeStep {
   // CONFIG GET appendonly / appendfsync: which persistence field it reads.
   int persistence_field = 0;
 };
-
-// One request in flight. Kept small (every request of every renewal passes
-// through the queue): what only the handshake needs is in HandshakeStep.
-struct NodeConnection::Slot {
-  std::shared_ptr<ResponseSink> sink;
-  const Script* script = nullptr;
-  // RESP of "numkeys key... arg..." — identical after EVALSHA sha and after
-  // EVAL body, so a NOSCRIPT fallback re-encodes only the head. Either owned
-  // here or, for a prepared request, owned by the sink.
-  const PreparedRequest* prepared = nullptr;
-  std::string tail;
-  std::size_t argc = 0;
-  TimePoint sent_at{};
-  TimePoint deadline{};
-  std::array<ReplyPtr, 2> replies{};
-  std::uint32_t tag = 0;
-  // For a request that may go out batched (send_encoded, send_prepared):
-  // the tail's layout and key count.
-  TailLayout layout;
-  std::uint16_t key_count = 0;
-  // Set on the first request of a batch: how many requests its one reply
-  // answers (this and the batch_size - 1 after it).
-  std::uint16_t batch_size = 0;
-  std::uint8_t expected = 1;
-  std::uint8_t received = 0;
-  std::uint8_t step = 0;  // handshake: index into handshake_steps_
-  bool handshake = false;
-  bool with_wait = false;
-  bool evaled = false;
-  bool answered = false;      // the sink has been told `timeout`
-  bool before_ready = false;  // queued while the session was being set up
-};
-
-std::string_view NodeConnection::tail_of(const Slot& slot) noexcept {
-  return slot.prepared != nullptr ? slot.prepared->tail() : std::string_view(slot.tail);
-}
 
 struct NodeConnection::TcpHolder {
   uv_tcp_t tcp{};
@@ -311,172 +237,6 @@ void NodeConnection::queue_handshake() {
   }
 }
 
-namespace {
-// "*argc EVALSHA sha" or "*argc EVAL body": the head of a script request.
-void append_script_head(std::string& out, const Script& script, std::size_t argc, bool use_eval) {
-  append_array_header(out, argc);
-  if (use_eval) {
-    append_bulk(out, "EVAL");
-    append_bulk(out, script.body);
-  } else {
-    append_bulk(out, "EVALSHA");
-    append_bulk(out, script.sha1);
-  }
-}
-}  // namespace
-
-PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
-                                 std::initializer_list<std::string_view> args)
-    : script_(&script), argc_(3 + keys.size() + args.size()), key_count_(keys.size()) {
-  const std::string tail = encode_tail(keys, args, layout_);
-  append_script_head(command_, script, argc_, false);
-  tail_offset_ = command_.size();
-  command_ += tail;
-}
-
-void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
-                          std::initializer_list<std::string_view> args, bool require_replicas,
-                          std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  TailLayout layout;
-  std::string tail = encode_tail(keys, args, layout);
-  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(),
-               require_replicas, std::move(sink), tag);
-}
-
-void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                               const std::vector<std::string>& args,
-                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  TailLayout layout;
-  std::string tail = encode_tail(keys, args, layout);
-  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(), false,
-               std::move(sink), tag);
-}
-
-void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sent_at,
-                                   std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
-    fail_later(std::move(sink), tag,
-               last_error_.empty() ? std::string("not connected") : last_error_);
-    return;
-  }
-  // Built in its place in the queue: a slot is large, and moving it per
-  // request was a measurable part of a renewal. An extend waits for the
-  // turn's flush like the other batchable requests: the renewals of many
-  // guards due in one turn then leave as one batched call per node.
-  const bool batchable = batch_script(request.script()) != nullptr;
-  if (!batchable) emit_pending();
-  Slot& slot = slots_.emplace_back();
-  slot.sink = std::move(sink);
-  slot.tag = tag;
-  slot.script = &request.script();
-  slot.argc = request.argc();
-  slot.prepared = &request;
-  slot.layout = request.layout();
-  slot.key_count = static_cast<std::uint16_t>(request.key_count());
-  queue_script(slot, sent_at, batchable);
-}
-
-void NodeConnection::send_encoded(const Script& script, std::string tail, TailLayout layout,
-                                  std::size_t key_count, std::size_t argc, bool require_replicas,
-                                  std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
-    fail_later(std::move(sink), tag,
-               last_error_.empty() ? std::string("not connected") : last_error_);
-    return;
-  }
-  const bool with_wait = require_replicas && node_.min_replicas > 0;
-  const bool batchable = !with_wait && batch_script(script) != nullptr;
-  // Encoded in queue order: what is pending goes out before this one.
-  if (!batchable) emit_pending();
-  Slot& slot = slots_.emplace_back();
-  slot.sink = std::move(sink);
-  slot.tag = tag;
-  slot.script = &script;
-  slot.argc = argc;
-  slot.tail = std::move(tail);
-  slot.layout = layout;
-  slot.key_count = static_cast<std::uint16_t>(key_count);
-  slot.with_wait = with_wait;
-  slot.expected = slot.with_wait ? 2 : 1;
-  queue_script(slot, core_.clock().now(), batchable);
-}
-
-void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
-  slot.sent_at = sent_at;
-  // A request queued before the session is ready also waits for the connect
-  // and handshake, which the connect timeout bounds; counting that against
-  // the request timeout would fail every first request of a short-lived
-  // process on a slower network. Validity still counts from t0.
-  slot.before_ready = state_ != State::ready;
-  const Microseconds setup = slot.before_ready ? Microseconds(connect_timeout_) : Microseconds(0);
-  const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
-  slot.deadline = now + setup + request_timeout_ +
-                  (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
-  if (defer) {
-    ++pending_count_;
-  } else {
-    append_request(slot, false);
-  }
-  want_flush();
-  if (slot.deadline < deadline_armed_for_) arm_deadline();
-}
-
-void NodeConnection::emit_pending() {
-  if (pending_count_ == 0) return;
-  std::size_t i = slots_.size() - pending_count_;
-  pending_count_ = 0;
-  while (i < slots_.size()) {
-    std::size_t run = 1;
-    while (i + run < slots_.size() && run < kMaxBatch && batches_with(slots_[i], slots_[i + run])) {
-      ++run;
-    }
-    if (run == 1) {
-      append_request(slots_[i], false);
-    } else {
-      append_batch(i, run, false);
-      stats_.batched.fetch_add(run, std::memory_order_relaxed);
-    }
-    i += run;
-  }
-}
-
-bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
-  // The same script and number of arguments, and the same keys after the
-  // first (batch_script: they are sent once for the whole batch).
-  if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
-    return false;
-  }
-  const std::string_view mine = tail_of(first).substr(
-      first.layout.second_key_offset, first.layout.args_offset - first.layout.second_key_offset);
-  const std::string_view theirs = tail_of(next).substr(
-      next.layout.second_key_offset, next.layout.args_offset - next.layout.second_key_offset);
-  return mine == theirs;
-}
-
-void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
-  // EVALSHA sha numkeys, the shared keys once (from the first request: the
-  // run holds only requests with the same ones, batches_with), each
-  // request's first key, then every request's arguments.
-  const Slot& head = slots_[first];
-  const std::size_t shared = head.key_count - 1U;
-  const std::size_t args = head.argc - 3 - head.key_count;
-  append_script_head(outbuf_, *batch_script(*head.script), 3 + shared + count * (1 + args),
-                     use_eval);
-  append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
-  outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
-                                      head.layout.args_offset - head.layout.second_key_offset));
-  for (std::size_t i = first; i < first + count; ++i) {
-    const Slot& slot = slots_[i];
-    outbuf_.append(tail_of(slot).substr(slot.layout.keys_offset,
-                                        slot.layout.second_key_offset - slot.layout.keys_offset));
-  }
-  for (std::size_t i = first; i < first + count; ++i) {
-    const Slot& slot = slots_[i];
-    outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
-  }
-  slots_[first].batch_size = static_cast<std::uint16_t>(count);
-}
-
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
   if (state_ != State::handshaking && state_ != State::ready && state_ != State::connecting &&
       state_ != State::resolving) {
@@ -488,19 +248,6 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
   slot.deadline = TimePoint::max();
   slots_.push_back(std::move(slot));
   want_flush();
-}
-
-void NodeConnection::append_request(const Slot& slot, bool use_eval) {
-  if (slot.prepared != nullptr && !use_eval) {
-    outbuf_ += slot.prepared->evalsha();
-  } else {
-    append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
-    outbuf_ += tail_of(slot);
-  }
-  if (slot.with_wait) {
-    append_command(outbuf_,
-                   {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
-  }
 }
 
 void NodeConnection::want_flush() {
@@ -623,47 +370,6 @@ void NodeConnection::complete_front(TimePoint received_at) {
   const std::array<ReplyPtr, 2> replies = std::move(front.replies);
   std::array<const redisReply*, 2> views{replies[0].get(), replies[1].get()};
   deliver_front(views.data(), front.expected, received_at);
-}
-
-void NodeConnection::resend_with_eval(std::size_t count) {
-  // The node lost its script cache (restart, SCRIPT FLUSH): the request, or
-  // the batch, goes again with its script's body; EVAL also caches the
-  // script again for the next EVALSHA.
-  std::vector<Slot> again;
-  again.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
-  emit_pending();
-  const std::size_t first = slots_.size();
-  for (Slot& slot : again) {
-    slot.evaled = true;
-    slot.received = 0;
-    slot.replies = {};
-    slots_.push_back(std::move(slot));
-  }
-  if (count == 1) {
-    append_request(slots_[first], true);
-  } else {
-    append_batch(first, count, true);
-  }
-  want_flush();
-}
-
-void NodeConnection::complete_batch(TimePoint received_at) {
-  Slot& front = slots_.front();
-  const std::size_t count = front.batch_size;
-  const ReplyPtr reply = std::move(front.replies[0]);
-  const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;
-  if (!per_request && reply->type != REDIS_REPLY_ERROR) {
-    reset("batched reply out of step: " + number_text(static_cast<long long>(count)) + " requests");
-    return;
-  }
-  // An error for the whole call (BUSY, OOM, a denied command) is every
-  // request's answer.
-  const std::uint64_t generation = generation_;
-  for (std::size_t i = 0; i < count && generation == generation_; ++i) {
-    const redisReply* mine = per_request ? reply->element[i] : reply.get();
-    deliver_front(&mine, 1, received_at);
-  }
 }
 
 void NodeConnection::deliver_front(const redisReply* const* views, std::size_t reply_count,

@@ -27,6 +27,13 @@ void append_bulk(std::string& out, std::string_view bytes) {
   out.append("\r\n", 2);
 }
 
+std::string number_text(long long value) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  (void)ec;  // 20 digits and a sign always fit
+  return std::string(digits, end);
+}
+
 void append_command(std::string& out, std::initializer_list<std::string_view> args) {
   append_array_header(out, args.size());
   for (std::string_view arg : args) append_bulk(out, arg);

@@ -15,6 +15,8 @@ namespace redlock::detail {
 void append_array_header(std::string& out, std::size_t count);
 // Appends "$<len>\r\n<bytes>\r\n".
 void append_bulk(std::string& out, std::string_view bytes);
+// A number as decimal text, for a command's argument.
+[[nodiscard]] std::string number_text(long long value);
 // Appends a whole command.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
 
