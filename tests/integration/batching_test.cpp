@@ -33,6 +33,57 @@ QuorumConfig batching_config(const RedisCluster& cluster) {
   return quorum;
 }
 
+// Initialises the nodes of `quorum` (each gets its identity marker) with
+// one acquire and release: counters or a recovering key on a node without
+// its marker would make it one that lost its data.
+void initialise_nodes(const QuorumConfig& quorum) {
+  BlockingClient setup(quorum);
+  AcquireResult warm = setup.acquire(Resource("warm-up"));
+  ASSERT_TRUE(warm.ok()) << warm.error.message();
+  (void)setup.release(*warm.lock);
+}
+
+// Node `node` holds every resource of these tests for someone else for a
+// minute: it answers busy, and the other nodes' answers decide.
+void hold_elsewhere(RedisCluster& cluster, std::size_t node) {
+  for (int i = 0; i < kLocks; ++i) {
+    EXPECT_EQ(cluster.node(node)
+                  .probe()
+                  .command({"SET", key_of(resource_name(i)), "someone-else", "PX", "60000"})
+                  .kind,
+              Reply::Kind::status);
+  }
+}
+
+// Acquires the kLocks resources in one turn on a new client (resource i
+// with options_for(i)); each result, and the batched-request count on every
+// node afterwards.
+struct OneTurn {
+  std::vector<AcquireResult> results;
+  std::vector<std::uint64_t> batched;
+};
+
+OneTurn acquire_in_one_turn(const RedisCluster& cluster, const QuorumConfig& quorum,
+                            const std::function<AcquireOptions(int)>& options_for = {}) {
+  OneTurn turn;
+  turn.results.resize(kLocks);
+  LoopRun run(quorum);
+  int answered = 0;
+  EXPECT_TRUE(run.run([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      const AcquireOptions options = options_for ? options_for(i) : AcquireOptions{};
+      run.client().acquire(Resource(resource_name(i)), options, [&, i](AcquireResult r) {
+        turn.results[static_cast<std::size_t>(i)] = std::move(r);
+        if (++answered == kLocks) run.done();
+      });
+    }
+  }));
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    turn.batched.push_back(batched_on(run.client(), node));
+  }
+  return turn;
+}
+
 // On one client: acquires kLocks resources, all started in one turn; once
 // every acquire has answered, runs `between` (on the loop thread, with the
 // locks), then releases them all in one turn. Results go to the vectors.
@@ -200,22 +251,12 @@ TEST(Batching, EachRequestOfABatchGetsItsOwnAnswer) {
   }));
   ASSERT_EQ(held.size(), static_cast<std::size_t>(kLocks / 2));
 
-  LoopRun run(batching_config(cluster));
-  std::vector<AcquireResult> results(kLocks);
-  answered = 0;
-  ASSERT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&, i](AcquireResult r) {
-        results[static_cast<std::size_t>(i)] = std::move(r);
-        if (++answered == kLocks) run.done();
-      });
-    }
-  }));
+  const OneTurn turn = acquire_in_one_turn(cluster, batching_config(cluster));
   for (std::size_t node = 0; node < cluster.size(); ++node) {
-    EXPECT_GE(batched_on(run.client(), node), static_cast<std::uint64_t>(kLocks)) << node;
+    EXPECT_GE(turn.batched.at(node), static_cast<std::uint64_t>(kLocks)) << node;
   }
   for (int i = 0; i < kLocks; ++i) {
-    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    const AcquireResult& result = turn.results[static_cast<std::size_t>(i)];
     if (i % 2 == 0) {
       EXPECT_FALSE(result.ok()) << i;
       for (const NodeOutcome& node : result.nodes) {
@@ -312,35 +353,14 @@ TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
   RedisCluster cluster(3);
   QuorumConfig quorum = batching_config(cluster);
   quorum.lock.amnesia_defence = true;
-  {
-    BlockingClient setup(quorum);  // initialises the nodes: every one is marked
-    AcquireResult warm = setup.acquire(Resource("warm-up"));
-    ASSERT_TRUE(warm.ok()) << warm.error.message();
-    (void)setup.release(*warm.lock);
-  }
+  initialise_nodes(quorum);
   EXPECT_EQ(cluster.node(1).probe().command({"SET", "redlock:recovering", "x", "PX", "60000"}).kind,
             Reply::Kind::status);
+  hold_elsewhere(cluster, 2);
+  const OneTurn turn = acquire_in_one_turn(cluster, quorum);
+  EXPECT_GE(turn.batched.at(1), static_cast<std::uint64_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
-    EXPECT_EQ(cluster.node(2)
-                  .probe()
-                  .command({"SET", key_of(resource_name(i)), "someone-else", "PX", "60000"})
-                  .kind,
-              Reply::Kind::status);
-  }
-  LoopRun run(quorum);
-  std::vector<AcquireResult> results(kLocks);
-  int answered = 0;
-  ASSERT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&, i](AcquireResult r) {
-        results[static_cast<std::size_t>(i)] = std::move(r);
-        if (++answered == kLocks) run.done();
-      });
-    }
-  }));
-  EXPECT_GE(batched_on(run.client(), 1), static_cast<std::uint64_t>(kLocks));
-  for (int i = 0; i < kLocks; ++i) {
-    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    const AcquireResult& result = turn.results[static_cast<std::size_t>(i)];
     EXPECT_FALSE(result.ok()) << i;
     EXPECT_FALSE(cluster.node(1).probe().exists(key_of(resource_name(i)))) << i;
     ASSERT_EQ(result.nodes.size(), cluster.size()) << i;
@@ -356,14 +376,7 @@ TEST(Batching, ARecoveringNodeAnswersEveryRequestOfABatch) {
 // own resource.
 TEST(Batching, FencedAcquiresOfABatchEachGetTheirOwnToken) {
   RedisCluster cluster(3);
-  {
-    // Initialises the nodes first: counters on a node without its marker
-    // would make it one that lost its data.
-    BlockingClient setup(batching_config(cluster));
-    AcquireResult warm = setup.acquire(Resource("warm-up"));
-    ASSERT_TRUE(warm.ok()) << warm.error.message();
-    (void)setup.release(*warm.lock);
-  }
+  initialise_nodes(batching_config(cluster));
   for (std::size_t node = 0; node < cluster.size(); ++node) {
     for (int i = 0; i < kLocks; ++i) {
       EXPECT_EQ(cluster.node(node)
@@ -373,22 +386,14 @@ TEST(Batching, FencedAcquiresOfABatchEachGetTheirOwnToken) {
                 Reply::Kind::integer);
     }
   }
-  LoopRun run(batching_config(cluster));
-  std::vector<AcquireResult> results(kLocks);
-  int answered = 0;
-  ASSERT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      AcquireOptions fenced;
-      fenced.fenced = true;
-      run.client().acquire(Resource(resource_name(i)), fenced, [&, i](AcquireResult r) {
-        results[static_cast<std::size_t>(i)] = std::move(r);
-        if (++answered == kLocks) run.done();
-      });
-    }
-  }));
-  EXPECT_GE(batched_on(run.client(), 0), static_cast<std::uint64_t>(kLocks));
+  const OneTurn turn = acquire_in_one_turn(cluster, batching_config(cluster), [](int) {
+    AcquireOptions fenced;
+    fenced.fenced = true;
+    return fenced;
+  });
+  EXPECT_GE(turn.batched.at(0), static_cast<std::uint64_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
-    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    const AcquireResult& result = turn.results[static_cast<std::size_t>(i)];
     for (const NodeOutcome& node : result.nodes) {
       EXPECT_NE(node.status, NodeStatus::error) << i << ": " << node.detail;
     }
@@ -466,38 +471,19 @@ TEST(Batching, ARefusedPublishIsThatReleasesErrorAndTheLockIsStillDeleted) {
 // every acquire and is always heard.
 TEST(Batching, AWrongTypeFenceHashFailsOnlyTheFencedAcquires) {
   RedisCluster cluster(3);
-  {
-    BlockingClient setup(batching_config(cluster));
-    AcquireResult warm = setup.acquire(Resource("warm-up"));
-    ASSERT_TRUE(warm.ok()) << warm.error.message();
-    (void)setup.release(*warm.lock);
-  }
+  initialise_nodes(batching_config(cluster));
   RedisProbe broken = cluster.node(2).probe();
   EXPECT_EQ(broken.command({"DEL", "redlock:fence"}).kind, Reply::Kind::integer);
   EXPECT_EQ(broken.command({"SET", "redlock:fence", "not-a-hash"}).kind, Reply::Kind::status);
+  hold_elsewhere(cluster, 1);
+  const OneTurn turn = acquire_in_one_turn(cluster, batching_config(cluster), [](int i) {
+    AcquireOptions options;
+    options.fenced = i % 2 == 0;
+    return options;
+  });
+  EXPECT_GE(turn.batched.at(2), static_cast<std::uint64_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
-    EXPECT_EQ(cluster.node(1)
-                  .probe()
-                  .command({"SET", key_of(resource_name(i)), "someone-else", "PX", "60000"})
-                  .kind,
-              Reply::Kind::status);
-  }
-  LoopRun run(batching_config(cluster));
-  std::vector<AcquireResult> results(kLocks);
-  int answered = 0;
-  ASSERT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      AcquireOptions options;
-      options.fenced = i % 2 == 0;
-      run.client().acquire(Resource(resource_name(i)), options, [&, i](AcquireResult r) {
-        results[static_cast<std::size_t>(i)] = std::move(r);
-        if (++answered == kLocks) run.done();
-      });
-    }
-  }));
-  EXPECT_GE(batched_on(run.client(), 2), static_cast<std::uint64_t>(kLocks));
-  for (int i = 0; i < kLocks; ++i) {
-    const AcquireResult& result = results[static_cast<std::size_t>(i)];
+    const AcquireResult& result = turn.results[static_cast<std::size_t>(i)];
     ASSERT_EQ(result.nodes.size(), cluster.size()) << i;
     const NodeOutcome& node = result.nodes[2];
     if (i % 2 == 0) {
