@@ -15,7 +15,7 @@
 // acq_p50_us and rel_p50_us (the two phases), ops_per_s (completed cycles
 // per second of wall time) and node_cpu_us (the CPU all nodes used per
 // cycle, when their processes are on this machine). The floor's release ends at a majority of
-// replies; the client's when every node answered (DESIGN 2.3: it reports
+// replies; the client's when every node answered (docs/algorithm.md, "Release": it reports
 // how many nodes released), or with release_at_majority at a majority of
 // deletions.
 //

@@ -1,4 +1,4 @@
-// DESIGN 2.1: one acquire, possibly over several attempts.
+// One acquire (docs/algorithm.md, "Acquire"), possibly over several attempts.
 #pragma once
 
 #include <deque>

@@ -1,5 +1,5 @@
 // Which quorum file applies: --config FILE, then $REDLOCK_CONFIG, then
-// ./redlock.toml (DESIGN.md section 4). An explicit choice is returned even
+// ./redlock.toml (docs/configuration.md). An explicit choice is returned even
 // if the file does not exist, so that loading it reports why; only the last,
 // implicit candidate is skipped when it is absent.
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// DESIGN 2.2: renew a held lock by quorum.
+// Renew a held lock by quorum (docs/algorithm.md, "Extend").
 //
 // The rules of an extend round are pure functions here, shared by
 // ExtendOperation (AsyncClient::extend) and by a guard's renewals

@@ -1,4 +1,4 @@
-// Phase 2 of a fenced acquire (DESIGN 2.4): an ABD-style majority
+// Phase 2 of a fenced acquire (docs/algorithm.md, "Fenced acquire"): an ABD-style majority
 // max-register. Pure logic; the operation sends and counts.
 //
 // The proposer offers T = M + 1, where M is the highest counter its granting

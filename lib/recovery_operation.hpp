@@ -1,4 +1,4 @@
-// One round of the amnesia defence (DESIGN 2.5): probe every node, decide
+// One round of the amnesia defence (docs/algorithm.md, "The amnesia defence"): probe every node, decide
 // with plan_recovery(), write markers (and merged fence counters, and the
 // recovering delay) where the plan says. Safe when several clients do it at
 // once: the recover script does nothing on a node that already has its

@@ -1,4 +1,4 @@
-// What to do about nodes that lost their data (DESIGN 2.5): pure logic over
+// What to do about nodes that lost their data (docs/algorithm.md, "The amnesia defence"): pure logic over
 // what a probe of every node found.
 #pragma once
 

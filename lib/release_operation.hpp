@@ -1,4 +1,4 @@
-// DESIGN 2.3: release on every node; only our own value is ever deleted.
+// Release on every node (docs/algorithm.md, "Release"); only our own value is ever deleted.
 #pragma once
 
 #include "client_core.hpp"

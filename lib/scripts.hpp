@@ -1,4 +1,4 @@
-// The Lua scripts the protocol runs on every node (DESIGN 2.1-2.3), with
+// The Lua scripts the protocol runs on every node (docs/algorithm.md, "Keys and scripts"), with
 // their SHA-1 names for EVALSHA. Each runs atomically on its node.
 #pragma once
 

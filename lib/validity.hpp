@@ -1,4 +1,4 @@
-// Validity arithmetic of DESIGN 2.1 step 4: pure functions of durations.
+// Validity arithmetic of the acquire (docs/algorithm.md, "Acquire"): pure functions of durations.
 #pragma once
 
 #include "redlock/types.hpp"

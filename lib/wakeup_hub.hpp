@@ -1,4 +1,4 @@
-// Release wake-ups (DESIGN 2.6): waiters subscribe to
+// Release wake-ups (docs/engine.md, "Waiting for a release"): waiters subscribe to
 // `{prefix}released:{resource}` on every node and retry as soon as a release
 // is published, instead of sleeping out their retry delay. One subscriber
 // connection per node serves every waiter of the client; a channel is

@@ -92,13 +92,13 @@ class REDLOCK_API AsyncClient {
   AsyncClient(AsyncClient&&) = delete;
   AsyncClient& operator=(AsyncClient&&) = delete;
 
-  // Acquires `resource` on a majority (DESIGN 2.1), retrying as configured.
+  // Acquires `resource` on a majority (docs/algorithm.md, "Acquire"), retrying as configured.
   OperationHandle acquire(const Resource& resource, const AcquireOptions& options,
                           AcquireCallback callback);
-  // Extends a lock we hold on a majority (DESIGN 2.2). Never re-creates a key
+  // Extends a lock we hold on a majority (docs/algorithm.md, "Extend"). Never re-creates a key
   // that has expired. Fails with errc::lost when a majority refused.
   OperationHandle extend(const Lock& lock, const ExtendOptions& options, ExtendCallback callback);
-  // Releases a lock on every node (DESIGN 2.3); deletes only our own value.
+  // Releases a lock on every node (docs/algorithm.md, "Release"); deletes only our own value.
   OperationHandle release(const Lock& lock, ReleaseCallback callback);
 
   // See the lifetime contract above. Idempotent.

@@ -59,7 +59,7 @@ struct NodeConfig {
 };
 
 // Timing and behaviour shared by every lock taken with this configuration.
-// The defaults are those of DESIGN.md section 3.
+// The defaults are listed in docs/configuration.md.
 struct LockConfig {
   // How long a lock lives on a node without renewal.
   Milliseconds ttl{10000};
@@ -87,9 +87,9 @@ struct LockConfig {
   Milliseconds reconnect_max{2000};
   // The longest TTL any client of this quorum uses; zero means `ttl`. A node
   // that lost its data is kept from granting for this long after recovery
-  // (DESIGN 2.5), and acquires with a longer TTL are refused.
+  // (docs/algorithm.md, "The amnesia defence"), and acquires with a longer TTL are refused.
   Milliseconds max_ttl{0};
-  // Node amnesia defence (DESIGN 2.5): every node carries an identity
+  // Node amnesia defence (docs/algorithm.md, "The amnesia defence"): every node carries an identity
   // marker; a node without it grants nothing until it has been recovered
   // and has waited max_ttl. Off only for quorums that must not be written
   // to beyond the lock keys.

@@ -1,7 +1,7 @@
 // A held lock that renews itself and says the moment it is lost.
 //
 // A Guard is what BlockingClient::lock() returns. While it holds the lock,
-// the client's loop renews it by quorum (the extend of DESIGN 2.2) every
+// the client's loop renews it by quorum (the extend of docs/algorithm.md) every
 // `renew_interval` (default ttl / 3) — a timer on the loop, no thread per
 // lock. The lock is lost, and the loss signal fires exactly once:
 //   * at the local validity deadline, if no renewal succeeded before it —

@@ -18,7 +18,7 @@ struct AcquireOptions {
   // Bound on the whole acquire, retries included: no attempt starts after
   // it. Zero means one attempt only.
   std::optional<Milliseconds> wait;
-  // Also obtain a fencing token (DESIGN 2.4): one more round trip, after
+  // Also obtain a fencing token (docs/algorithm.md, "Fenced acquire"): one more round trip, after
   // which Lock::fence holds a token larger than that of every acquisition
   // that finished before this one began. Default: LockConfig::fenced.
   std::optional<bool> fenced;

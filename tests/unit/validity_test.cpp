@@ -1,4 +1,4 @@
-// Validity arithmetic (DESIGN 2.1 step 4) on a clock moved by hand.
+// Validity arithmetic (docs/algorithm.md, "Acquire") on a clock moved by hand.
 #include "validity.hpp"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 //
 // emulated (the default): the node's real clock is left alone; a jump is
 // applied to the library's expiring keys in one Lua step, exactly as the
-// jump would act on them (DESIGN 7). Needs nothing but redis-server.
+// jump would act on them (docs/chaos.md). Needs nothing but redis-server.
 //
 // faketime: every node runs under libfaketime, and its wall clock really
 // moves. Each node reads its offset from a file of its own

@@ -4,7 +4,7 @@
 //
 // Clock faults (node_clock.hpp): a clock running at rate r is a jump of
 // (r-1)*dt after every dt of real time, applied every tick. A jump is
-// emulated by default, exactly as it acts on lock keys (DESIGN 7): a
+// emulated by default, exactly as it acts on lock keys (docs/chaos.md): a
 // forward jump of d shortens the remaining TTL of every expiring key of
 // the library's prefix by d (deleting keys with less left), a backward
 // jump lengthens it. With libfaketime the node's wall clock itself moves.

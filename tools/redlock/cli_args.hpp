@@ -1,4 +1,4 @@
-// The command line of `redlock` (DESIGN.md section 5), parsed into values.
+// The command line of `redlock` (docs/cli.md), parsed into values.
 //
 // Parsing is pure: it never prints, never exits and never touches the
 // environment. It returns what to do — an invocation of a subcommand, a

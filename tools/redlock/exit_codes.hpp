@@ -1,4 +1,4 @@
-// The exit codes of `redlock` (DESIGN.md section 5; values from sysexits.h).
+// The exit codes of `redlock` (docs/cli.md; values from sysexits.h).
 #pragma once
 
 #include <string_view>

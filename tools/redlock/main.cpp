@@ -1,4 +1,4 @@
-// redlock: the command-line face of the library (DESIGN.md section 5).
+// redlock: the command-line face of the library (docs/cli.md).
 #include <cstdio>
 #include <string_view>
 #include <variant>
