@@ -18,7 +18,7 @@
 #include <string_view>
 #include <utility>
 
-#include "scripts.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::bench {
 

@@ -25,12 +25,13 @@ enum class NodeStatus {
   not_held,        // extend / release: the key is gone or holds another value
   replicas_short,  // acquire: granted, but WAIT saw fewer replicas than required
   recovering,      // acquire: the node lost its data (no identity marker) or is
-                   // within its post-recovery delay; it grants nothing (docs/algorithm.md, "The amnesia defence")
-  timeout,         // no answer within the node timeout
-  unreachable,     // not connected, or the connection failed meanwhile
-  error,           // an error reply (see NodeOutcome::detail)
-  pending,         // asked, but no answer yet when the outcome was decided
-  not_asked,       // the operation was refused before any node was asked
+               // within its post-recovery delay; it grants nothing (docs/algorithm.md, "The amnesia
+               // defence")
+  timeout,      // no answer within the node timeout
+  unreachable,  // not connected, or the connection failed meanwhile
+  error,        // an error reply (see NodeOutcome::detail)
+  pending,      // asked, but no answer yet when the outcome was decided
+  not_asked,    // the operation was refused before any node was asked
 };
 
 [[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;

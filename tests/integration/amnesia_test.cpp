@@ -1,6 +1,6 @@
-// Node amnesia (docs/algorithm.md, "The amnesia defence"): a node restarted without its data must not let
-// a second client take a lock that the first still holds, and fencing
-// tokens must not go backwards. The control test shows the fault is real.
+// Node amnesia (docs/algorithm.md, "The amnesia defence"): a node restarted without its data must
+// not let a second client take a lock that the first still holds, and fencing tokens must not go
+// backwards. The control test shows the fault is real.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "harness.hpp"
-#include "scripts.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {

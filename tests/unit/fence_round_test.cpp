@@ -1,6 +1,6 @@
 // Phase 2 of fenced acquires: the proposal logic, and a model of N nodes
 // showing that two proposers of the same token never both succeed.
-#include "fence_round.hpp"
+#include "protocol/fence_round.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Quorum decisions for N = 1..7: table tests over every order of votes that
 // matters — the first moment a round is decided, and that it always settles.
-#include "quorum.hpp"
+#include "protocol/quorum.hpp"
 
 #include <gtest/gtest.h>
 

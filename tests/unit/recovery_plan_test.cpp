@@ -1,6 +1,6 @@
 // The amnesia defence's decision: initialise a brand-new quorum, recover a
 // node that lost its data from enough marked nodes, or wait.
-#include "recovery_plan.hpp"
+#include "protocol/recovery_plan.hpp"
 
 #include <gtest/gtest.h>
 

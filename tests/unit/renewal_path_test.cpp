@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "extend_operation.hpp"
-#include "guard_state.hpp"
-#include "node_connection.hpp"
-#include "timer_queue.hpp"
+#include "holding/guard_state.hpp"
+#include "operations/extend_operation.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/timer_queue.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -193,36 +193,66 @@ QuorumTally votes(std::size_t nodes, std::size_t yes, std::size_t no) {
   return tally;
 }
 
+// A round that started at kT0 and was decided `elapsed` later, on a lock
+// whose deadline was still far off.
+RoundTiming timing(microseconds elapsed) {
+  return RoundTiming{kT0, kT0 + elapsed, kT0 + std::chrono::seconds(60)};
+}
+
 TEST(ExtendVerdict, AMajorityWithValidityLeftSucceeds) {
-  const ExtendVerdict verdict = extend_verdict(
-      votes(5, 3, 0), 0, milliseconds(3000), microseconds(5000), milliseconds(32), milliseconds(0));
+  const ExtendVerdict verdict =
+      extend_verdict(votes(5, 3, 0), 0, milliseconds(3000), timing(microseconds(5000)),
+                     milliseconds(32), milliseconds(0));
   EXPECT_FALSE(verdict.error);
   EXPECT_EQ(verdict.validity, microseconds(3'000'000 - 5'000 - 32'000));
 }
 
 TEST(ExtendVerdict, TooLittleValidityLeftIsRefused) {
-  const ExtendVerdict verdict =
-      extend_verdict(votes(5, 3, 0), 0, milliseconds(100), microseconds(60'000), milliseconds(3),
-                     milliseconds(40));  // 37 ms left, 40 required
+  const ExtendVerdict verdict = extend_verdict(votes(5, 3, 0), 0, milliseconds(100),
+                                               timing(microseconds(60'000)), milliseconds(3),
+                                               milliseconds(40));  // 37 ms left, 40 required
   EXPECT_EQ(verdict.error, errc::validity_too_short);
 }
 
 TEST(ExtendVerdict, RefusalsAndSilenceAreToldApart) {
   // Three "not held" alone make a majority impossible: the lock is lost.
-  EXPECT_EQ(extend_verdict(votes(5, 0, 3), 3, milliseconds(3000), microseconds(0), milliseconds(32),
-                           milliseconds(0))
+  EXPECT_EQ(extend_verdict(votes(5, 0, 3), 3, milliseconds(3000), timing(microseconds(0)),
+                           milliseconds(32), milliseconds(0))
                 .error,
             errc::lost);
   // Two refusals and a timeout: nobody can tell; no quorum.
-  EXPECT_EQ(extend_verdict(votes(5, 0, 3), 2, milliseconds(3000), microseconds(0), milliseconds(32),
-                           milliseconds(0))
+  EXPECT_EQ(extend_verdict(votes(5, 0, 3), 2, milliseconds(3000), timing(microseconds(0)),
+                           milliseconds(32), milliseconds(0))
                 .error,
             errc::no_quorum);
   // Not decided yet: never a success.
-  EXPECT_EQ(extend_verdict(votes(5, 2, 2), 0, milliseconds(3000), microseconds(0), milliseconds(32),
-                           milliseconds(0))
+  EXPECT_EQ(extend_verdict(votes(5, 2, 2), 0, milliseconds(3000), timing(microseconds(0)),
+                           milliseconds(32), milliseconds(0))
                 .error,
             errc::no_quorum);
+}
+
+TEST(ExtendVerdict, ADecisionAtOrAfterTheOldDeadlineIsALoss) {
+  // Sent 40 ms before the deadline, decided 2 ms after it: a majority said
+  // yes and the new validity would be long, but the lock had lapsed.
+  const TimePoint deadline = kT0 + milliseconds(40);
+  const RoundTiming late{kT0, deadline + milliseconds(2), deadline};
+  EXPECT_EQ(
+      extend_verdict(votes(3, 2, 0), 0, milliseconds(200), late, milliseconds(4), milliseconds(0))
+          .error,
+      errc::lost);
+  // Exactly at the deadline counts as after it.
+  const RoundTiming at{kT0, deadline, deadline};
+  EXPECT_EQ(
+      extend_verdict(votes(3, 2, 0), 0, milliseconds(200), at, milliseconds(4), milliseconds(0))
+          .error,
+      errc::lost);
+  // A microsecond before it, the same votes extend.
+  const RoundTiming in_time{kT0, deadline - microseconds(1), deadline};
+  const ExtendVerdict renewed = extend_verdict(votes(3, 2, 0), 0, milliseconds(200), in_time,
+                                               milliseconds(4), milliseconds(0));
+  EXPECT_FALSE(renewed.error);
+  EXPECT_EQ(renewed.validity, microseconds(200'000 - 39'999 - 4'000));
 }
 
 TEST(RenewalGrid, IsAPowerOfTwoNoLargerThanASixteenthOfTheInterval) {

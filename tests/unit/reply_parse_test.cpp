@@ -1,5 +1,5 @@
 // Reply interpretation, fed with real RESP bytes through hiredis's reader.
-#include "reply_parse.hpp"
+#include "scripts/reply_parse.hpp"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>

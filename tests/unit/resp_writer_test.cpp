@@ -1,4 +1,4 @@
-#include "resp_writer.hpp"
+#include "transport/resp_writer.hpp"
 
 #include <gtest/gtest.h>
 

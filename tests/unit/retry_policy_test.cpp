@@ -1,7 +1,7 @@
 // Retry pauses: full jitter, bounded by count or by a deadline; the short
 // pause after a split vote; the courtesy pause of a client that has just
 // waited for the same resource, and its bounded memory of such resources.
-#include "retry_policy.hpp"
+#include "protocol/retry_policy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // SHA-1 must match Redis's script names, or every EVALSHA is a NOSCRIPT.
-#include "sha1.hpp"
+#include "scripts/sha1.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "redlock/types.hpp"
-#include "scripts.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 namespace {

@@ -1,5 +1,5 @@
 // Validity arithmetic (docs/algorithm.md, "Acquire") on a clock moved by hand.
-#include "validity.hpp"
+#include "protocol/validity.hpp"
 
 #include <gtest/gtest.h>
 

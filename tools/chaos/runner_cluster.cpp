@@ -13,8 +13,8 @@
 namespace redlock::chaos::runner_internal {
 
 // A quorum in service has been used before: one lock taken and released
-// on every node marks them all (docs/algorithm.md, "The amnesia defence"), so a partition set up at the
-// barrier does not leave nodes that one side can never recover.
+// on every node marks them all (docs/algorithm.md, "The amnesia defence"), so a partition set up at
+// the barrier does not leave nodes that one side can never recover.
 void Run::warm_up() {
   phase("warming up the quorum");
   BlockingClient client(direct_config());

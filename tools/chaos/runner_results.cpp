@@ -6,9 +6,9 @@
 #include <fstream>
 #include <utility>
 
+#include "protocol/validity.hpp"
 #include "report.hpp"
 #include "runner_internal.hpp"
-#include "validity.hpp"
 
 namespace redlock::chaos {
 namespace runner_internal {

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "config_reader.hpp"
+#include "config/config_reader.hpp"
 
 namespace redlock::chaos {
 namespace {
@@ -82,12 +82,13 @@ constexpr std::array<std::pair<std::string_view, PausePoint>, 5> kPointNames{{
     {"before-release", PausePoint::before_release},
 }};
 
-constexpr std::array<std::pair<std::string_view, LinkMode>, 5> kModeNames{{
+constexpr std::array<std::pair<std::string_view, LinkMode>, 6> kModeNames{{
     {"pass", LinkMode::pass},
     {"delay", LinkMode::delay},
     {"blackhole", LinkMode::blackhole},
     {"hold", LinkMode::hold},
     {"reset", LinkMode::reset},
+    {"timeout", LinkMode::timeout},
 }};
 
 constexpr std::array<std::pair<std::string_view, Direction>, 3> kDirectionNames{{
@@ -376,10 +377,13 @@ class ScenarioReader {
         ok = reader_.read_milliseconds(*item, path, kPositiveDuration, step.when_timeout);
       } else if (name == "after_holding_ms") {
         ok = reader_.read_milliseconds(*item, path, kDuration, step.after_holding);
+      } else if (name == "progress_within_ms") {
+        ok = reader_.read_milliseconds(*item, path, kPositiveDuration, step.progress_within);
       } else {
         ok = unknown(*key, *item, "nemesis",
                      "at_ms, action, target, duration_ms, mode, direction, delay_ms, delta_ms, "
-                     "rate, point, when_holding, when_timeout_ms, after_holding_ms");
+                     "rate, point, when_holding, when_timeout_ms, after_holding_ms, "
+                     "progress_within_ms");
       }
       if (!ok) return false;
     }
@@ -465,6 +469,12 @@ class ScenarioReader {
           break;
         case NemesisAction::heal:
           break;
+      }
+      // The requirement is checked from the end of the fault, so the fault
+      // must end by itself, and it names the fault's clients.
+      if (problem.empty() && step.progress_within &&
+          (step.action != NemesisAction::link || !step.duration)) {
+        problem = "progress_within_ms needs a link step with duration_ms";
       }
       if (problem.empty() && step.when_holding >= clients) {
         problem = "when_holding names no client (clients.count is " + std::to_string(clients) + ")";

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "history.hpp"
+#include "protocol/validity.hpp"
 #include "redlock/redlock.hpp"
 #include "scenario.hpp"
-#include "validity.hpp"
 
 namespace redlock::chaos {
 namespace {

@@ -26,9 +26,9 @@ struct NodeReport {
   // renamed or forbidden by ACL).
   std::string appendonly = "unknown";
   std::string appendfsync = "unknown";
-  // The node-amnesia defence's state (docs/algorithm.md, "The amnesia defence"): whether the identity
-  // marker {prefix}node exists, and the PTTL of {prefix}recovering while
-  // the node waits out its post-recovery delay (it grants nothing then).
+  // The node-amnesia defence's state (docs/algorithm.md, "The amnesia defence"): whether the
+  // identity marker {prefix}node exists, and the PTTL of {prefix}recovering while the node waits
+  // out its post-recovery delay (it grants nothing then).
   std::optional<bool> marked;
   std::optional<std::int64_t> recovering_ms;
 

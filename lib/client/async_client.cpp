@@ -1,0 +1,53 @@
+#include "redlock/async_client.hpp"
+
+#include "operations/acquire_operation.hpp"
+#include "operations/client_core.hpp"
+#include "operations/extend_operation.hpp"
+#include "operations/launch.hpp"
+#include "operations/release_operation.hpp"
+
+namespace redlock {
+
+void OperationHandle::cancel() const {
+  if (auto op = op_.lock()) op->cancel();
+}
+
+AsyncClient::AsyncClient(uv_loop_t* loop, QuorumConfig config, ClientOptions options)
+    : core_(detail::ClientCore::create(loop, std::move(config), options)) {}
+
+AsyncClient::~AsyncClient() { close(); }
+
+OperationHandle AsyncClient::acquire(const Resource& resource, const AcquireOptions& options,
+                                     AcquireCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback)));
+}
+
+OperationHandle AsyncClient::extend(const Lock& lock, const ExtendOptions& options,
+                                    ExtendCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::ExtendOperation>(*core_, lock, options, std::move(callback)));
+}
+
+OperationHandle AsyncClient::release(const Lock& lock, ReleaseCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::ReleaseOperation>(*core_, lock, std::move(callback)));
+}
+
+void AsyncClient::close(std::function<void()> on_closed) {
+  if (core_) core_->close(std::move(on_closed));
+}
+
+const QuorumConfig& AsyncClient::config() const noexcept { return core_->config(); }
+
+std::size_t AsyncClient::quorum() const noexcept { return core_->quorum(); }
+
+std::vector<NodeHealth> AsyncClient::node_health() const {
+  std::vector<NodeHealth> health;
+  for (const auto& node : core_->nodes()) health.push_back(node->health());
+  return health;
+}
+
+std::shared_ptr<Metrics> AsyncClient::metrics() const noexcept { return core_->metrics_handle(); }
+
+}  // namespace redlock

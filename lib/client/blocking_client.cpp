@@ -1,0 +1,182 @@
+#include "redlock/blocking_client.hpp"
+
+#include <algorithm>
+
+#include "client/blocking_client_impl.hpp"
+#include "holding/guard_state.hpp"
+#include "operations/launch.hpp"
+#include "operations/release_operation.hpp"
+#include "transport/sigpipe_guard.hpp"
+
+namespace redlock {
+
+namespace detail {
+
+BlockingClientImpl::BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metrics> metrics)
+    : config_(config), metrics_(metrics ? std::move(metrics) : std::make_shared<Metrics>()) {
+  uv_loop_init(&loop_);
+  uv_async_init(&loop_, &wake_, &BlockingClientImpl::on_wake);
+  wake_.data = this;
+  // Built before the thread starts: nothing else touches the loop yet.
+  ClientOptions options;
+  options.metrics = metrics_;
+  client_.emplace(&loop_, std::move(config), options);
+  thread_ = std::thread([this] {
+    // A node that vanished mid-write must not kill the process.
+    block_sigpipe_on_this_thread();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  });
+}
+
+BlockingClientImpl::~BlockingClientImpl() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    stopping_ = true;
+    jobs_.emplace_back([this] {
+      client_->close([this] { uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr); });
+    });
+  }
+  uv_async_send(&wake_);
+  thread_.join();
+  client_.reset();
+  uv_loop_close(&loop_);
+}
+
+bool BlockingClientImpl::submit(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (stopping_) return false;
+    jobs_.push_back(std::move(job));
+  }
+  uv_async_send(&wake_);
+  return true;
+}
+
+void BlockingClientImpl::on_wake(uv_async_t* handle) {
+  auto* self = static_cast<BlockingClientImpl*>(handle->data);
+  std::vector<std::function<void()>> jobs;
+  {
+    std::lock_guard<std::mutex> guard(self->mutex_);
+    jobs.swap(self->jobs_);
+  }
+  for (auto& job : jobs) job();
+}
+
+Milliseconds BlockingClientImpl::longest_node_timeout() const noexcept {
+  Milliseconds longest{0};
+  for (const NodeConfig& node : config_.nodes) {
+    longest = std::max(longest, effective_node_timeout(config_.lock, node));
+  }
+  return longest;
+}
+
+namespace {
+struct LockOutcome {
+  std::error_code error;  // mirrors acquired.error, for call()'s refusals
+  AcquireResult acquired;
+  std::shared_ptr<GuardState> state;
+};
+}  // namespace
+
+Guard BlockingClientImpl::lock(const Resource& resource, const GuardOptions& options,
+                               std::stop_token stop) {
+  LockOutcome outcome = call<LockOutcome>(
+      [&](AsyncClient& client, auto done) {
+        ClientCore& core = ClientAccess::core(client);
+        return client.acquire(
+            resource, options.acquire,
+            [&core, options, done = std::move(done)](AcquireResult result) mutable {
+              LockOutcome out;
+              if (result.ok()) {
+                // Created on the loop in the acquire's own callback, so
+                // renewal starts with no gap.
+                out.state = launch<GuardState>(core, *result.lock, options);
+              }
+              out.error = result.error;
+              out.acquired = std::move(result);
+              done(std::move(out));
+            });
+      },
+      std::move(stop));
+  if (!outcome.state) {
+    if (!outcome.acquired.error) outcome.acquired.error = outcome.error;
+    return Guard(std::move(outcome.acquired));
+  }
+  return Guard(std::move(outcome.state), weak_from_this(), std::move(outcome.acquired));
+}
+
+ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState>& state,
+                                                std::optional<Milliseconds> limit) {
+  ReleaseResult refused;
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    refused.error = make_error_code(errc::invalid_argument);
+    return refused;
+  }
+  auto promise = std::make_shared<std::promise<ReleaseResult>>();
+  std::future<ReleaseResult> future = promise->get_future();
+  const bool accepted = submit([this, state, promise] {
+    const Lock lock = state->stop();
+    client_->release(lock,
+                     [promise](ReleaseResult result) { promise->set_value(std::move(result)); });
+  });
+  if (!accepted) {
+    refused.error = make_error_code(errc::shutting_down);
+    return refused;
+  }
+  if (limit && future.wait_for(*limit) != std::future_status::ready) {
+    // The release goes on in the background; the caller is not held longer.
+    refused.error = make_error_code(errc::timeout);
+    return refused;
+  }
+  return future.get();
+}
+
+}  // namespace detail
+
+BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics)
+    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config), std::move(metrics))) {}
+
+BlockingClient::~BlockingClient() = default;
+
+AcquireResult BlockingClient::acquire(const Resource& resource, const AcquireOptions& options,
+                                      std::stop_token stop) {
+  return impl_->call<AcquireResult>(
+      [&](AsyncClient& client, auto done) {
+        return client.acquire(resource, options, std::move(done));
+      },
+      std::move(stop));
+}
+
+ExtendResult BlockingClient::extend(const Lock& lock, const ExtendOptions& options) {
+  return impl_->call<ExtendResult>([&](AsyncClient& client, auto done) {
+    return client.extend(lock, options, std::move(done));
+  });
+}
+
+ReleaseResult BlockingClient::release(const Lock& lock) {
+  return impl_->call<ReleaseResult>(
+      [&](AsyncClient& client, auto done) { return client.release(lock, std::move(done)); });
+}
+
+Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options,
+                           std::stop_token stop) {
+  return impl_->lock(resource, options, std::move(stop));
+}
+
+const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }
+
+std::shared_ptr<Metrics> BlockingClient::metrics() const noexcept { return impl_->metrics(); }
+
+std::vector<NodeHealth> BlockingClient::node_health() {
+  struct Health {
+    std::error_code error;
+    std::vector<NodeHealth> nodes;
+  };
+  Health health = impl_->call<Health>([](AsyncClient& client, auto done) {
+    done(Health{{}, client.node_health()});
+    return OperationHandle{};
+  });
+  return std::move(health.nodes);
+}
+
+}  // namespace redlock

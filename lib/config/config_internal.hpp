@@ -1,0 +1,129 @@
+// What the quorum file's reader shares between its files (config.hpp is
+// the interface): the value ranges of the schema's keys, the draft of a
+// [[node]] table, the node helpers config_from_addresses() uses too, and
+// the QuorumFileReader, whose members are defined by section: config.cpp
+// the root and the order of the steps, config_nodes.cpp the [[node]]
+// tables, config_lock.cpp the [lock] table and its rules,
+// config_node_rules.cpp the rules across nodes and the passwords.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config_reader.hpp"
+#include "redlock/config.hpp"
+
+namespace redlock::detail {
+
+// Upper bound of every *_ms key, about 24.8 days. Anything larger is a typo,
+// and the bound keeps deadline arithmetic in nanoseconds far from overflow.
+inline constexpr std::int64_t kMaxMilliseconds = std::numeric_limits<std::int32_t>::max();
+inline constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+inline constexpr IntegerRule kPositiveMilliseconds{1, kMaxMilliseconds,
+                                                   "a positive integer (milliseconds)"};
+inline constexpr IntegerRule kNonNegativeMilliseconds{0, kMaxMilliseconds,
+                                                      "a non-negative integer (milliseconds)"};
+inline constexpr IntegerRule kDatabaseIndex{0, kMaxInt, "a non-negative integer (database index)"};
+inline constexpr IntegerRule kReplicaCount{0, kMaxInt, "a non-negative integer (replica count)"};
+inline constexpr IntegerRule kRetryCount{-1, kMaxInt,
+                                         "an integer >= -1 (-1: retry until the deadline)"};
+// At 0.5 or more the drift would eat half the TTL or more, which leaves no
+// useful validity.
+inline constexpr NumberRule kDriftFactor{0.0, 0.5, "a number in [0, 0.5)"};
+
+// One [[node]] table while it is being read; the keys that may also come
+// from a redis:// address are kept apart until both are known.
+struct NodeDraft {
+  const toml::table* table = nullptr;
+  std::string path;  // "node[0]"
+  std::optional<ParsedAddress> address;
+  std::optional<std::string> name;
+  std::optional<std::string> username;
+  std::optional<std::string> password_env;
+  std::optional<int> db;
+  std::optional<Milliseconds> timeout;
+  int min_replicas = 0;
+  std::optional<Milliseconds> replica_timeout;
+};
+
+// A node with the host, port, credentials and database of `address`, named
+// after its host and port.
+[[nodiscard]] NodeConfig node_from_address(ParsedAddress address);
+
+// Two spellings of one endpoint compare equal: host names ignore case and
+// IPv6 literals are compared in canonical form ("0:0::1" is "::1").
+[[nodiscard]] std::string endpoint_identity(const NodeConfig& node);
+
+struct RepeatedEntry {
+  std::size_t earlier;
+  std::size_t later;
+};
+
+// The first node whose identity (by `identity_of`) an earlier node already has.
+template <typename IdentityOf>
+std::optional<RepeatedEntry> find_repeated(const std::vector<NodeConfig>& nodes,
+                                           IdentityOf identity_of) {
+  for (std::size_t later = 1; later < nodes.size(); ++later) {
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      if (identity_of(nodes[earlier]) == identity_of(nodes[later])) {
+        return RepeatedEntry{earlier, later};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Reads one parsed TOML document against the quorum-file schema; `reader_`
+// does the typed reads and keeps the first error, after which every step
+// returns false and the caller stops.
+class QuorumFileReader {
+ public:
+  explicit QuorumFileReader(std::string_view source) : reader_(source) {}
+
+  ConfigResult read(const toml::table& root);
+
+ private:
+  // The root table (config.cpp).
+  bool read_root(const toml::table& root);
+
+  // ---- [[node]] (config_nodes.cpp) ----
+
+  bool read_nodes(const toml::node& value);
+  bool read_node(const toml::table& table, const std::string& path);
+  bool read_node_key(const toml::key& key, const toml::node& value, NodeDraft& draft);
+  bool read_address(const toml::node& value, const std::string& path,
+                    std::optional<ParsedAddress>& out);
+  bool read_password_env(const toml::node& value, const std::string& path,
+                         std::optional<std::string>& out);
+  bool finish_node(NodeDraft draft);
+
+  // ---- [lock] (config_lock.cpp) ----
+
+  bool read_lock(const toml::node& value);
+  bool read_lock_key(const toml::key& key, const toml::node& value);
+  [[nodiscard]] std::string describe_lock_setting(std::string_view key, Milliseconds value) const;
+  bool check_lock_rules();
+
+  // ---- rules across nodes (config_node_rules.cpp) ----
+
+  bool check_node_timeout(std::size_t index, std::string_view key,
+                          const std::optional<Milliseconds>& timeout);
+  bool check_node_rules();
+  bool resolve_passwords();
+
+  ConfigReader reader_;
+  std::vector<NodeConfig> nodes_;
+  std::vector<const toml::table*> node_tables_;  // parallel to nodes_
+  LockConfig lock_;
+  const toml::table* lock_table_ = nullptr;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,90 @@
+// The quorum file's rules across its nodes, checked once every key is
+// read: per-node timeouts below the TTL, no two nodes at one endpoint or
+// with one name; then each node's password read from the environment
+// variable its password_env names.
+#include <arpa/inet.h>
+
+#include <cstdlib>
+
+#include "config/config_internal.hpp"
+
+namespace redlock::detail {
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+// Two spellings of one endpoint compare equal: host names ignore case and
+// IPv6 literals are compared in canonical form ("0:0::1" is "::1").
+std::string endpoint_identity(const NodeConfig& node) {
+  std::string host = lowercase(node.host);
+  in6_addr ipv6{};
+  if (inet_pton(AF_INET6, host.c_str(), &ipv6) == 1) {
+    char canonical[INET6_ADDRSTRLEN] = {};
+    if (inet_ntop(AF_INET6, &ipv6, canonical, sizeof canonical) != nullptr) host = canonical;
+  }
+  return host + " " + std::to_string(node.port);
+}
+
+bool QuorumFileReader::check_node_timeout(std::size_t index, std::string_view key,
+                                          const std::optional<Milliseconds>& timeout) {
+  if (!timeout || *timeout < lock_.ttl) return true;
+  return reader_.fail(where(node_tables_[index], key),
+                      "node[" + std::to_string(index) + "]." + std::string(key),
+                      "expected less than lock." + describe_lock_setting("ttl_ms", lock_.ttl) +
+                          ", got " + std::to_string(timeout->count()));
+}
+
+bool QuorumFileReader::check_node_rules() {
+  for (std::size_t index = 0; index < nodes_.size(); ++index) {
+    if (!check_node_timeout(index, "timeout_ms", nodes_[index].timeout) ||
+        !check_node_timeout(index, "replica_timeout_ms", nodes_[index].replica_timeout)) {
+      return false;
+    }
+  }
+  if (const auto repeated = find_repeated(nodes_, endpoint_identity)) {
+    return reader_.fail(where(node_tables_[repeated->later], "address"),
+                        "node[" + std::to_string(repeated->later) + "].address",
+                        "same host and port as node[" + std::to_string(repeated->earlier) +
+                            "]; every node must be a different Redis master");
+  }
+  if (const auto repeated =
+          find_repeated(nodes_, [](const NodeConfig& node) { return node.name; })) {
+    const toml::table* table = node_tables_[repeated->later];
+    const bool named = table->contains("name");
+    return reader_.fail(
+        where(table, named ? "name" : "address"),
+        "node[" + std::to_string(repeated->later) + "]." + (named ? "name" : "address"),
+        std::string(named ? "the name \"" : "the default name \"") + nodes_[repeated->later].name +
+            "\" is already used by node[" + std::to_string(repeated->earlier) +
+            "]; names must be unique");
+  }
+  return true;
+}
+
+bool QuorumFileReader::resolve_passwords() {
+  for (std::size_t index = 0; index < nodes_.size(); ++index) {
+    NodeConfig& node = nodes_[index];
+    if (node.password_env.empty()) continue;
+    // Read once, at load time; the library itself never writes the environment.
+    // NOLINTNEXTLINE(concurrency-mt-unsafe)
+    const char* password = std::getenv(node.password_env.c_str());
+    if (password == nullptr || *password == '\0') {
+      return reader_.fail(where(node_tables_[index], "password_env"),
+                          "node[" + std::to_string(index) + "].password_env",
+                          "the environment variable " + node.password_env +
+                              " is not set or is empty; it must hold this node's password");
+    }
+    node.password = password;
+  }
+  return true;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,286 @@
+#include "holding/guard_state.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <string>
+
+#include "operations/extend_operation.hpp"
+#include "protocol/validity.hpp"
+#include "redlock/clock.hpp"
+#include "scripts/scripts.hpp"
+
+namespace redlock::detail {
+
+namespace {
+// After a failed renewal (nodes unreachable, timeouts) try again soon, but
+// not in a tight loop.
+constexpr Milliseconds kMinRetryPause{10};
+// The grid is at most this fraction of the renewal interval.
+constexpr std::uint64_t kGridDivisor = 16;
+
+PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
+  return PreparedRequest(extend_script(),
+                         {lock_key(core.config().lock.key_prefix, lock.resource.str())},
+                         {lock.value.str(), std::to_string(lock.ttl.count())});
+}
+}  // namespace
+
+Microseconds renewal_grid(Milliseconds interval) noexcept {
+  const auto fraction = Microseconds(interval).count() / static_cast<std::int64_t>(kGridDivisor);
+  if (fraction <= 0) return Microseconds(0);
+  return Microseconds(std::bit_floor(static_cast<std::uint64_t>(fraction)));
+}
+
+TimePoint renewal_due(TimePoint planned, Microseconds grid) noexcept {
+  if (grid.count() <= 0) return planned;
+  const auto since_epoch = planned.time_since_epoch();
+  const auto step = std::chrono::duration_cast<SteadyClock::duration>(grid);
+  auto remainder = since_epoch % step;
+  if (remainder.count() < 0) remainder += step;
+  return planned - remainder;
+}
+
+GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options)
+    : Operation(core),
+      clock_is_steady_(&core.clock() == &steady_clock_source()),
+      request_refused_(
+          static_cast<bool>(extend_request_refusal(lock, lock.ttl, core.config().lock))),
+      valid_until_(lock.valid_until.time_since_epoch().count()),
+      renew_interval_(std::max(options.renew_interval.value_or(lock.ttl / 3), Milliseconds(1))),
+      round_votes_(core.nodes().size()),
+      renewal_request_(renewal_request(core, lock)),
+      renewal_grid_(renewal_grid(renew_interval_)),
+      ttl_(lock.ttl),
+      max_hold_(options.max_hold),
+      max_renewals_(options.max_renewals),
+      request_refusal_(extend_request_refusal(lock, lock.ttl, core.config().lock)),
+      on_lost_(options.on_lost),
+      lock_(std::move(lock)) {}
+
+void GuardState::start() {
+  arm_deadline(core_.clock().now());
+  const TimePoint due = renewal_due(lock_.started + renew_interval_, renewal_grid_);
+  if (!may_renew_again(due)) {
+    capped_ = true;
+    return;
+  }
+  schedule_renewal(due);
+}
+
+bool GuardState::may_renew_again(TimePoint next_renewal) const {
+  if (max_renewals_ && renewals_.load() >= *max_renewals_) return false;
+  if (max_hold_ && next_renewal - lock_.started >= *max_hold_) return false;
+  return true;
+}
+
+TimerQueue::Id GuardState::schedule_at(TimePoint when, std::function<void()> fn) {
+  if (clock_is_steady_) return core_.timers().schedule_at(when, std::move(fn));
+  const TimePoint now = core_.clock().now();
+  const Microseconds delay =
+      when > now ? std::chrono::ceil<Microseconds>(when - now) : Microseconds(0);
+  return core_.timers().schedule_after(delay, std::move(fn));
+}
+
+TimePoint GuardState::timer_now() const noexcept {
+  return clock_is_steady_ ? core_.timers().run_time() : core_.clock().now();
+}
+
+void GuardState::schedule_renewal(TimePoint due) {
+  renewal_due_ = due;
+  renew_timer_ = schedule_at(due, [this] {
+    renew_timer_ = TimerQueue::kNone;
+    renew();
+  });
+}
+
+void GuardState::renew() {
+  if (stopped_) return;
+  if (core_.closing()) {
+    on_renewal_failed(make_error_code(errc::shutting_down));
+    return;
+  }
+  if (!core_.config_problem().empty()) {
+    on_renewal_failed(make_error_code(errc::config_error));
+    return;
+  }
+  if (request_refused_) {
+    on_renewal_failed(request_refusal_);
+    return;
+  }
+  // Validity must count from a moment no later than the first request: the
+  // requests leave at the end of this loop turn, after this reading. Within
+  // an interval of the deadline (a renewal late or retried), the clock is
+  // read afresh, so that the check below is as close to the sending as it
+  // can be.
+  TimePoint now = timer_now();
+  if (valid_until() - now < renew_interval_) now = core_.clock().now();
+  // Never extend a lock past its deadline (extend_refusal).
+  if (now >= valid_until()) {
+    on_renewal_failed(make_error_code(errc::lost));
+    return;
+  }
+  if (++round_tag_ == kCleanupTag) round_tag_ = 1;
+  round_open_ = true;
+  round_started_ = now;
+  round_votes_ = QuorumTally(core_.nodes().size());
+  round_not_held_ = 0;
+  const std::shared_ptr<Operation> self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send_prepared(renewal_request_, now, self, round_tag_);
+  }
+}
+
+void GuardState::on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) {
+  if (!round_open_ || tag != round_tag_ || response.late) return;
+  NodeOutcome outcome;
+  count_extend_answer(response, outcome, round_votes_, round_not_held_);
+  if (round_votes_.decision() != Decision::pending) decide_renewal();
+}
+
+void GuardState::decide_renewal() {
+  round_open_ = false;
+  const TimePoint now = core_.clock().now();
+  // The deadline as it stood when the round began: this thread is its only
+  // writer, and no other round ran meanwhile.
+  const RoundTiming timing{round_started_, now, valid_until()};
+  const ExtendVerdict verdict =
+      extend_verdict(round_votes_, round_not_held_, ttl_, timing, core_.drift_for(ttl_),
+                     core_.config().lock.min_validity);
+  if (verdict.error) {
+    on_renewal_failed(verdict.error);
+  } else {
+    // Validity counts from the renewal's own start, not from the acquisition.
+    on_renewed(round_started_ + verdict.validity, now);
+  }
+}
+
+void GuardState::on_renewed(TimePoint valid_until, TimePoint now) {
+  // This thread is the only writer: plain stores, no locked instructions.
+  valid_until_.store(valid_until.time_since_epoch().count(), std::memory_order_release);
+  renewals_.store(renewals_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  core_.metrics().renewals_ok.fetch_add(1, std::memory_order_relaxed);
+  last_renewal_error_.clear();
+  // A later deadline leaves the timer as it is (on_deadline moves it on); an
+  // earlier one, possible when this round took longer, re-arms it now.
+  if (valid_until < deadline_armed_for_) arm_deadline(now);
+  // At a fixed rate: one interval after this renewal was due, not after
+  // this round ended. The renewals of many guards then stay in the loop
+  // turns they first fell due in, instead of drifting together into ever
+  // larger batches. A round slower than that waits an interval from now.
+  TimePoint next = renewal_due(renewal_due_ + renew_interval_, renewal_grid_);
+  if (next <= now) next = renewal_due(now + renew_interval_, renewal_grid_);
+  if (!may_renew_again(next)) {
+    capped_ = true;
+    return;
+  }
+  schedule_renewal(next);
+}
+
+void GuardState::on_renewal_failed(std::error_code error) {
+  core_.metrics().renewals_failed.fetch_add(1, std::memory_order_relaxed);
+  if (error == errc::lost) {
+    // A majority refused (the key is gone or someone else's there), or the
+    // deadline passed before the round could start. Waiting for the deadline
+    // would only hide that.
+    declare_lost(error);
+    return;
+  }
+  if (error == errc::shutting_down || error == errc::cancelled) {
+    declare_lost(make_error_code(errc::shutting_down));
+    return;
+  }
+  // Too few answers: the lock may still be valid. Try again before the
+  // deadline; the deadline timer declares the loss if nothing succeeds.
+  last_renewal_error_ = error;
+  const TimePoint now = core_.clock().now();
+  const auto left = std::chrono::floor<Microseconds>(valid_until() - now);
+  const Microseconds pause =
+      std::max<Microseconds>(kMinRetryPause, std::min<Microseconds>(renew_interval_ / 4, left / 2));
+  schedule_renewal(now + pause);
+}
+
+void GuardState::arm_deadline(TimePoint now) {
+  core_.timers().cancel(deadline_timer_);
+  const TimePoint deadline = valid_until();
+  // Short of the deadline, the timer looks in at the last grid instant
+  // before it, with the deadline checks of other guards; a renewal has
+  // usually moved the deadline on by then. Once that instant has passed, it
+  // is armed for the deadline itself.
+  TimePoint check = renewal_due(deadline, renewal_grid_);
+  if (check <= now) check = deadline;
+  deadline_armed_for_ = check;
+  deadline_timer_ = schedule_at(check, [this] {
+    deadline_timer_ = TimerQueue::kNone;
+    deadline_armed_for_ = TimePoint::max();
+    on_deadline();
+  });
+}
+
+void GuardState::on_deadline() {
+  if (stopped_) return;
+  const TimePoint now = timer_now();
+  if (now < valid_until()) {
+    arm_deadline(now);  // renewed meanwhile, or not yet the deadline
+    return;
+  }
+  if (capped_) {
+    declare_lost(make_error_code(errc::hold_limit));
+  } else {
+    declare_lost(last_renewal_error_ ? last_renewal_error_ : make_error_code(errc::lost));
+  }
+}
+
+void GuardState::stop_timers() noexcept {
+  core_.timers().cancel(renew_timer_);
+  core_.timers().cancel(deadline_timer_);
+  renew_timer_ = deadline_timer_ = TimerQueue::kNone;
+  deadline_armed_for_ = TimePoint::max();
+  round_open_ = false;
+}
+
+void GuardState::declare_lost(std::error_code why) {
+  if (stopped_) return;
+  stopped_ = true;
+  stop_timers();
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    error_ = why;
+  }
+  lost_.store(true);
+  Metrics& metrics = core_.metrics();
+  metrics.locks_lost.fetch_add(1, std::memory_order_relaxed);
+  metrics.hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
+  auto keep = shared_from_this();
+  core_.finished(this);
+  stop_source_.request_stop();
+  deliver(on_lost_, why);
+}
+
+Lock GuardState::stop() {
+  if (!stopped_) {
+    stopped_ = true;
+    stop_timers();
+    core_.metrics().hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
+    auto keep = shared_from_this();
+    core_.finished(this);
+  }
+  return snapshot();
+}
+
+TimePoint GuardState::valid_until() const noexcept {
+  return TimePoint(SteadyClock::duration(valid_until_.load()));
+}
+
+Lock GuardState::snapshot() const {
+  Lock lock = lock_;
+  lock.valid_until = valid_until();
+  return lock;
+}
+
+std::error_code GuardState::error() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return error_;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,414 @@
+#include "operations/acquire_operation.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "scripts/reply_parse.hpp"
+
+namespace redlock::detail {
+
+namespace {
+// Late grants older than this many attempts are left to the unlock that was
+// queued behind them on the same connection, and to their TTL.
+constexpr std::size_t kAbandonedKept = 64;
+// Phase-2 requests carry this bit, so they never match an attempt's tag.
+constexpr std::uint32_t kFenceTagBit = 0x80000000u;
+// Proposals per attempt before giving up when newer tokens keep overtaking.
+constexpr int kMaxFenceRounds = 3;
+// The release script publishes on the channel it is given, and not at all
+// for the empty name: an unlock sent with it wakes no one.
+constexpr std::string_view kNoChannel = "";
+}  // namespace
+
+AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      resource_(std::move(resource)),
+      ttl_(options.ttl.value_or(core.config().lock.ttl)),
+      callback_(std::move(callback)) {
+  const LockConfig& lock = core.config().lock;
+  const std::string& prefix = lock.key_prefix;
+  lock_key_ = lock_key(prefix, resource_.str());
+  fence_key_ = fence_key(prefix);
+  marker_key_ = marker_key(prefix);
+  recovering_key_ = recovering_key(prefix);
+  defence_flag_ = lock.amnesia_defence ? "1" : "0";
+  channel_ = release_channel(prefix, resource_.str());
+  ttl_text_ = std::to_string(ttl_.count());
+  plan_.mean_delay = options.retry_delay.value_or(lock.retry_delay);
+  plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
+  if (options.wait) plan_.deadline = core.clock().now() + *options.wait;
+  fenced_ = options.fenced.value_or(lock.fenced);
+  called_at_ = core.clock().now();
+  // With the amnesia defence, a recovered node waits max_ttl: a longer lock
+  // could outlive that wait.
+  const bool beyond_max_ttl = lock.amnesia_defence && ttl_ > effective_max_ttl(lock);
+  if (resource_.empty() || ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
+      (options.wait && options.wait->count() < 0) || beyond_max_ttl) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+  }
+}
+
+void AcquireOperation::start() {
+  if (!core_.config_problem().empty()) {
+    finished_ = true;
+    core_.turn().post([self = shared_from_this(), this] {
+      core_.finished(this);
+      finish(make_error_code(errc::config_error));
+    });
+    return;
+  }
+  if (argument_problem_) {
+    finished_ = true;
+    core_.turn().post([self = shared_from_this(), this] {
+      core_.finished(this);
+      finish(argument_problem_);
+    });
+    return;
+  }
+  if (!defer_first_attempt()) begin_attempt();
+}
+
+bool AcquireOperation::defer_first_attempt() {
+  const TimePoint now = core_.clock().now();
+  const std::optional<Microseconds> round_trip =
+      core_.wakeups().recent_contention().contended_round_trip(channel_, now);
+  // The common case, an uncontended resource, costs no getrandom(2).
+  if (!round_trip) return false;
+  const Microseconds courtesy = courtesy_pause(plan_, now, round_trip, random_unit());
+  if (courtesy.count() <= 0) return false;
+  retry_timer_ = core_.timers().schedule_after(courtesy, [self = shared_from_this(), this] {
+    retry_timer_ = TimerQueue::kNone;
+    if (!finished_) begin_attempt();
+  });
+  return true;
+}
+
+void AcquireOperation::begin_attempt() {
+  ++tag_;
+  token_.reset();
+  ++result_.attempts;
+  Metrics& metrics = core_.metrics();
+  metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
+  if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
+  value_ = LockValue::random();
+  auto& nodes = core_.nodes();
+  tally_ = QuorumTally(nodes.size());
+  busy_ = 0;
+  outcomes_.assign(nodes.size(), NodeOutcome{});
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    outcomes_[i].node = i;
+    outcomes_[i].name = nodes[i]->config().name;
+    outcomes_[i].status = NodeStatus::pending;
+  }
+  attempt_open_ = true;
+  // t0 is read before the first request is queued, so everything that
+  // delays the requests counts against validity.
+  started_ = core_.clock().now();
+  auto self = shared_from_this();
+  for (auto& node : nodes) {
+    node->send(
+        acquire_script(), {lock_key_, fence_key_, marker_key_, recovering_key_},
+        {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
+        true, self, tag_);
+  }
+}
+
+void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
+                                   const NodeResponse& response) {
+  if (tag == kCleanupTag) return;
+  if ((tag & kFenceTagBit) != 0) {
+    if (tag == fence_tag_ && fencing_open_ && !response.late) on_fence_response(node, response);
+    return;
+  }
+  if (tag != tag_ || !attempt_open_ || response.late) {
+    handle_stale(tag, node, response);
+    return;
+  }
+  NodeOutcome& outcome = outcomes_[node];
+  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
+  note_if_unmarked(outcome);
+  if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
+      core_.nodes()[node]->persistence() != Persistence::aof_always) {
+    // Granted, but by a node that may forget it: not a vote in strict mode.
+    // The unlock of a failed attempt still reaches it (status error).
+    outcome.status = NodeStatus::error;
+    outcome.detail = "persistence " + std::string(to_string(core_.nodes()[node]->persistence())) +
+                     " cannot keep fencing promises (strict_persistence is on)";
+  }
+  if (outcome.status == NodeStatus::granted) {
+    tally_.yes();
+  } else {
+    if (outcome.status == NodeStatus::busy) ++busy_;
+    tally_.no();
+  }
+  if (tally_.decision() != Decision::pending) decide();
+}
+
+void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
+                                    const NodeResponse& response) {
+  // A grant for an attempt that failed (or was cancelled) must not linger:
+  // undo it on that node. A grant for the winning attempt is simply ours.
+  if (response.kind != NodeResponse::Kind::reply) return;
+  NodeOutcome outcome;
+  parse_acquire_response(response, 0, outcome);
+  note_if_unmarked(outcome);
+  if (outcome.status != NodeStatus::granted) return;
+  auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
+                            [tag](const auto& entry) { return entry.first == tag; });
+  if (found == abandoned_.end()) return;
+  core_.nodes()[node]->send(release_script(), {lock_key_}, {found->second.str(), channel_}, false,
+                            shared_from_this(), kCleanupTag);
+}
+
+void AcquireOperation::decide() {
+  attempt_open_ = false;
+  last_round_trip_ = elapsed_between(started_, core_.clock().now());
+  split_ = tally_.decision() != Decision::won && tally_.yes_count() > 0 && busy_ > 0;
+  if (tally_.decision() != Decision::won) {
+    fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
+    return;
+  }
+  if (fenced_) {
+    begin_fencing();
+    return;
+  }
+  hand_out_if_valid();
+}
+
+Microseconds AcquireOperation::validity_now() const {
+  return validity_left(ttl_, elapsed_between(started_, core_.clock().now()), core_.drift_for(ttl_));
+}
+
+void AcquireOperation::hand_out_if_valid() {
+  // Measured after everything the attempt did, phase 2 included.
+  const Microseconds validity = validity_now();
+  if (validity_sufficient(validity, core_.config().lock.min_validity)) {
+    succeed(validity);
+    return;
+  }
+  fail_attempt(make_error_code(errc::validity_too_short));
+}
+
+void AcquireOperation::begin_fencing() {
+  std::uint64_t highest = 0;
+  for (const NodeOutcome& outcome : outcomes_) {
+    if (outcome.status == NodeStatus::granted && outcome.fence_counter > 0) {
+      highest = std::max(highest, static_cast<std::uint64_t>(outcome.fence_counter));
+    }
+  }
+  fence_rounds_ = 0;
+  const auto proposal = first_proposal(highest);
+  if (!proposal) {
+    fail_attempt(make_error_code(errc::fencing_failed));
+    return;
+  }
+  propose(*proposal);
+}
+
+void AcquireOperation::propose(std::uint64_t token) {
+  ++fence_rounds_;
+  fence_tag_ = kFenceTagBit | ((fence_tag_ + 1) & ~kFenceTagBit);
+  fence_round_.emplace(core_.nodes().size(), token);
+  fencing_open_ = true;
+  const std::string token_text = std::to_string(token);
+  auto self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send(fence_script(), {fence_key_, marker_key_},
+               {resource_.str(), token_text, defence_flag_}, false, self, fence_tag_);
+  }
+}
+
+void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& response) {
+  FenceAnswer answer;
+  if (parse_fence_response(response, answer, outcomes_[node])) {
+    fence_round_->answer(answer);
+  } else {
+    fence_round_->no_answer();
+  }
+  const Decision decision = fence_round_->decision();
+  if (decision == Decision::pending) return;
+  fencing_open_ = false;
+  if (decision == Decision::won) {
+    token_ = fence_round_->proposal();
+    hand_out_if_valid();
+    return;
+  }
+  const auto next = next_proposal(*fence_round_, fence_rounds_, kMaxFenceRounds);
+  if (next && validity_sufficient(validity_now(), core_.config().lock.min_validity)) {
+    propose(*next);
+    return;
+  }
+  fail_attempt(make_error_code(errc::fencing_failed));
+}
+
+void AcquireOperation::unlock_attempt(bool announce) {
+  abandoned_.emplace_back(tag_, value_);
+  if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
+  auto self = shared_from_this();
+  auto& nodes = core_.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    // A node that answered "busy" or "recovering" provably did not store this
+    // attempt's fresh value; every other node might (a grant, or a reply
+    // still on its way).
+    if (outcomes_[i].status == NodeStatus::busy || outcomes_[i].status == NodeStatus::recovering) {
+      continue;
+    }
+    nodes[i]->send(release_script(), {lock_key_},
+                   {value_.str(), announce ? std::string_view(channel_) : kNoChannel}, false, self,
+                   kCleanupTag);
+  }
+}
+
+void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
+  // A node without its identity marker: recover it whatever this attempt's
+  // outcome — also when its answer came after the decision (the core runs
+  // one round at a time for all its operations).
+  if (outcome.status != NodeStatus::recovering || outcome.holder_ttl_ms >= 0) return;
+  if (recovery_requested_) return;
+  recovery_requested_ = true;
+  core_.request_recovery([](bool) {});
+}
+
+bool AcquireOperation::saw_unmarked_node() const {
+  return std::any_of(outcomes_.begin(), outcomes_.end(), [](const NodeOutcome& outcome) {
+    return outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0;
+  });
+}
+
+void AcquireOperation::fail_attempt(std::error_code why) {
+  last_failure_ = why;
+  if (saw_unmarked_node()) {
+    unlock_attempt(true);
+    // Some node has no identity marker: start (or join) a recovery round.
+    // When it marks the nodes at once (a brand-new quorum), try again right
+    // away, once per call, outside the retry budget.
+    auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+    core_.request_recovery([self, why](bool progressed) {
+      if (self->finished_) return;
+      for (NodeOutcome& outcome : self->outcomes_) {
+        if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
+          outcome.detail += " (recovery: " + self->core_.recovery_report() + ")";
+        }
+      }
+      if (progressed && !self->recovery_attempt_used_) {
+        self->recovery_attempt_used_ = true;
+        ++self->free_attempts_;
+        self->begin_attempt();
+        return;
+      }
+      self->retry_or_finish(why, self->next_pause());
+    });
+    return;
+  }
+  const std::optional<Microseconds> pause = next_pause();
+  // The unlock of a split vote that is retried shortly is not announced as
+  // a release: the lock was never held, and waking every waiter of every
+  // client would only start the next collision (the splitters retry on
+  // their own, see split_retry_pause). Any other failed attempt is
+  // announced, since its grants may be what the waiters saw as "held".
+  unlock_attempt(!(split_ && pause));
+  retry_or_finish(why, pause);
+}
+
+std::optional<Microseconds> AcquireOperation::next_pause() const {
+  std::optional<Microseconds> pause = next_retry_delay(plan_, result_.attempts - free_attempts_,
+                                                       core_.clock().now(), random_unit());
+  if (pause && split_) pause = std::min(*pause, split_retry_pause(last_round_trip_, random_unit()));
+  return pause;
+}
+
+void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Microseconds> delay) {
+  if (!delay) {
+    core_.metrics().acquire_losses.fetch_add(1, std::memory_order_relaxed);
+    complete(why);
+    return;
+  }
+  retry_timer_ = core_.timers().schedule_after(*delay, [self = shared_from_this(), this] {
+    retry_timer_ = TimerQueue::kNone;
+    if (!finished_) begin_attempt();
+  });
+  if (busy_ > 0 && !waiting_for_release_) {
+    // Held by someone else: wake up when they release, not only when the
+    // (jittered) retry timer, which stays as the fallback, fires. Stay
+    // subscribed until the acquire completes (wakeup_hub.hpp).
+    waiting_for_release_ = true;
+    core_.wakeups().wait(channel_, std::static_pointer_cast<AcquireOperation>(shared_from_this()));
+  }
+}
+
+bool AcquireOperation::wake() {
+  if (finished_ || retry_timer_ == TimerQueue::kNone) return false;
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  begin_attempt();
+  return true;
+}
+
+void AcquireOperation::stop_waiting_for_release() {
+  if (!waiting_for_release_) return;
+  waiting_for_release_ = false;
+  core_.wakeups().leave(channel_, this);
+}
+
+void AcquireOperation::succeed(Microseconds validity) {
+  Lock lock{resource_, value_, ttl_, started_, started_ + validity, token_};
+  result_.validity = std::chrono::floor<Milliseconds>(validity);
+  result_.lock = std::move(lock);
+  Metrics& metrics = core_.metrics();
+  metrics.acquire_wins.fetch_add(1, std::memory_order_relaxed);
+  const TimePoint now = core_.clock().now();
+  metrics.acquire_wait.observe(elapsed_between(called_at_, now));
+  // How many retries this acquire needed decides whether the next one of
+  // the resource lets the waiters woken by this lock's release go first.
+  core_.wakeups().recent_contention().note(channel_, now, result_.attempts - free_attempts_ - 1,
+                                           last_round_trip_);
+  complete({});
+}
+
+void AcquireOperation::complete(std::error_code error) {
+  // The core may hold the last reference; keep this alive to the end.
+  auto keep = shared_from_this();
+  stop_waiting_for_release();
+  core_.finished(this);
+  finish(error);
+}
+
+void AcquireOperation::finish(std::error_code error) {
+  finished_ = true;
+  result_.error = error;
+  result_.nodes = std::move(outcomes_);
+  outcomes_.clear();
+  deliver(callback_, std::move(result_));
+}
+
+void AcquireOperation::cancel() {
+  if (finished_) return;
+  finished_ = true;
+  if (in_flight()) {
+    attempt_open_ = false;
+    fencing_open_ = false;
+    unlock_attempt(true);
+  }
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  stop_waiting_for_release();
+  core_.turn().post(
+      [self = shared_from_this(), this] { complete(make_error_code(errc::cancelled)); });
+}
+
+void AcquireOperation::abort(std::error_code why) {
+  if (finished_) return;
+  if (in_flight()) {
+    attempt_open_ = false;
+    fencing_open_ = false;
+    unlock_attempt(true);
+  }
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  stop_waiting_for_release();
+  finish(why);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,80 @@
+// Renew a held lock by quorum (docs/algorithm.md, "Extend").
+//
+// The rules of an extend round are pure functions here, shared by
+// ExtendOperation (AsyncClient::extend) and by a guard's renewals
+// (guard_state.hpp), which run the same round without an operation object.
+#pragma once
+
+#include <optional>
+#include <system_error>
+#include <vector>
+
+#include "operations/client_core.hpp"
+#include "operations/operation.hpp"
+#include "protocol/quorum.hpp"
+
+namespace redlock::detail {
+
+// Why an extend of `lock` to `ttl` must never be sent: invalid_argument for
+// an empty lock, a ttl that is not positive or one beyond the amnesia bound
+// (effective_max_ttl). No error when it may be sent.
+[[nodiscard]] std::error_code extend_request_refusal(const Lock& lock, Milliseconds ttl,
+                                                     const LockConfig& config) noexcept;
+
+// The same for an extend about to start at `now`, and then lost for a lock
+// whose local deadline has passed: another client may hold it by now, and
+// extending would make two holders.
+[[nodiscard]] std::error_code extend_refusal(const Lock& lock, Milliseconds ttl,
+                                             const LockConfig& config, TimePoint now) noexcept;
+
+struct ExtendVerdict {
+  std::error_code error;
+  // On success: the validity left, counted from the round's start.
+  Microseconds validity{0};
+};
+
+// How an extend round ends once its votes are decided: lost when it was
+// decided at or after the lock's old deadline (timing.decided_in_time()),
+// whatever the votes; lost or no_quorum when a majority can no longer say
+// yes (extend_failure_reason); else validity_too_short unless the validity
+// left after the round's elapsed time (validity_left with `drift`) is above
+// `min_validity`; else success. A round still pending counts as no_quorum.
+[[nodiscard]] ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held,
+                                           Milliseconds ttl, const RoundTiming& timing,
+                                           Milliseconds drift, Milliseconds min_validity) noexcept;
+
+// Counts one node's answer to an extend (an extend call's or a guard's
+// renewal round): parses it into `outcome`, a yes vote when extended, a no
+// otherwise, and a `not_held` answer also in `not_held`.
+void count_extend_answer(const NodeResponse& response, NodeOutcome& outcome, QuorumTally& votes,
+                         std::size_t& not_held);
+
+class ExtendOperation final : public Operation {
+ public:
+  ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
+                  AsyncClient::ExtendCallback callback);
+
+  void start();
+  void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
+  void cancel() override;
+  void abort(std::error_code why) override;
+
+ private:
+  void decide();
+  void complete(std::error_code error);
+  void fail_later(std::error_code error);
+
+  Lock lock_;
+  Milliseconds ttl_;
+  AsyncClient::ExtendCallback callback_;
+  // Built once the request is known to be sent; the nodes' slots point to it.
+  std::optional<PreparedRequest> request_;
+  TimePoint started_{};
+  QuorumTally tally_;
+  std::size_t not_held_ = 0;
+  bool open_ = false;
+  bool finished_ = false;
+  ExtendResult result_;
+};
+
+}  // namespace redlock::detail

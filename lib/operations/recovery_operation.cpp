@@ -1,0 +1,80 @@
+#include "operations/recovery_operation.hpp"
+
+#include <string>
+
+#include "protocol/random_value.hpp"
+#include "scripts/reply_parse.hpp"
+
+namespace redlock::detail {
+
+namespace {
+constexpr std::uint32_t kProbeTag = 1;
+constexpr std::uint32_t kRecoverTag = 2;
+}  // namespace
+
+RecoveryOperation::RecoveryOperation(ClientCore& core) : Operation(core) {}
+
+void RecoveryOperation::start() {
+  auto& nodes = core_.nodes();
+  probes_.assign(nodes.size(), NodeProbe{});
+  waiting_ = nodes.size();
+  const std::string& prefix = core_.config().lock.key_prefix;
+  const std::string marker = marker_key(prefix);
+  const std::string recovering = recovering_key(prefix);
+  const std::string fence = fence_key(prefix);
+  const std::string pattern = lock_pattern(prefix);
+  auto self = shared_from_this();
+  for (auto& node : nodes) {
+    node->send(probe_script(), {marker, recovering, fence}, {pattern}, false, self, kProbeTag);
+  }
+}
+
+void RecoveryOperation::on_response(std::size_t node, std::uint32_t tag,
+                                    const NodeResponse& response) {
+  if (finished_ || response.late) return;
+  if (tag == kProbeTag) {
+    (void)parse_probe_response(response, probes_[node]);
+    if (--waiting_ == 0) act();
+    return;
+  }
+  if (tag == kRecoverTag && --waiting_ == 0) finish(true);
+}
+
+void RecoveryOperation::act() {
+  plan_ = plan_recovery(probes_);
+  if (plan_.action == RecoveryAction::none) return finish(true);
+  if (plan_.action == RecoveryAction::wait) return finish(false);
+
+  const LockConfig& lock = core_.config().lock;
+  const std::string marker = marker_key(lock.key_prefix);
+  const std::string recovering = recovering_key(lock.key_prefix);
+  const std::string fence = fence_key(lock.key_prefix);
+  const std::string delay =
+      plan_.delayed ? std::to_string(effective_max_ttl(lock).count()) : std::string("0");
+  waiting_ = plan_.targets.size();
+  auto self = shared_from_this();
+  for (std::size_t target : plan_.targets) {
+    // The marker names the node's incarnation, for diagnosis.
+    std::uint8_t bytes[8];
+    fill_random(bytes, sizeof bytes);
+    const std::string marker_value = "redlock-node-" + to_hex(bytes, sizeof bytes);
+    // The script takes a variable number of arguments; build them here.
+    std::vector<std::string> args{delay, marker_value, "recovering"};
+    for (const auto& [field, value] : plan_.merged_fence) {
+      args.push_back(field);
+      args.push_back(std::to_string(value));
+    }
+    core_.nodes()[target]->send_argv(recover_script(), {marker, recovering, fence}, args, self,
+                                     kRecoverTag);
+  }
+}
+
+void RecoveryOperation::finish(bool progressed) {
+  if (finished_) return;
+  finished_ = true;
+  auto keep = shared_from_this();
+  core_.finished(this);
+  core_.recovery_finished(progressed, plan_.reason);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,34 @@
+// One round of the amnesia defence (docs/algorithm.md, "The amnesia defence"): probe every node,
+// decide with plan_recovery(), write markers (and merged fence counters, and the recovering delay)
+// where the plan says. Safe when several clients do it at once: the recover script does nothing on
+// a node that already has its marker, and merging counters is a field-wise max.
+#pragma once
+
+#include <vector>
+
+#include "operations/client_core.hpp"
+#include "operations/operation.hpp"
+#include "protocol/recovery_plan.hpp"
+
+namespace redlock::detail {
+
+class RecoveryOperation final : public Operation {
+ public:
+  explicit RecoveryOperation(ClientCore& core);
+
+  void start();
+  void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
+  void cancel() override { finish(false); }
+  void abort(std::error_code) override { finish(false); }
+
+ private:
+  void act();
+  void finish(bool progressed);
+
+  std::vector<NodeProbe> probes_;
+  std::size_t waiting_ = 0;
+  RecoveryPlan plan_;
+  bool finished_ = false;
+};
+
+}  // namespace redlock::detail

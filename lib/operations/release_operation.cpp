@@ -1,0 +1,93 @@
+#include "operations/release_operation.hpp"
+
+#include "scripts/reply_parse.hpp"
+
+namespace redlock::detail {
+
+namespace {
+constexpr std::uint32_t kReleaseTag = 1;
+}
+
+ReleaseOperation::ReleaseOperation(ClientCore& core, Lock lock,
+                                   AsyncClient::ReleaseCallback callback)
+    : Operation(core), lock_(std::move(lock)), callback_(std::move(callback)) {}
+
+void ReleaseOperation::fail_later(std::error_code error) {
+  finished_ = true;
+  core_.turn().post([self = shared_from_this(), this, error] { complete(error); });
+}
+
+void ReleaseOperation::start() {
+  if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
+  if (lock_.value.empty() || lock_.resource.empty()) {
+    return fail_later(make_error_code(errc::invalid_argument));
+  }
+  const std::string& prefix = core_.config().lock.key_prefix;
+  const std::string key = lock_key(prefix, lock_.resource.str());
+  const std::string channel = release_channel(prefix, lock_.resource.str());
+  auto& nodes = core_.nodes();
+  result_.nodes.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    result_.nodes[i].node = i;
+    result_.nodes[i].name = nodes[i]->config().name;
+    result_.nodes[i].status = NodeStatus::pending;
+  }
+  // Every node, also those that did not grant: a grant may have landed after
+  // its reply timed out.
+  waiting_ = nodes.size();
+  auto self = shared_from_this();
+  for (auto& node : nodes) {
+    node->send(release_script(), {key}, {lock_.value.str(), channel}, false, self, kReleaseTag);
+  }
+}
+
+void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
+                                   const NodeResponse& response) {
+  if (tag != kReleaseTag || finished_ || response.late) return;
+  NodeOutcome& outcome = result_.nodes[node];
+  parse_flag_response(response, NodeStatus::released, outcome);
+  if (outcome.status == NodeStatus::released) ++result_.released;
+  --waiting_;
+  const bool majority_released =
+      core_.config().lock.release_at_majority && result_.released >= core_.quorum();
+  if (waiting_ == 0 || majority_released) {
+    core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
+    // A majority deleted the lock: that is a release, whatever an earlier
+    // answer said (the same failure arriving later would never be heard).
+    complete(waiting_ > 0 ? std::error_code() : summary());
+  }
+}
+
+std::error_code ReleaseOperation::summary() const {
+  bool timed_out = false;
+  bool failed = false;
+  for (const NodeOutcome& outcome : result_.nodes) {
+    if (outcome.status == NodeStatus::timeout) timed_out = true;
+    if (outcome.status == NodeStatus::unreachable || outcome.status == NodeStatus::error) {
+      failed = true;
+    }
+  }
+  if (timed_out) return make_error_code(errc::timeout);
+  if (failed) return make_error_code(errc::node_error);
+  return {};
+}
+
+void ReleaseOperation::complete(std::error_code error) {
+  auto keep = shared_from_this();
+  core_.finished(this);
+  finished_ = true;
+  result_.error = error;
+  deliver(callback_, std::move(result_));
+}
+
+void ReleaseOperation::cancel() {
+  if (finished_) return;
+  fail_later(make_error_code(errc::cancelled));
+}
+
+void ReleaseOperation::abort(std::error_code why) {
+  if (finished_) return;
+  complete(why);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,95 @@
+#include "operations/wakeup_hub.hpp"
+
+#include <algorithm>
+
+#include "operations/client_core.hpp"
+
+namespace redlock::detail {
+
+namespace {
+// Releases remembered per channel. A release's copies arrive within about
+// one round trip of each other, during which only a few other releases of
+// the same resource can happen.
+constexpr std::size_t kReleasesRemembered = 8;
+}  // namespace
+
+WakeupHub::WakeupHub(ClientCore& core) : core_(core) {}
+
+void WakeupHub::ensure_connections() {
+  if (!subscribers_.empty() || closed_) return;
+  const QuorumConfig& config = core_.config();
+  for (std::size_t i = 0; i < config.nodes.size(); ++i) {
+    auto connection = std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
+    connection->set_push_handler(
+        [this](std::string_view channel, std::string_view value) { on_message(channel, value); });
+    NodeConnection* raw = connection.get();
+    // After every (re)connect the node has forgotten our subscriptions.
+    connection->set_ready_handler([this, raw] {
+      for (const auto& entry : waiters_) raw->send_command({"SUBSCRIBE", entry.first});
+    });
+    connection->start();
+    subscribers_.push_back(std::move(connection));
+  }
+}
+
+void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter) {
+  if (closed_) return;
+  ensure_connections();
+  auto [entry, inserted] = waiters_.try_emplace(channel);
+  entry->second.waiters.push_back(waiter);
+  if (inserted) subscribe_everywhere(channel, true);
+}
+
+void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
+  auto entry = waiters_.find(channel);
+  if (entry == waiters_.end()) return;
+  auto& list = entry->second.waiters;
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [waiter](const std::weak_ptr<Wakeable>& candidate) {
+                              auto locked = candidate.lock();
+                              return !locked || locked.get() == waiter;
+                            }),
+             list.end());
+  if (list.empty()) {
+    waiters_.erase(entry);
+    if (!closed_) subscribe_everywhere(channel, false);
+  }
+}
+
+void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe) {
+  for (auto& connection : subscribers_) {
+    connection->send_command({subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE", channel});
+  }
+}
+
+void WakeupHub::on_message(std::string_view channel, std::string_view released_value) {
+  auto entry = waiters_.find(channel);
+  if (entry == waiters_.end()) return;
+  if (seen_before(entry->second, released_value)) return;  // another node's copy
+  // Copy first: waking may end a waiter's acquire, and it then leaves, which
+  // edits the list (and may erase the channel).
+  std::vector<std::shared_ptr<Wakeable>> candidates;
+  for (const auto& candidate : entry->second.waiters) {
+    if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
+  }
+  for (const auto& waiter : candidates) {
+    if (waiter->wake()) return;
+  }
+}
+
+bool WakeupHub::seen_before(Channel& channel, std::string_view released_value) {
+  auto& recent = channel.recent_releases;
+  if (std::find(recent.begin(), recent.end(), released_value) != recent.end()) return true;
+  recent.emplace_back(released_value);
+  if (recent.size() > kReleasesRemembered) recent.pop_front();
+  return false;
+}
+
+void WakeupHub::close() {
+  if (closed_) return;
+  closed_ = true;
+  waiters_.clear();
+  for (auto& connection : subscribers_) connection->close();
+}
+
+}  // namespace redlock::detail

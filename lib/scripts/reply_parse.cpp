@@ -1,0 +1,162 @@
+#include "scripts/reply_parse.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <charconv>
+#include <string>
+
+namespace redlock::detail {
+
+namespace {
+
+// Handles everything but a well-formed reply; returns true when done.
+bool parse_failure(const NodeResponse& response, NodeOutcome& out) {
+  out.latency = response.latency;
+  switch (response.kind) {
+    case NodeResponse::Kind::timeout:
+      out.status = NodeStatus::timeout;
+      out.detail = std::string(response.detail);
+      return true;
+    case NodeResponse::Kind::unreachable:
+      out.status = NodeStatus::unreachable;
+      out.detail = std::string(response.detail);
+      return true;
+    case NodeResponse::Kind::reply:
+      break;
+  }
+  const redisReply* reply = response.replies[0];
+  if (reply->type == REDIS_REPLY_ERROR) {
+    out.status = NodeStatus::error;
+    out.detail.assign(reply->str, reply->len);
+    return true;
+  }
+  return false;
+}
+
+void unexpected(const redisReply* reply, NodeOutcome& out) {
+  out.status = NodeStatus::error;
+  out.detail = "unexpected reply type " + std::to_string(reply->type);
+}
+
+bool read_integer(const redisReply* reply, long long& value) {
+  if (reply->type == REDIS_REPLY_INTEGER) {
+    value = reply->integer;
+    return true;
+  }
+  if (reply->type == REDIS_REPLY_STRING) {
+    const char* end = reply->str + reply->len;
+    auto [ptr, ec] = std::from_chars(reply->str, end, value);
+    return ec == std::errc() && ptr == end;
+  }
+  return false;
+}
+
+}  // namespace
+
+void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out) {
+  if (parse_failure(response, out)) return;
+  const redisReply* reply = response.replies[0];
+  long long flag = 0;
+  long long number = 0;
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+      !read_integer(reply->element[0], flag) || !read_integer(reply->element[1], number)) {
+    unexpected(reply, out);
+    return;
+  }
+  if (flag == 2) {
+    out.status = NodeStatus::recovering;
+    out.detail = "no identity marker: the node lost its data or was never initialised";
+    return;
+  }
+  if (flag == 3) {
+    out.status = NodeStatus::recovering;
+    out.holder_ttl_ms = number;
+    out.detail =
+        "recovering after data loss: grants nothing for " + std::to_string(number) + " ms more";
+    return;
+  }
+  if (flag != 1) {
+    out.status = NodeStatus::busy;
+    out.holder_ttl_ms = number;
+    return;
+  }
+  out.status = NodeStatus::granted;
+  out.fence_counter = number;
+  if (min_replicas <= 0 || response.reply_count < 2) return;
+  const redisReply* wait = response.replies[1];
+  long long acked = 0;
+  if (wait->type == REDIS_REPLY_ERROR) {
+    out.status = NodeStatus::error;
+    out.detail = "WAIT: " + std::string(wait->str, wait->len);
+  } else if (!read_integer(wait, acked)) {
+    unexpected(wait, out);
+  } else if (acked < min_replicas) {
+    out.status = NodeStatus::replicas_short;
+    out.detail =
+        std::to_string(acked) + " of " + std::to_string(min_replicas) + " replicas acknowledged";
+  }
+}
+
+void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out) {
+  if (parse_failure(response, out)) return;
+  long long flag = 0;
+  if (!read_integer(response.replies[0], flag)) {
+    unexpected(response.replies[0], out);
+    return;
+  }
+  out.status = flag == 1 ? yes : NodeStatus::not_held;
+}
+
+bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, NodeOutcome& out) {
+  NodeOutcome scratch;
+  if (parse_failure(response, scratch)) {
+    out.detail = "fencing: " + scratch.detail;
+    return false;
+  }
+  const redisReply* reply = response.replies[0];
+  long long stored = 0;
+  long long counter = 0;
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+      !read_integer(reply->element[0], stored) || !read_integer(reply->element[1], counter) ||
+      counter < 0) {
+    out.detail = "fencing: unexpected reply";
+    return false;
+  }
+  if (stored == 2) {
+    out.detail = "fencing: node has no identity marker";
+    return false;
+  }
+  answer.stored = stored == 1;
+  answer.current = static_cast<std::uint64_t>(counter);
+  return true;
+}
+
+bool parse_probe_response(const NodeResponse& response, NodeProbe& probe) {
+  if (response.kind != NodeResponse::Kind::reply) return false;
+  const redisReply* reply = response.replies[0];
+  long long marked = 0;
+  long long recovering = 0;
+  long long has_locks = 0;
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+      !read_integer(reply->element[0], marked) || !read_integer(reply->element[1], recovering) ||
+      !read_integer(reply->element[2], has_locks) || reply->element[3]->type != REDIS_REPLY_ARRAY) {
+    return false;
+  }
+  const redisReply* fence = reply->element[3];
+  probe.fence.clear();
+  for (std::size_t i = 0; i + 1 < fence->elements; i += 2) {
+    long long value = 0;
+    if (fence->element[i]->type != REDIS_REPLY_STRING ||
+        !read_integer(fence->element[i + 1], value) || value < 0) {
+      return false;
+    }
+    probe.fence.emplace_back(std::string(fence->element[i]->str, fence->element[i]->len),
+                             static_cast<std::uint64_t>(value));
+  }
+  probe.answered = true;
+  probe.marked = marked == 1;
+  probe.has_locks = has_locks == 1;
+  return true;
+}
+
+}  // namespace redlock::detail

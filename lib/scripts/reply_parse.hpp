@@ -1,0 +1,28 @@
+// Turns node responses into NodeOutcomes: pure functions of hiredis reply
+// trees, unit-tested by feeding RESP bytes through a redisReader.
+#pragma once
+
+#include "protocol/fence_round.hpp"
+#include "protocol/recovery_plan.hpp"
+#include "redlock/outcome.hpp"
+#include "transport/node_connection.hpp"
+
+namespace redlock::detail {
+
+// The response to the acquire script (and WAIT, when replicas are required).
+// `min_replicas` is the node's requirement (0: none).
+void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out);
+
+// The response to the extend or release script: 1 → `yes`, 0 → not_held.
+void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);
+
+// The response to the fence script. Returns false (and fills `out` with the
+// reason) for anything but a well-formed {stored, counter} reply.
+[[nodiscard]] bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer,
+                                        NodeOutcome& out);
+
+// The response to the probe script; false when the node gave none (or a
+// malformed one), which counts as "did not answer".
+[[nodiscard]] bool parse_probe_response(const NodeResponse& response, NodeProbe& probe);
+
+}  // namespace redlock::detail

@@ -1,0 +1,356 @@
+#include "scripts/scripts.hpp"
+
+#include "scripts/sha1.hpp"
+
+namespace redlock::detail {
+namespace {
+
+// The fence counter is read only for a fenced acquire (ARGV[3] empty:
+// unfenced): each redis.call is a good part of a script's cost on the node.
+constexpr std::string_view kAcquire = R"lua(
+if ARGV[4] == '1' then
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    return {2, 0}
+  end
+  local delay = redis.call('PTTL', KEYS[4])
+  if delay ~= -2 then
+    return {3, delay}
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] == '' then
+    return {1, '0'}
+  end
+  return {1, redis.call('HGET', KEYS[2], ARGV[3]) or '0'}
+end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua";
+
+constexpr std::string_view kExtend = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+)lua";
+
+constexpr std::string_view kRelease = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
+  return 1
+end
+return 0
+)lua";
+
+constexpr std::string_view kFence = R"lua(
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
+  return {2, 0}
+end
+local raw = redis.call('HGET', KEYS[1], ARGV[1]) or '0'
+if tonumber(raw) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return {1, ARGV[2]}
+end
+return {0, raw}
+)lua";
+
+constexpr std::string_view kProbe = R"lua(
+local marked = redis.call('EXISTS', KEYS[1])
+local recovering = redis.call('PTTL', KEYS[2])
+local has_locks = 0
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = page[1]
+  if #page[2] > 0 then
+    has_locks = 1
+    break
+  end
+until cursor == '0'
+return {marked, recovering, has_locks, redis.call('HGETALL', KEYS[3])}
+)lua";
+
+constexpr std::string_view kRecover = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+for i = 4, #ARGV, 2 do
+  local current = tonumber(redis.call('HGET', KEYS[3], ARGV[i]) or '0')
+  if current < tonumber(ARGV[i + 1]) then
+    redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+  end
+end
+if tonumber(ARGV[1]) > 0 then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+)lua";
+
+Script make_script(std::string_view name, std::string_view body) {
+  return Script{name, body, sha1_hex(body)};
+}
+
+// The batched acquire, written out. KEYS: the
+// fence hash, the node marker and the recovering key, shared by every
+// request, then each request's lock key; ARGV: each request's value, ttl,
+// resource and amnesia flag. The amnesia check runs at most once per batch:
+// nothing in the batch can change the marker or the recovering key. Each
+// request then costs its SET (and its PTTL when busy, its HGET when
+// fenced). Answers as kAcquire, one element per request. Every command
+// runs under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence
+// hash) is the answer of the requests it concerns, never the whole call's,
+// so a request granted earlier in the batch keeps its grant.
+constexpr std::string_view kAcquireBatch = R"lua(
+local n = #KEYS - 3
+if n < 1 or #ARGV ~= 4 * n then
+  return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+local verdict
+local out = {}
+for i = 1, n do
+  local a = 4 * (i - 1)
+  local reply = false
+  if ARGV[a + 4] == '1' then
+    if verdict == nil then
+      verdict = false
+      local marked = redis.pcall('EXISTS', KEYS[2])
+      if failed(marked) then
+        verdict = marked
+      elseif marked == 0 then
+        verdict = {2, 0}
+      else
+        local delay = redis.pcall('PTTL', KEYS[3])
+        if failed(delay) then
+          verdict = delay
+        elseif delay ~= -2 then
+          verdict = {3, delay}
+        end
+      end
+    end
+    reply = verdict
+  end
+  if not reply then
+    local key = KEYS[3 + i]
+    local granted = redis.pcall('SET', key, ARGV[a + 1], 'NX', 'PX', ARGV[a + 2])
+    if granted and granted.err then
+      reply = granted
+    elseif not granted then
+      local left = redis.pcall('PTTL', key)
+      if failed(left) then reply = left else reply = {0, left} end
+    elseif ARGV[a + 3] == '' then
+      reply = {1, '0'}
+    else
+      local counter = redis.pcall('HGET', KEYS[1], ARGV[a + 3])
+      if failed(counter) then
+        reply = counter
+      else
+        reply = {1, counter or '0'}
+      end
+    end
+  end
+  out[i] = reply
+end
+return out
+)lua";
+
+// The batched release, written out (no shared keys). KEYS: each request's lock key; ARGV: each
+// request's value and release channel. Each request's GET and PUBLISH, then one DEL of every key
+// released at the end; a key released twice in one batch is released once (the second finds it
+// gone, as it would one request later). Answers as kRelease, one element per request. Every command
+// runs under redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that request's answer
+// (its lock is still deleted, as the single script deletes before it publishes); a failed DEL is
+// the answer of every request it was to release.
+constexpr std::string_view kReleaseBatch = R"lua(
+local n = #KEYS
+if n < 1 or #ARGV ~= 2 * n then
+  return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local out, gone, doomed = {}, {}, {}
+for i = 1, n do
+  local key, value = KEYS[i], ARGV[2 * i - 1]
+  local held = redis.pcall('GET', key)
+  if held and type(held) == 'table' then
+    out[i] = held
+  elseif held == value and not gone[key] then
+    gone[key] = true
+    doomed[#doomed + 1] = key
+    out[i] = 1
+    local channel = ARGV[2 * i]
+    if channel ~= '' then
+      local published = redis.pcall('PUBLISH', channel, value)
+      if type(published) == 'table' and published.err then out[i] = published end
+    end
+  else
+    out[i] = 0
+  end
+end
+if #doomed > 0 then
+  local deleted = redis.pcall('DEL', unpack(doomed))
+  if type(deleted) == 'table' and deleted.err then
+    for i = 1, n do
+      if out[i] == 1 then out[i] = deleted end
+    end
+  end
+end
+return out
+)lua";
+
+// The batched extend, written out (no shared keys): the renewals of many guards due in one loop
+// turn. KEYS: each request's lock key; ARGV: each request's value and ttl. Each request's GET, and
+// its PEXPIRE when the value is its own. Answers as kExtend, one element per request; a command's
+// error (WRONGTYPE) is that request's answer.
+constexpr std::string_view kExtendBatch = R"lua(
+local n = #KEYS
+if n < 1 or #ARGV ~= 2 * n then
+  return redis.error_reply('ERR extend batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local out = {}
+for i = 1, n do
+  local key = KEYS[i]
+  local held = redis.pcall('GET', key)
+  if held and type(held) == 'table' then
+    out[i] = held
+  elseif held == ARGV[2 * i - 1] then
+    out[i] = redis.pcall('PEXPIRE', key, ARGV[2 * i])
+  else
+    out[i] = 0
+  end
+end
+return out
+)lua";
+
+// The batched fence, written out. KEYS: the node marker, shared, then each
+// request's fence hash; ARGV: each request's resource, proposed token and
+// amnesia flag. The marker is read at most once per batch. Answers as
+// kFence, one element per request, each request seeing the counters the
+// ones before it stored; an error (WRONGTYPE, a counter that is not a
+// number) is that request's answer.
+constexpr std::string_view kFenceBatch = R"lua(
+local n = #KEYS - 1
+if n < 1 or #ARGV ~= 3 * n then
+  return redis.error_reply('ERR fence batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+local marked
+local out = {}
+for i = 1, n do
+  local a = 3 * (i - 1)
+  local reply = false
+  if ARGV[a + 3] == '1' then
+    if marked == nil then marked = redis.pcall('EXISTS', KEYS[1]) end
+    if failed(marked) then
+      reply = marked
+    elseif marked == 0 then
+      reply = {2, 0}
+    end
+  end
+  if not reply then
+    local hash, resource, proposed = KEYS[1 + i], ARGV[a + 1], ARGV[a + 2]
+    local raw = redis.pcall('HGET', hash, resource)
+    if failed(raw) then
+      reply = raw
+    else
+      raw = raw or '0'
+      local current, wanted = tonumber(raw), tonumber(proposed)
+      if current == nil or wanted == nil then
+        reply = {err = 'ERR fence batch: a counter or token that is not a number'}
+      elseif current < wanted then
+        local stored = redis.pcall('HSET', hash, resource, proposed)
+        if failed(stored) then reply = stored else reply = {1, proposed} end
+      else
+        reply = {0, raw}
+      end
+    end
+  end
+  out[i] = reply
+end
+return out
+)lua";
+
+}  // namespace
+
+const Script& acquire_script() {
+  static const Script script = make_script("acquire", kAcquire);
+  return script;
+}
+
+const Script& extend_script() {
+  static const Script script = make_script("extend", kExtend);
+  return script;
+}
+
+const Script& release_script() {
+  static const Script script = make_script("release", kRelease);
+  return script;
+}
+
+const Script& fence_script() {
+  static const Script script = make_script("fence", kFence);
+  return script;
+}
+
+const Script& probe_script() {
+  static const Script script = make_script("probe", kProbe);
+  return script;
+}
+
+const Script& recover_script() {
+  static const Script script = make_script("recover", kRecover);
+  return script;
+}
+
+const Script* batch_script(const Script& script) {
+  static const Script acquire = make_script("acquire-batch", kAcquireBatch);
+  static const Script extend = make_script("extend-batch", kExtendBatch);
+  static const Script release = make_script("release-batch", kReleaseBatch);
+  static const Script fence = make_script("fence-batch", kFenceBatch);
+  if (&script == &acquire_script()) return &acquire;
+  if (&script == &extend_script()) return &extend;
+  if (&script == &release_script()) return &release;
+  if (&script == &fence_script()) return &fence;
+  return nullptr;
+}
+
+const std::vector<const Script*>& node_scripts() {
+  static const std::vector<const Script*> scripts{&acquire_script(),
+                                                  &extend_script(),
+                                                  &release_script(),
+                                                  &fence_script(),
+                                                  &probe_script(),
+                                                  &recover_script(),
+                                                  batch_script(acquire_script()),
+                                                  batch_script(extend_script()),
+                                                  batch_script(release_script()),
+                                                  batch_script(fence_script())};
+  return scripts;
+}
+
+std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
+
+std::string recovering_key(std::string_view prefix) { return std::string(prefix) + "recovering"; }
+
+std::string lock_pattern(std::string_view prefix) { return std::string(prefix) + "lock:*"; }
+
+std::string lock_key(std::string_view prefix, std::string_view resource) {
+  std::string key;
+  key.reserve(prefix.size() + 5 + resource.size());
+  key.append(prefix).append("lock:").append(resource);
+  return key;
+}
+
+std::string fence_key(std::string_view prefix) { return std::string(prefix) + "fence"; }
+
+std::string release_channel(std::string_view prefix, std::string_view resource) {
+  std::string channel;
+  channel.reserve(prefix.size() + 9 + resource.size());
+  channel.append(prefix).append("released:").append(resource);
+  return channel;
+}
+
+}  // namespace redlock::detail

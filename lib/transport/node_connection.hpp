@@ -1,0 +1,317 @@
+// The transport to one Redis node, on the client's libuv loop.
+//
+// It owns its uv_tcp_t and uses hiredis only as the reply parser
+// (redisReader); commands are encoded by resp_writer into one buffer per
+// node, written once per loop turn (LoopTurn). Redis answers a connection's
+// commands in order, so replies are matched to requests by position in a
+// FIFO of slots; a request that timed out keeps its slot, and its reply,
+// when it comes, is handed to the sink marked `late`.
+//
+// Requests are never answered from inside send(): a request that cannot be
+// sent (node unreachable) is failed from a posted task.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "redlock/config.hpp"
+#include "redlock/metrics.hpp"
+#include "redlock/outcome.hpp"
+#include "redlock/types.hpp"
+#include "scripts/scripts.hpp"
+#include "transport/loop_turn.hpp"
+#include "transport/timer_queue.hpp"
+
+struct redisReader;
+struct redisReply;
+
+namespace redlock::detail {
+
+class ClientCore;
+
+struct NodeResponse {
+  enum class Kind { reply, timeout, unreachable };
+  Kind kind = Kind::reply;
+  // For Kind::reply: the replies of the request's commands (the script's,
+  // then WAIT's when replicas are required). Valid only during the call.
+  const redisReply* const* replies = nullptr;
+  std::size_t reply_count = 0;
+  Microseconds latency{0};
+  // For timeout / unreachable: why.
+  std::string_view detail;
+  // A reply that arrived after the sink had been told `timeout`.
+  bool late = false;
+};
+
+// Where the parts of an encoded request tail ("numkeys key... arg...")
+// begin: byte offsets of the first key, of the second key (the first
+// argument's when there is one key) and of the first argument.
+struct TailLayout {
+  std::uint32_t keys_offset = 0;
+  std::uint32_t second_key_offset = 0;
+  std::uint32_t args_offset = 0;
+};
+
+// A script request encoded once, for a caller that sends the same request
+// again and again (a guard's renewal): nothing is encoded or allocated per
+// send.
+class PreparedRequest {
+ public:
+  PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
+                  std::initializer_list<std::string_view> args);
+
+  [[nodiscard]] const Script& script() const noexcept { return *script_; }
+  // The whole command, "EVALSHA sha numkeys key... arg...", in RESP.
+  [[nodiscard]] std::string_view evalsha() const noexcept { return command_; }
+  // What follows the script's name, "numkeys key... arg...": for EVAL when
+  // the node has lost its script cache.
+  [[nodiscard]] std::string_view tail() const noexcept {
+    return std::string_view(command_).substr(tail_offset_);
+  }
+  [[nodiscard]] std::size_t argc() const noexcept { return argc_; }
+  // Where the keys and arguments begin in tail(), for a batched call.
+  [[nodiscard]] const TailLayout& layout() const noexcept { return layout_; }
+  [[nodiscard]] std::size_t key_count() const noexcept { return key_count_; }
+
+ private:
+  const Script* script_;
+  std::string command_;
+  std::size_t tail_offset_ = 0;
+  std::size_t argc_ = 0;
+  TailLayout layout_;
+  std::size_t key_count_ = 0;
+};
+
+// Receives the responses of requests. Each request gets exactly one
+// non-late response, and at most one late one after a timeout.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  virtual void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) = 0;
+};
+
+// A first-in first-out queue on one vector that keeps its capacity: a
+// steady stream of requests allocates nothing, where std::deque allocates and
+// frees a block every few elements. Taken elements stay behind, moved-from,
+// until the queue empties or they make up half of it; then they are dropped
+// in one go. Indices and iteration cover the queued elements only.
+template <typename T>
+class Fifo {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return head_ == items_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return items_.size() - head_; }
+  [[nodiscard]] T& front() { return items_[head_]; }
+  [[nodiscard]] T& operator[](std::size_t index) { return items_[head_ + index]; }
+  [[nodiscard]] auto begin() noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  [[nodiscard]] auto end() noexcept { return items_.end(); }
+  [[nodiscard]] auto begin() const noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  [[nodiscard]] auto end() const noexcept { return items_.end(); }
+
+  void push_back(T item) { items_.push_back(std::move(item)); }
+  // The new last element; valid until the queue next changes.
+  template <typename... Args>
+  T& emplace_back(Args&&... args) {
+    return items_.emplace_back(std::forward<Args>(args)...);
+  }
+  void push_front(T item) {
+    if (head_ > 0) {
+      items_[--head_] = std::move(item);
+    } else {
+      items_.insert(items_.begin(), std::move(item));
+    }
+  }
+  // Removes the first element and returns it; the queue must not be empty.
+  [[nodiscard]] T take_front() {
+    T item = std::move(items_[head_]);
+    drop_front();
+    return item;
+  }
+  // Removes the first element where it is (for a caller that moved out what
+  // it needed); the queue must not be empty.
+  void drop_front() {
+    ++head_;
+    drop_taken();
+  }
+
+ private:
+  // Below this many taken elements a queue that never empties keeps them.
+  static constexpr std::size_t kCompactFloor = 64;
+  void drop_taken() {
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= kCompactFloor && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
+
+class NodeConnection final : public Flushable {
+ public:
+  NodeConnection(ClientCore& core, std::size_t index, const NodeConfig& node,
+                 const LockConfig& lock);
+  NodeConnection(const NodeConnection&) = delete;
+  NodeConnection& operator=(const NodeConnection&) = delete;
+  ~NodeConnection();
+
+  void start();
+
+  // Runs `script` with `keys` and `args` under the node's request timeout.
+  // With `require_replicas`, a pipelined `WAIT min_replicas timeout` follows
+  // (when the node's config asks for replicas).
+  void send(const Script& script, std::initializer_list<std::string_view> keys,
+            std::initializer_list<std::string_view> args, bool require_replicas,
+            std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+
+  // The same with a request encoded beforehand, which must stay unchanged
+  // while `sink` lives (the sink owns it), and without WAIT. `sent_at` is the
+  // caller's reading of the client's clock, taken just before the call: the
+  // requests of one round share it instead of reading the clock each.
+  void send_prepared(const PreparedRequest& request, TimePoint sent_at,
+                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+
+  // The same with arguments built at run time.
+  void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
+                 const std::vector<std::string>& args, std::shared_ptr<ResponseSink> sink,
+                 std::uint32_t tag);
+
+  // A plain command whose reply is consumed and dropped (SUBSCRIBE).
+  void send_command(std::initializer_list<std::string_view> argv);
+  // Published messages ("message" pushes) go here instead of to requests:
+  // for a connection used in subscribe mode.
+  void set_push_handler(
+      std::function<void(std::string_view channel, std::string_view payload)> handler) {
+    push_handler_ = std::move(handler);
+  }
+  // Runs each time the handshake completes (first connect and reconnects).
+  void set_ready_handler(std::function<void()> handler) { ready_handler_ = std::move(handler); }
+
+  void flush() override;
+  // Best-effort write of what is queued, then closes the socket; pending
+  // requests fail as unreachable. Further sends fail at once (posted).
+  void close();
+
+  [[nodiscard]] std::size_t index() const noexcept { return index_; }
+  [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
+  [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
+  [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
+  // What the handshake learned (unknown until it has, or when denied).
+  [[nodiscard]] Persistence persistence() const noexcept;
+  [[nodiscard]] NodeHealth health() const;
+
+ private:
+  enum class State { idle, resolving, connecting, handshaking, ready, backoff, closed };
+  struct Slot;
+  struct HandshakeStep;
+  struct TcpHolder;
+
+  void connect_to(const struct sockaddr* address);
+  void begin_resolve();
+  void on_connected(int status);
+  void queue_handshake();
+  void on_read(ssize_t nread, const char* data);
+  void on_reply(redisReply* reply, TimePoint received_at);
+  void complete_front(TimePoint received_at);
+  void on_handshake_reply(Slot& slot);
+  void on_deadline();
+  void arm_deadline();
+  void reset(std::string why);
+  void fail_slots(Fifo<Slot>& slots, std::string_view why);
+  void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
+  void schedule_reconnect();
+  // Appends the request of `slot` to the output, and nothing else.
+  void append_request(const Slot& slot, bool use_eval);
+  void send_encoded(const Script& script, std::string tail, TailLayout layout,
+                    std::size_t key_count, std::size_t argc, bool require_replicas,
+                    std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+  // Fills in the timing of a script request, already the last in the queue,
+  // and encodes it, or with `defer` leaves it pending for the turn's flush;
+  // `sent_at` is on the client's clock.
+  void queue_script(Slot& slot, TimePoint sent_at, bool defer = false);
+  // Encodes the pending requests (the last pending_count_ of the queue) in
+  // queue order: a run of requests for the same batchable script as one
+  // batched call, a lone one as itself.
+  void emit_pending();
+  // Encodes slots_[first .. first + count) as one call of their script's
+  // batched form (EVALSHA, or with `use_eval` EVAL of its body).
+  void append_batch(std::size_t first, std::size_t count, bool use_eval);
+  // The request's "numkeys key... arg..." part, its own or its prepared
+  // request's.
+  [[nodiscard]] static std::string_view tail_of(const Slot& slot) noexcept;
+  // Whether `next` may join the batch that `first` begins (the same script,
+  // argument count and shared keys).
+  [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
+  // The front is a batch: hands each member its element of the reply.
+  void complete_batch(TimePoint received_at);
+  // The front `count` requests (one, or one batch) met NOSCRIPT: queues
+  // them again as EVAL of their script's body.
+  void resend_with_eval(std::size_t count);
+  // Takes the front slot off the queue and gives its sink `views`.
+  void deliver_front(const redisReply* const* views, std::size_t reply_count,
+                     TimePoint received_at);
+  void start_write();
+  void want_flush();
+
+  ClientCore& core_;
+  std::size_t index_;
+  NodeConfig node_;
+  NodeMetrics& stats_;
+  // The client's clock is the steady clock that request deadlines are
+  // measured on, so one reading serves both.
+  bool clock_is_steady_;
+  Microseconds request_timeout_;
+  Milliseconds connect_timeout_;
+  Milliseconds wait_timeout_;
+  Milliseconds reconnect_min_;
+  Milliseconds reconnect_max_;
+  Milliseconds backoff_;
+
+  State state_ = State::idle;
+  // Bumped whenever the socket is reset, so callbacks from a previous
+  // socket (connect, read, resolve) recognise they are stale.
+  std::uint64_t generation_ = 0;
+  TcpHolder* tcp_ = nullptr;
+  redisReader* reader_ = nullptr;
+  Fifo<Slot> slots_;
+  std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
+  std::size_t handshake_pending_ = 0;
+  std::string outbuf_;
+  // Requests at the back of the queue not yet encoded: batchable requests
+  // wait for the turn's flush, so that those of one turn to this node go
+  // out as one script call (requests made in one turn, e.g. the acquires
+  // of many operations, cost the node one call instead of one each).
+  std::size_t pending_count_ = 0;
+  // At most this many requests per batched call: a script blocks its node
+  // while it runs.
+  static constexpr std::size_t kMaxBatch = 64;
+  bool write_in_flight_ = false;
+  bool flush_wanted_ = false;  // this connection is on the loop turn's list
+  TimerQueue::Id deadline_timer_ = TimerQueue::kNone;
+  TimePoint deadline_armed_for_ = TimePoint::max();
+  TimerQueue::Id connect_timer_ = TimerQueue::kNone;
+  TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
+  std::string last_error_;
+  std::function<void(std::string_view, std::string_view)> push_handler_;
+  std::function<void()> ready_handler_;
+  std::string appendonly_;
+  std::string appendfsync_;
+};
+
+}  // namespace redlock::detail

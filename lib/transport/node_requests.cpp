@@ -1,0 +1,274 @@
+// NodeConnection's requests on their way out: encoding a script request
+// (or a prepared one), leaving batchable requests pending until the loop
+// turn's flush, and encoding a run of them as one call of the script's
+// batched form (scripts.hpp, batch_script); a NOSCRIPT answer sends the
+// request or the batch again as EVAL, and a batch's reply is handed out
+// per request. The session itself is in node_connection.cpp.
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "operations/client_core.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/node_slot.hpp"
+#include "transport/resp_writer.hpp"
+
+namespace redlock::detail {
+
+std::string_view NodeConnection::tail_of(const Slot& slot) noexcept {
+  return slot.prepared != nullptr ? slot.prepared->tail() : std::string_view(slot.tail);
+}
+
+namespace {
+
+// "numkeys key... arg..." as RESP bulk strings: what follows the script's
+// name in EVALSHA and EVAL alike.
+template <typename Args>
+std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args,
+                        TailLayout& layout) {
+  // Sized once: growing it argument by argument was most of a request's
+  // allocations.
+  std::size_t size = 16;
+  for (std::string_view key : keys) size += key.size() + 16;
+  for (std::string_view arg : args) size += arg.size() + 16;
+  std::string tail;
+  tail.reserve(size);
+  append_bulk(tail, number_text(static_cast<long long>(keys.size())));
+  layout.keys_offset = static_cast<std::uint32_t>(tail.size());
+  layout.second_key_offset = layout.keys_offset;
+  std::size_t index = 0;
+  for (std::string_view key : keys) {
+    append_bulk(tail, key);
+    if (index++ == 0) layout.second_key_offset = static_cast<std::uint32_t>(tail.size());
+  }
+  layout.args_offset = static_cast<std::uint32_t>(tail.size());
+  for (std::string_view arg : args) append_bulk(tail, arg);
+  return tail;
+}
+
+// "*argc EVALSHA sha" or "*argc EVAL body": the head of a script request.
+void append_script_head(std::string& out, const Script& script, std::size_t argc, bool use_eval) {
+  append_array_header(out, argc);
+  if (use_eval) {
+    append_bulk(out, "EVAL");
+    append_bulk(out, script.body);
+  } else {
+    append_bulk(out, "EVALSHA");
+    append_bulk(out, script.sha1);
+  }
+}
+
+}  // namespace
+
+PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
+                                 std::initializer_list<std::string_view> args)
+    : script_(&script), argc_(3 + keys.size() + args.size()), key_count_(keys.size()) {
+  const std::string tail = encode_tail(keys, args, layout_);
+  append_script_head(command_, script, argc_, false);
+  tail_offset_ = command_.size();
+  command_ += tail;
+}
+
+void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
+                          std::initializer_list<std::string_view> args, bool require_replicas,
+                          std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  TailLayout layout;
+  std::string tail = encode_tail(keys, args, layout);
+  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(),
+               require_replicas, std::move(sink), tag);
+}
+
+void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
+                               const std::vector<std::string>& args,
+                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  TailLayout layout;
+  std::string tail = encode_tail(keys, args, layout);
+  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(), false,
+               std::move(sink), tag);
+}
+
+void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sent_at,
+                                   std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
+    return;
+  }
+  // Built in its place in the queue: a slot is large, and moving it per
+  // request was a measurable part of a renewal. An extend waits for the
+  // turn's flush like the other batchable requests: the renewals of many
+  // guards due in one turn then leave as one batched call per node.
+  const bool batchable = batch_script(request.script()) != nullptr;
+  if (!batchable) emit_pending();
+  Slot& slot = slots_.emplace_back();
+  slot.sink = std::move(sink);
+  slot.tag = tag;
+  slot.script = &request.script();
+  slot.argc = request.argc();
+  slot.prepared = &request;
+  slot.layout = request.layout();
+  slot.key_count = static_cast<std::uint16_t>(request.key_count());
+  queue_script(slot, sent_at, batchable);
+}
+
+void NodeConnection::send_encoded(const Script& script, std::string tail, TailLayout layout,
+                                  std::size_t key_count, std::size_t argc, bool require_replicas,
+                                  std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
+    return;
+  }
+  const bool with_wait = require_replicas && node_.min_replicas > 0;
+  const bool batchable = !with_wait && batch_script(script) != nullptr;
+  // Encoded in queue order: what is pending goes out before this one.
+  if (!batchable) emit_pending();
+  Slot& slot = slots_.emplace_back();
+  slot.sink = std::move(sink);
+  slot.tag = tag;
+  slot.script = &script;
+  slot.argc = argc;
+  slot.tail = std::move(tail);
+  slot.layout = layout;
+  slot.key_count = static_cast<std::uint16_t>(key_count);
+  slot.with_wait = with_wait;
+  slot.expected = slot.with_wait ? 2 : 1;
+  queue_script(slot, core_.clock().now(), batchable);
+}
+
+void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
+  slot.sent_at = sent_at;
+  // A request queued before the session is ready also waits for the connect
+  // and handshake, which the connect timeout bounds; counting that against
+  // the request timeout would fail every first request of a short-lived
+  // process on a slower network. Validity still counts from t0.
+  slot.before_ready = state_ != State::ready;
+  const Microseconds setup = slot.before_ready ? Microseconds(connect_timeout_) : Microseconds(0);
+  const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
+  slot.deadline = now + setup + request_timeout_ +
+                  (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
+  if (defer) {
+    ++pending_count_;
+  } else {
+    append_request(slot, false);
+  }
+  want_flush();
+  if (slot.deadline < deadline_armed_for_) arm_deadline();
+}
+
+void NodeConnection::emit_pending() {
+  if (pending_count_ == 0) return;
+  std::size_t i = slots_.size() - pending_count_;
+  pending_count_ = 0;
+  while (i < slots_.size()) {
+    std::size_t run = 1;
+    while (i + run < slots_.size() && run < kMaxBatch && batches_with(slots_[i], slots_[i + run])) {
+      ++run;
+    }
+    if (run == 1) {
+      append_request(slots_[i], false);
+    } else {
+      append_batch(i, run, false);
+      stats_.batched.fetch_add(run, std::memory_order_relaxed);
+    }
+    i += run;
+  }
+}
+
+bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
+  // The same script and number of arguments, and the same keys after the
+  // first (batch_script: they are sent once for the whole batch).
+  if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
+    return false;
+  }
+  const std::string_view mine = tail_of(first).substr(
+      first.layout.second_key_offset, first.layout.args_offset - first.layout.second_key_offset);
+  const std::string_view theirs = tail_of(next).substr(
+      next.layout.second_key_offset, next.layout.args_offset - next.layout.second_key_offset);
+  return mine == theirs;
+}
+
+void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
+  // EVALSHA sha numkeys, the shared keys once (from the first request: the
+  // run holds only requests with the same ones, batches_with), each
+  // request's first key, then every request's arguments.
+  const Slot& head = slots_[first];
+  const std::size_t shared = head.key_count - 1U;
+  const std::size_t args = head.argc - 3 - head.key_count;
+  append_script_head(outbuf_, *batch_script(*head.script), 3 + shared + count * (1 + args),
+                     use_eval);
+  append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
+  outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
+                                      head.layout.args_offset - head.layout.second_key_offset));
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(tail_of(slot).substr(slot.layout.keys_offset,
+                                        slot.layout.second_key_offset - slot.layout.keys_offset));
+  }
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Slot& slot = slots_[i];
+    outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
+  }
+  slots_[first].batch_size = static_cast<std::uint16_t>(count);
+}
+
+void NodeConnection::append_request(const Slot& slot, bool use_eval) {
+  if (slot.prepared != nullptr && !use_eval) {
+    outbuf_ += slot.prepared->evalsha();
+  } else {
+    append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
+    outbuf_ += tail_of(slot);
+  }
+  if (slot.with_wait) {
+    append_command(outbuf_,
+                   {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
+  }
+}
+
+void NodeConnection::resend_with_eval(std::size_t count) {
+  // The node lost its script cache (restart, SCRIPT FLUSH): the request, or
+  // the batch, goes again with its script's body; EVAL also caches the
+  // script again for the next EVALSHA.
+  std::vector<Slot> again;
+  again.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
+  emit_pending();
+  const std::size_t first = slots_.size();
+  for (Slot& slot : again) {
+    slot.evaled = true;
+    slot.received = 0;
+    slot.replies = {};
+    slots_.push_back(std::move(slot));
+  }
+  if (count == 1) {
+    append_request(slots_[first], true);
+  } else {
+    append_batch(first, count, true);
+  }
+  want_flush();
+}
+
+void NodeConnection::complete_batch(TimePoint received_at) {
+  Slot& front = slots_.front();
+  const std::size_t count = front.batch_size;
+  const ReplyPtr reply = std::move(front.replies[0]);
+  const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;
+  if (!per_request && reply->type != REDIS_REPLY_ERROR) {
+    reset("batched reply out of step: " + number_text(static_cast<long long>(count)) + " requests");
+    return;
+  }
+  // An error for the whole call (BUSY, OOM, a denied command) is every
+  // request's answer.
+  const std::uint64_t generation = generation_;
+  for (std::size_t i = 0; i < count && generation == generation_; ++i) {
+    const redisReply* mine = per_request ? reply->element[i] : reply.get();
+    deliver_front(&mine, 1, received_at);
+  }
+}
+
+}  // namespace redlock::detail
