@@ -97,6 +97,7 @@ void AcquireOperation::begin_attempt() {
   tally_ = QuorumTally(nodes.size());
   busy_ = 0;
   outcomes_.assign(nodes.size(), NodeOutcome{});
+  never_sent_.assign(nodes.size(), false);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     outcomes_[i].node = i;
     outcomes_[i].name = nodes[i]->config().name;
@@ -127,6 +128,9 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
     return;
   }
   NodeOutcome& outcome = outcomes_[node];
+  if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) {
+    never_sent_[node] = true;
+  }
   parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
   note_if_unmarked(outcome);
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
@@ -158,8 +162,16 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
   if (found == abandoned_.end()) return;
-  core_.nodes()[node]->send(release_script(), {lock_key_}, {found->second.str(), channel_}, false,
-                            shared_from_this(), kCleanupTag);
+  undo_grant(node, found->second, channel_);
+}
+
+void AcquireOperation::undo_grant(std::size_t node, const LockValue& value,
+                                  std::string_view channel) {
+  // Whatever the node stored lives at most a TTL (plus its clock's drift)
+  // from the moment it got the request, which is no later than now.
+  const TimePoint expires_at = core_.clock().now() + ttl_ + core_.drift_for(ttl_);
+  core_.nodes()[node]->send_cleanup(release_script(), {lock_key_}, {value.str(), channel},
+                                    expires_at);
 }
 
 void AcquireOperation::decide() {
@@ -246,7 +258,6 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
 void AcquireOperation::unlock_attempt(bool announce) {
   abandoned_.emplace_back(tag_, value_);
   if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
-  auto self = shared_from_this();
   auto& nodes = core_.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     // A node that answered "busy" or "recovering" provably did not store this
@@ -255,9 +266,9 @@ void AcquireOperation::unlock_attempt(bool announce) {
     if (outcomes_[i].status == NodeStatus::busy || outcomes_[i].status == NodeStatus::recovering) {
       continue;
     }
-    nodes[i]->send(release_script(), {lock_key_},
-                   {value_.str(), announce ? std::string_view(channel_) : kNoChannel}, false, self,
-                   kCleanupTag);
+    // Nor did a node the request never left for.
+    if (never_sent_[i]) continue;
+    undo_grant(i, value_, announce ? std::string_view(channel_) : kNoChannel);
   }
 }
 

@@ -40,6 +40,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   void fail_attempt(std::error_code why);
   // `announce`: publish the deletions as a release, to wake waiters.
   void unlock_attempt(bool announce);
+  // Sends the compare-and-delete of `value` to `node`, to be sent again
+  // after a reconnect for as long as the value could live there.
+  void undo_grant(std::size_t node, const LockValue& value, std::string_view channel);
   void succeed(Microseconds validity);
   void complete(std::error_code error);
   void finish(std::error_code error);
@@ -71,6 +74,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   QuorumTally tally_{0};
   std::size_t busy_ = 0;
   std::vector<NodeOutcome> outcomes_;
+  // Per node: this attempt's request provably never left the client (the
+  // transport said so), so there is nothing on that node to undo.
+  std::vector<bool> never_sent_;
   bool attempt_open_ = false;
   // From the attempt's t0 to its decision (phase 1 only).
   Microseconds last_round_trip_{0};

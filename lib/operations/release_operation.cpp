@@ -46,6 +46,17 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   if (tag != kReleaseTag || finished_ || response.late) return;
   NodeOutcome& outcome = result_.nodes[node];
   parse_flag_response(response, NodeStatus::released, outcome);
+  const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
+  const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
+  if (unreachable || left_unsent) {
+    // The release did not reach the node, or the connection was reset
+    // under it: the value may live there for another TTL. It goes to the
+    // node once the node is reachable again.
+    const std::string& prefix = core_.config().lock.key_prefix;
+    const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
+    core_.nodes()[node]->send_cleanup(release_script(), {lock_key(prefix, lock_.resource.str())},
+                                      {lock_.value.str(), std::string_view()}, expires_at);
+  }
   if (outcome.status == NodeStatus::released) ++result_.released;
   --waiting_;
   const bool majority_released =

@@ -238,10 +238,9 @@ void NodeConnection::queue_handshake() {
 }
 
 void NodeConnection::send_command(std::initializer_list<std::string_view> argv) {
-  if (state_ != State::handshaking && state_ != State::ready && state_ != State::connecting &&
-      state_ != State::resolving) {
-    return;  // the ready handler re-sends what matters after a reconnect
-  }
+  // Before the session is ready nothing is written behind the handshake
+  // (queue_script); the ready handler sends what matters once it is.
+  if (state_ != State::ready) return;
   emit_pending();
   append_command(outbuf_, argv);
   Slot slot;
@@ -428,6 +427,10 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     }
     deadline_armed_for_ = TimePoint::max();
     arm_deadline();
+    // What waited for the handshake leaves now, cleanups of values that may
+    // still live on the node first.
+    resend_deferred_cleanups();
+    if (pending_count_ > 0) want_flush();
     if (ready_handler_) ready_handler_();
   }
 }
@@ -467,6 +470,7 @@ void NodeConnection::on_deadline() {
     NodeResponse response;
     response.kind = NodeResponse::Kind::timeout;
     response.detail = detail;
+    response.may_have_run = slot.written;
     response.latency = std::chrono::ceil<Microseconds>(core_.clock().now() - slot.sent_at);
     sink->on_response(index_, slot.tag, response);
     if (generation != generation_) return;
@@ -513,11 +517,18 @@ void NodeConnection::reset(std::string why) {
 
 void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
   for (Slot& slot : slots) {
+    if (slot.cleanup && slot.received == 0) {
+      // Reset before the node answered: it may not have run it.
+      defer_cleanup(*slot.script, std::move(slot.tail), slot.layout, slot.key_count, slot.argc,
+                    slot.expires_at);
+      continue;
+    }
     if (slot.handshake || slot.answered || !slot.sink) continue;
     stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;
     response.detail = why;
+    response.may_have_run = slot.written;
     slot.sink->on_response(index_, slot.tag, response);
   }
 }
@@ -529,6 +540,7 @@ void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;
     response.detail = why;
+    response.may_have_run = false;
     sink->on_response(index, tag, response);
   });
 }

@@ -50,6 +50,10 @@ struct NodeResponse {
   std::string_view detail;
   // A reply that arrived after the sink had been told `timeout`.
   bool late = false;
+  // For timeout / unreachable: false when the request provably never left
+  // this client (it was still queued behind an unanswered handshake, or the
+  // node was not connected), so it cannot have run on the node.
+  bool may_have_run = true;
 };
 
 // Where the parts of an encoded request tail ("numkeys key... arg...")
@@ -192,7 +196,19 @@ class NodeConnection final : public Flushable {
                  const std::vector<std::string>& args, std::shared_ptr<ResponseSink> sink,
                  std::uint32_t tag);
 
-  // A plain command whose reply is consumed and dropped (SUBSCRIBE).
+  // A compare-and-delete (or any request that only undoes what a request of
+  // ours may have done on the node), sent without waiting for its answer.
+  // It is queued like any request; if the connection is reset before the
+  // node answered it, or the node is not connected now, it is kept (one
+  // small entry, at most kMaxDeferredCleanups per node) and sent as soon as
+  // the session is ready again, unless `expires_at` (on the client's
+  // clock: when whatever it undoes has expired on the node anyway) has
+  // passed by then.
+  void send_cleanup(const Script& script, std::initializer_list<std::string_view> keys,
+                    std::initializer_list<std::string_view> args, TimePoint expires_at);
+
+  // A plain command whose reply is consumed and dropped (SUBSCRIBE). Only
+  // on a ready session; before it, the ready handler sends what it needs.
   void send_command(std::initializer_list<std::string_view> argv);
   // Published messages ("message" pushes) go here instead of to requests:
   // for a connection used in subscribe mode.
@@ -268,6 +284,11 @@ class NodeConnection final : public Flushable {
                      TimePoint received_at);
   void start_write();
   void want_flush();
+  // Queues the deferred cleanups that have not expired (the session has
+  // just become ready).
+  void resend_deferred_cleanups();
+  void defer_cleanup(const Script& script, std::string tail, TailLayout layout,
+                     std::size_t key_count, std::size_t argc, TimePoint expires_at);
 
   ClientCore& core_;
   std::size_t index_;
@@ -312,6 +333,17 @@ class NodeConnection final : public Flushable {
   std::function<void()> ready_handler_;
   std::string appendonly_;
   std::string appendfsync_;
+  // Cleanups waiting for the node to be reachable again (send_cleanup).
+  struct DeferredCleanup {
+    const Script* script;
+    std::string tail;
+    TailLayout layout;
+    std::size_t key_count;
+    std::size_t argc;
+    TimePoint expires_at;
+  };
+  static constexpr std::size_t kMaxDeferredCleanups = 4096;
+  std::vector<DeferredCleanup> deferred_cleanups_;
 };
 
 }  // namespace redlock::detail

@@ -141,6 +141,60 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
   queue_script(slot, core_.clock().now(), batchable);
 }
 
+void NodeConnection::send_cleanup(const Script& script,
+                                  std::initializer_list<std::string_view> keys,
+                                  std::initializer_list<std::string_view> args,
+                                  TimePoint expires_at) {
+  if (state_ == State::closed) return;
+  TailLayout layout;
+  std::string tail = encode_tail(keys, args, layout);
+  const std::size_t argc = 3 + keys.size() + args.size();
+  if (state_ == State::backoff || state_ == State::idle) {
+    defer_cleanup(script, std::move(tail), layout, keys.size(), argc, expires_at);
+    return;
+  }
+  const bool batchable = batch_script(script) != nullptr;
+  if (!batchable) emit_pending();
+  Slot& slot = slots_.emplace_back();
+  slot.script = &script;
+  slot.argc = argc;
+  slot.tail = std::move(tail);
+  slot.layout = layout;
+  slot.key_count = static_cast<std::uint16_t>(keys.size());
+  slot.cleanup = true;
+  slot.expires_at = expires_at;
+  queue_script(slot, core_.clock().now(), batchable);
+}
+
+void NodeConnection::defer_cleanup(const Script& script, std::string tail, TailLayout layout,
+                                   std::size_t key_count, std::size_t argc, TimePoint expires_at) {
+  if (state_ == State::closed || core_.clock().now() >= expires_at) return;
+  if (deferred_cleanups_.size() >= kMaxDeferredCleanups) {
+    // Bounded: the oldest entry is the one closest to expiring by itself.
+    deferred_cleanups_.erase(deferred_cleanups_.begin());
+  }
+  deferred_cleanups_.push_back(
+      DeferredCleanup{&script, std::move(tail), layout, key_count, argc, expires_at});
+}
+
+void NodeConnection::resend_deferred_cleanups() {
+  if (deferred_cleanups_.empty()) return;
+  std::vector<DeferredCleanup> due = std::exchange(deferred_cleanups_, {});
+  const TimePoint now = core_.clock().now();
+  for (DeferredCleanup& entry : due) {
+    if (now >= entry.expires_at) continue;
+    Slot& slot = slots_.emplace_back();
+    slot.script = entry.script;
+    slot.argc = entry.argc;
+    slot.tail = std::move(entry.tail);
+    slot.layout = entry.layout;
+    slot.key_count = static_cast<std::uint16_t>(entry.key_count);
+    slot.cleanup = true;
+    slot.expires_at = entry.expires_at;
+    queue_script(slot, now, true);
+  }
+}
+
 void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   slot.sent_at = sent_at;
   // A request queued before the session is ready also waits for the connect
@@ -152,20 +206,39 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
   slot.deadline = now + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
-  if (defer) {
+  // Nothing that could grant leaves before the handshake has been
+  // answered: a node that froze after accepting the connection would run it
+  // when it resumes, after this client had given up on the connection and
+  // could no longer send the request's cleanup behind it. Until then every
+  // request waits, unencoded, for emit_pending.
+  if (defer || state_ != State::ready) {
     ++pending_count_;
   } else {
     append_request(slot, false);
+    slot.written = true;
   }
   want_flush();
   if (slot.deadline < deadline_armed_for_) arm_deadline();
 }
 
 void NodeConnection::emit_pending() {
-  if (pending_count_ == 0) return;
+  if (pending_count_ == 0 || state_ != State::ready) return;
   std::size_t i = slots_.size() - pending_count_;
   pending_count_ = 0;
   while (i < slots_.size()) {
+    Slot& slot = slots_[i];
+    if (slot.answered && !slot.cleanup) {
+      // Its sink was told `timeout` while it still waited to leave: it must
+      // not run on the node now. A PING keeps its place in the queue.
+      slot.sink.reset();
+      slot.script = nullptr;
+      slot.prepared = nullptr;
+      slot.with_wait = false;
+      slot.expected = 1;
+      append_command(outbuf_, {"PING"});
+      ++i;
+      continue;
+    }
     std::size_t run = 1;
     while (i + run < slots_.size() && run < kMaxBatch && batches_with(slots_[i], slots_[i + run])) {
       ++run;
@@ -176,13 +249,20 @@ void NodeConnection::emit_pending() {
       append_batch(i, run, false);
       stats_.batched.fetch_add(run, std::memory_order_relaxed);
     }
+    for (std::size_t k = i; k < i + run; ++k) slots_[k].written = true;
     i += run;
   }
 }
 
 bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   // The same script and number of arguments, and the same keys after the
-  // first (batch_script: they are sent once for the whole batch).
+  // first (batch_script: they are sent once for the whole batch). Requests
+  // queued before the session was ready include every kind: only a
+  // batchable script without WAIT joins a batch.
+  if (first.script == nullptr || batch_script(*first.script) == nullptr || first.with_wait ||
+      next.with_wait || (next.answered && !next.cleanup)) {
+    return false;
+  }
   if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
     return false;
   }

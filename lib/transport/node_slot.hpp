@@ -50,6 +50,14 @@ struct NodeConnection::Slot {
   bool evaled = false;
   bool answered = false;      // the sink has been told `timeout`
   bool before_ready = false;  // queued while the session was being set up
+  // Encoded into the output on a ready session: from then on it may reach
+  // the node and run there, whatever becomes of this connection.
+  bool written = false;
+  // A compare-and-delete of a value that may have been granted
+  // (send_cleanup): if this connection is reset before its answer, it goes
+  // to the node again once the node is reachable, until `expires_at`.
+  bool cleanup = false;
+  TimePoint expires_at{};
 };
 
 }  // namespace redlock::detail

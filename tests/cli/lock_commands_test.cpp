@@ -2,6 +2,7 @@
 // five real redis-server nodes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -272,6 +273,43 @@ TEST_F(LockCommandsTest, JsonIsValidForAnyResourceName) {
     // The lock itself is on the exact bytes.
     EXPECT_GE(nodes_holding(cluster_, test_case.name, json["value"].text), 3U);
   }
+}
+
+// Nodes frozen after accepting the connection (SIGSTOP: the kernel still
+// completes the TCP handshake and buffers what is written) must not grant a
+// failed attempt once they resume: nothing that can grant is written behind
+// an unanswered handshake, so the process can exit right after the failure
+// and leave nothing held.
+TEST_F(LockCommandsTest, AFailedAcquireAgainstFrozenNodesLeavesNothingBehind) {
+  const auto file = config(milliseconds(10000));
+  // Every node carries its identity marker, as in a quorum in use.
+  const CliResult first = run_cli(command("acquire", file, {"--resource", "warm-up"}));
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  const std::string value = parse_output(first)["value"].text;
+  ASSERT_EQ(
+      run_cli(command("release", file, {"--resource", "warm-up", "--value", value})).exit_code, 0);
+
+  for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).pause();
+  const CliResult failed = run_cli(command("acquire", file, {"--resource", "r7", "--wait", "0"}));
+  for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).resume();
+  EXPECT_EQ(failed.exit_code, 75) << describe(failed);
+
+  // Once a resumed node has read what the process left in its socket and
+  // seen the process's connections close, only the probe's own connection
+  // is left: everything the process wrote has run by then.
+  for (std::size_t i = 0; i < 3; ++i) {
+    RedisProbe probe(cluster_.node(i).port());
+    EXPECT_TRUE(eventually([&] {
+      const auto clients = probe.command({"CLIENT", "LIST"});
+      return clients.kind == Reply::Kind::bulk_string &&
+             std::count(clients.text.begin(), clients.text.end(), '\n') == 1;
+    })) << "node "
+        << i << " still has the process's connections";
+    EXPECT_FALSE(probe.exists(lock_key("r7"))) << "node " << i << " granted the failed attempt";
+  }
+  // And the resource is free at once, not in a TTL.
+  const CliResult next = run_cli(command("acquire", file, {"--resource", "r7", "--wait", "0"}));
+  EXPECT_EQ(next.exit_code, 0) << describe(next);
 }
 
 }  // namespace
