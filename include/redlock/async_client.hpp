@@ -39,6 +39,7 @@
 #include <memory>
 #include <vector>
 
+#include "redlock/client_options.hpp"
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
@@ -67,14 +68,6 @@ class REDLOCK_API OperationHandle {
 
  private:
   std::weak_ptr<detail::Operation> op_;
-};
-
-struct ClientOptions {
-  // The time source; must outlive the client. Tests inject a manual clock.
-  const MonotonicClock* clock = &steady_clock_source();
-  // Where to record counters and latencies; shared to aggregate several
-  // clients. Null: the client makes its own.
-  std::shared_ptr<Metrics> metrics;
 };
 
 class REDLOCK_API AsyncClient {

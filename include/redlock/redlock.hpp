@@ -3,6 +3,7 @@
 
 #include "redlock/async_client.hpp"
 #include "redlock/blocking_client.hpp"
+#include "redlock/client_options.hpp"
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
