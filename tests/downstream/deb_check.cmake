@@ -107,8 +107,21 @@ if(NOT n_entries EQUAL n_names)
   message(FATAL_ERROR "deb_package: Depends names a package twice: '${depends}'")
 endif()
 
-# 3. Contents. Entries look like "-rw-r--r-- root/root 1234 2026-01-01 00:00 ./usr/bin/redlock".
+# 3. Contents. Entries look like "-rw-r--r-- root/root 1234 2026-01-01 00:00 ./usr/bin/redlock",
+# a symlink's with " -> <target>" after the name. The library is the archive,
+# or (-DBUILD_SHARED_LIBS=ON) the versioned shared object and its two links.
 capture(listing "dpkg-deb -c" "${DPKG_DEB}" -c "${debs}")
+set(libdir_re " \\./usr/lib/([a-z0-9_-]+/)?")
+string(REPLACE "." "\\." version_re "${PROJECT_VERSION}")
+string(REGEX MATCH "^[0-9]+" soversion "${PROJECT_VERSION}")
+if(LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
+  set(library_entries
+    "${libdir_re}libredlock\\.so\\.${version_re}\n"
+    "${libdir_re}libredlock\\.so\\.${soversion} -> libredlock\\.so\\.${version_re}\n"
+    "${libdir_re}libredlock\\.so -> libredlock\\.so\\.${soversion}\n")
+else()
+  set(library_entries "${libdir_re}libredlock\\.a\n")
+endif()
 foreach(expected
     " \\./usr/bin/redlock\n"
     " \\./usr/bin/redlock-chaos\n"
@@ -116,7 +129,7 @@ foreach(expected
     " \\./usr/lib/redlock/libredlock-chaos-libc-malloc\\.so\n"
     " \\./usr/include/redlock/redlock\\.hpp\n"
     " \\./usr/include/redlock/export\\.hpp\n"
-    " \\./usr/lib/([a-z0-9_-]+/)?libredlock\\.(a|so)\n"
+    ${library_entries}
     " \\./usr/lib/([a-z0-9_-]+/)?cmake/redlock/redlockConfig\\.cmake\n"
     " \\./usr/lib/([a-z0-9_-]+/)?cmake/redlock/redlockTargets\\.cmake\n"
     " \\./usr/lib/([a-z0-9_-]+/)?pkgconfig/redlock\\.pc\n")

@@ -50,6 +50,7 @@ add_test(NAME deb_package
     "-DCONFIG=$<CONFIG>"
     "-DCPACK_COMMAND=${CMAKE_CPACK_COMMAND}"
     "-DPROJECT_VERSION=${PROJECT_VERSION}"
+    "-DLIBRARY_TYPE=$<TARGET_PROPERTY:redlock,TYPE>"
     "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
     "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
     "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
@@ -77,3 +78,52 @@ set_tests_properties(docker_compose_config PROPERTIES
   LABELS "package"
   TIMEOUT 120
   SKIP_RETURN_CODE 77)
+
+# shared_library_quickstart (label `package`): a second build of this source
+# tree with -DBUILD_SHARED_LIBS=ON (library only), installed into a scratch
+# prefix; checks the SONAME, the symlinks and the export list, then builds
+# the README quickstart against it and checks that the program needs and
+# loads libredlock.so.<soversion>. See shared_check.cmake for the steps; the
+# fixture shared_quickstart_built lets shared_library.Quickstart run that
+# program against real nodes (tests/CMakeLists.txt). Same compiler and flags
+# as downstream_find_package, for the same reasons.
+#
+# Registered only on Linux, where SONAME, readelf and ldd have the meaning
+# the checks rely on, and only in builds without sanitizers: what it checks
+# (the file names, the SONAME, which symbols are exported, that a consumer
+# links and loads the shared object) does not change with instrumentation,
+# the library code it runs is the same objects the sanitized unit and
+# integration suites already run, and a sanitized second build of the library
+# would only add minutes to those stages.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT REDLOCK_SANITIZE)
+  # CMAKE_PREFIX_PATH is a list; add_test would split it into arguments.
+  string(REPLACE ";" "|" _redlock_prefix_path "${CMAKE_PREFIX_PATH}")
+  add_test(NAME shared_library_quickstart
+    COMMAND "${CMAKE_COMMAND}"
+      "-DREDLOCK_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+      "-DDOWNSTREAM_SOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}"
+      "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/shared_library"
+      "-DCONFIG=$<CONFIG>"
+      "-DPROJECT_VERSION=$<TARGET_PROPERTY:redlock,VERSION>"
+      "-DSOVERSION=$<TARGET_PROPERTY:redlock,SOVERSION>"
+      "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
+      "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
+      "-DSHARED_LINKER_FLAGS=${CMAKE_SHARED_LINKER_FLAGS}"
+      "-DDEPENDENCY_PREFIX_PATH=${_redlock_prefix_path}"
+      "-DGENERATOR=${CMAKE_GENERATOR}"
+      "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
+      "-DSANITIZE=${REDLOCK_SANITIZE}"
+      "-DWERROR=${REDLOCK_WERROR}"
+      -DJOBS=2
+      -P "${CMAKE_CURRENT_LIST_DIR}/shared_check.cmake")
+  # A configure, the library's ~40 sources compiled with two jobs (on a
+  # loaded machine, a few minutes) and a small consumer build: bounded.
+  set_tests_properties(shared_library_quickstart PROPERTIES
+    LABELS "package"
+    TIMEOUT 900
+    FIXTURES_SETUP shared_quickstart_built)
+  unset(_redlock_prefix_path)
+else()
+  message(STATUS "redlock: shared_library_quickstart not registered (not Linux, or sanitized)")
+endif()

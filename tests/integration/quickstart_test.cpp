@@ -1,5 +1,7 @@
 // README's quickstart, as built against the installed package by the
-// downstream_find_package test, run against real nodes.
+// downstream_find_package test, run against real nodes. tests/CMakeLists.txt
+// compiles this file a second time, as shared_library.Quickstart, for the
+// program shared_library_quickstart links to the shared library.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
