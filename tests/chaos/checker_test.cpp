@@ -792,6 +792,83 @@ TEST(CheckerLivenessTest, NoProbeHasNothingToCheck) {
   expect_not_applicable(run.check(), "C11");
 }
 
+// A link fault on `target` from `from_ms` to `to_ms` whose end asks its
+// clients to acquire within `budget_ms` (0: asks nothing).
+void link_fault(RunHistory& run, const std::string& target, double from_ms, double to_ms,
+                std::int64_t budget_ms) {
+  const std::int64_t op = run.next_op();
+  Event& start = run.add(from_ms, "nemesis", EventKind::nemesis, Phase::invoke, op);
+  start.fault = "link";
+  start.target = target;
+  start.detail = "blackhole both";
+  Event& end = run.add(to_ms, "nemesis", EventKind::nemesis, Phase::ok, op);
+  end.fault = "link";
+  end.target = target;
+  end.detail = "pass";
+  end.budget_ms = budget_ms;
+}
+
+TEST(CheckerLivenessTest, ClientAcquiringWithinItsBudgetAfterItsLinksHealHolds) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  link_fault(run, "c0->n*", 100, 1300, 1000);
+  failed_acquire(run, "c0", "b", 1000, 1500, all_say("timeout", {0, 1, 2, 3, 4}));
+  acquire(run, "c0", "c", 1600, 1610);
+  heal(run, 3000);
+  expect_holds(run.check(), "C11");
+}
+
+TEST(CheckerLivenessTest, ClientThatNeverAcquiresAfterItsLinksHealIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  link_fault(run, "c0->n*", 100, 1300, 1000);
+  failed_acquire(run, "c0", "c", 1400, 1900, all_say("timeout", {0, 1, 2, 3, 4}));
+  failed_acquire(run, "c0", "d", 1900, 2200, all_say("timeout", {0, 1, 2, 3, 4}));
+  // Another client's acquisitions are not c0's progress, nor is one after
+  // the budget.
+  acquire(run, "c1", "e", 1400, 1405);
+  acquire(run, "c0", "f", 2400, 2450);
+  heal(run, 3000);
+  const CheckResult result = run.check();
+  const Finding finding = expect_violated(result, "C11");
+  EXPECT_EQ(finding.proc, "c0");
+  EXPECT_EQ(finding.t, at(2300));
+  EXPECT_TRUE(mentions(finding,
+                       "c0 acquired nothing within 1000 ms after link c0->n* ended at "
+                       "1300.000 ms (failed acquires in that time: 2)"))
+      << finding.message;
+  EXPECT_EQ(findings_of(result, "C11").size(), 1u) << describe(result);
+}
+
+TEST(CheckerLivenessTest, AStarTargetAsksEveryClient) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  acquire(run, "c1", "b", 10, 15);
+  link_fault(run, "c*->n2", 100, 500, 1000);
+  acquire(run, "c1", "c", 600, 605);
+  heal(run, 3000);
+  const Finding finding = expect_violated(run.check(), "C11");
+  EXPECT_EQ(finding.proc, "c0");
+}
+
+TEST(CheckerLivenessTest, AFaultEndWithoutABudgetAsksNothing) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  link_fault(run, "c0->n*", 100, 1300, 0);
+  heal(run, 3000);
+  expect_not_applicable(run.check(), "C11");
+}
+
+TEST(CheckerLivenessTest, ABudgetRunningPastTheLastHealIsNotJudged) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  // The workload stopped before c0's budget ran out: the probe after the
+  // heal speaks for liveness instead.
+  link_fault(run, "c0->n*", 100, 2500, 1000);
+  heal(run, 3000);
+  expect_not_applicable(run.check(), "C11");
+}
+
 // --- C12 extension ----------------------------------------------------------------
 
 TEST(CheckerExtensionTest, ExtensionOnAMajorityInTimeHolds) {

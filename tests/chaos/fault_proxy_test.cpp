@@ -35,6 +35,35 @@ constexpr milliseconds kShortHiredisTimeout{300};
 
 const std::string kPing = "*1\r\n$4\r\nPING\r\n";
 const std::string kPong = "+PONG\r\n";
+const std::string kIncr = "*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n";
+
+// `count` INCRs of "counter" in one send, and the replies they get from a
+// fresh node, in order.
+struct Increments {
+  std::string commands;
+  std::string replies;
+};
+Increments increments(int count) {
+  Increments out;
+  for (int i = 1; i <= count; ++i) {
+    out.commands += kIncr;
+    out.replies += ":" + std::to_string(i) + "\r\n";
+  }
+  return out;
+}
+
+std::string set_command(const std::string& key, const std::string& value) {
+  return "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n$" +
+         std::to_string(value.size()) + "\r\n" + value + "\r\n";
+}
+
+// The node's connected_clients (its inspection client included), or -1.
+int connected_clients(test::RedisProbe& direct) {
+  const auto info = direct.info("clients");
+  if (!info) return -1;
+  const auto field = test::info_field(*info, "connected_clients");
+  return field ? std::stoi(*field) : -1;
+}
 
 template <typename Predicate>
 bool wait_until(Predicate predicate, milliseconds timeout = kGenerous) {
@@ -215,6 +244,7 @@ TEST(FaultProxyLinks, NamesEveryMode) {
   EXPECT_STREQ(to_string(LinkMode::blackhole), "blackhole");
   EXPECT_STREQ(to_string(LinkMode::hold), "hold");
   EXPECT_STREQ(to_string(LinkMode::reset), "reset");
+  EXPECT_STREQ(to_string(LinkMode::timeout), "timeout");
 }
 
 using FaultProxyDelay = FaultProxyTest;
@@ -236,41 +266,105 @@ TEST_F(FaultProxyDelay, KeepsByteOrder) {
   proxy_->set_mode(link_, Direction::both, LinkMode::delay, milliseconds(20));
   RawClient client(port_);
   ASSERT_TRUE(client.connected());
-  std::string expected;
-  constexpr int kCommands = 50;
-  for (int i = 1; i <= kCommands; ++i) {
-    ASSERT_TRUE(client.send("*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n"));
-    expected += ":" + std::to_string(i) + "\r\n";
-  }
-  EXPECT_EQ(client.read(expected.size(), kGenerous).bytes, expected);
+  const Increments sent = increments(50);
+  ASSERT_TRUE(client.send(sent.commands));
+  EXPECT_EQ(client.read(sent.replies.size(), kGenerous).bytes, sent.replies);
 }
 
 using FaultProxyBlackhole = FaultProxyTest;
 
-TEST_F(FaultProxyBlackhole, UpDropsCommandsAndPassServesNewConnections) {
+TEST_F(FaultProxyBlackhole, UpKeepsCommandsUntilTheHealThenDeliversThemInOrder) {
   proxy_->set_mode(link_, Direction::up, LinkMode::blackhole);
-  {
-    test::RedisProbe through_proxy(port_, kShortHiredisTimeout);
-    EXPECT_FALSE(through_proxy.ping());
-  }
-  EXPECT_TRUE(wait_until([&] { return stats().bytes_dropped >= kPing.size(); }));
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  const Increments sent = increments(50);
+  ASSERT_TRUE(client.send(sent.commands));
+  // Every command is in the proxy...
+  ASSERT_TRUE(wait_until_buffered(sent.commands.size()));
+  // ...and none of it got through: no reply, and the node saw nothing.
+  const ReadResult during = client.read(sent.replies.size(), kQuietWindow);
+  EXPECT_TRUE(during.bytes.empty());
+  EXPECT_FALSE(during.closed);
+  EXPECT_FALSE(server_.probe().exists("counter"));
   EXPECT_EQ(stats().bytes_forwarded, 0u);
 
   proxy_->set_mode(link_, Direction::up, LinkMode::pass);
-  test::RedisProbe fresh(port_);
-  EXPECT_TRUE(fresh.ping());
+  // Complete and in order: the node ran the 50 INCRs one after the other.
+  EXPECT_EQ(client.read(sent.replies.size(), kGenerous).bytes, sent.replies);
+  EXPECT_EQ(server_.probe().get("counter"), "50");
+  const ProxyStats counted = stats();
+  EXPECT_EQ(counted.bytes_dropped, 0u);
+  EXPECT_EQ(counted.bytes_buffered, 0u);
+  EXPECT_EQ(counted.connections_reset, 0u);
 }
 
-TEST_F(FaultProxyBlackhole, KeepsTheConnectionOpen) {
+TEST_F(FaultProxyBlackhole, DownKeepsRepliesSoLaterRepliesStillMatchTheirRequests) {
   proxy_->set_mode(link_, Direction::down, LinkMode::blackhole);
   RawClient client(port_);
   ASSERT_TRUE(client.connected());
-  ASSERT_TRUE(client.send(kPing));
-  ASSERT_TRUE(wait_until([&] { return stats().bytes_dropped >= kPong.size(); }));
+  const Increments sent = increments(50);
+  ASSERT_TRUE(client.send(sent.commands));
+  // The node answered every command; the proxy keeps the answers.
+  ASSERT_TRUE(wait_until([&] { return server_.probe().get("counter") == "50"; }));
+  ASSERT_TRUE(wait_until_buffered(sent.replies.size()));
+  const ReadResult during = client.read(sent.replies.size(), kQuietWindow);
+  EXPECT_TRUE(during.bytes.empty());
+  EXPECT_FALSE(during.closed);
 
   proxy_->set_mode(link_, Direction::down, LinkMode::pass);
+  EXPECT_EQ(client.read(sent.replies.size(), kGenerous).bytes, sent.replies);
+  // A command after the heal gets its own reply, not an earlier one's.
   ASSERT_TRUE(client.send(kPing));
   EXPECT_EQ(client.read(kPong.size(), kGenerous).bytes, kPong);
+  EXPECT_EQ(stats().bytes_dropped, 0u);
+}
+
+TEST_F(FaultProxyBlackhole, StopsReadingAtTheBoundInsteadOfResetting) {
+  constexpr std::size_t kBound = 1024;
+  proxy_ = std::make_unique<FaultProxy>(kBound);
+  add_link_to(server_, link_, port_);
+  proxy_->set_mode(link_, Direction::up, LinkMode::blackhole);
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  // Far more than the bound, but little enough for the kernel's socket
+  // buffers, so the send completes while the proxy reads nothing more.
+  std::string value(64 * kBound, '\0');
+  for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>('a' + i % 26);
+  ASSERT_TRUE(client.send(set_command("big", value)));
+
+  ASSERT_TRUE(wait_until_buffered(kBound));
+  const ReadResult during = client.read(1, kQuietWindow);
+  EXPECT_TRUE(during.bytes.empty());
+  EXPECT_FALSE(during.closed);
+  ProxyStats counted = stats();
+  EXPECT_EQ(counted.bytes_buffered, kBound) << "the proxy keeps exactly the bound, no more";
+  EXPECT_EQ(counted.overflows, 0u);
+  EXPECT_EQ(counted.connections_reset, 0u);
+  EXPECT_FALSE(server_.probe().exists("big"));
+
+  proxy_->set_mode(link_, Direction::up, LinkMode::pass);
+  EXPECT_EQ(client.read(5, kGenerous).bytes, "+OK\r\n");
+  EXPECT_EQ(server_.probe().get("big"), value);
+  counted = stats();
+  EXPECT_EQ(counted.bytes_buffered, 0u);
+  EXPECT_EQ(counted.connections_reset, 0u);
+}
+
+TEST_F(FaultProxyBlackhole, TheTargetClosingIsSeenOnlyAfterTheHeal) {
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.send(kPing));
+  ASSERT_EQ(client.read(kPong.size(), kGenerous).bytes, kPong);
+
+  proxy_->set_mode(link_, Direction::down, LinkMode::blackhole);
+  server_.kill9();
+  // The end of the node's stream cannot cross the partition either.
+  const ReadResult during = client.read(1, kQuietWindow);
+  EXPECT_TRUE(during.bytes.empty());
+  EXPECT_FALSE(during.closed);
+
+  proxy_->set_mode(link_, Direction::down, LinkMode::pass);
+  EXPECT_TRUE(client.read_until_closed().closed);
 }
 
 using FaultProxyHold = FaultProxyTest;
@@ -309,7 +403,7 @@ TEST_F(FaultProxyHold, HeldBytesAreDelayedFromTheChange) {
   EXPECT_GE(elapsed_since(changed_at), kDelay);
 }
 
-TEST_F(FaultProxyHold, BlackholeDropsHeldBytes) {
+TEST_F(FaultProxyHold, BlackholeKeepsHeldBytesUntilTheHeal) {
   proxy_->set_mode(link_, Direction::down, LinkMode::hold);
   RawClient client(port_);
   ASSERT_TRUE(client.connected());
@@ -317,12 +411,13 @@ TEST_F(FaultProxyHold, BlackholeDropsHeldBytes) {
   ASSERT_TRUE(wait_until_buffered(kPong.size()));
 
   proxy_->set_mode(link_, Direction::down, LinkMode::blackhole);
-  EXPECT_EQ(stats().bytes_buffered, 0u);
-  EXPECT_EQ(stats().bytes_dropped, kPong.size());
+  EXPECT_EQ(stats().bytes_buffered, kPong.size());
+  EXPECT_EQ(stats().bytes_dropped, 0u);
   EXPECT_TRUE(client.read(kPong.size(), kQuietWindow).bytes.empty());
 
-  // Still open: the next command gets exactly its own reply.
   proxy_->set_mode(link_, Direction::down, LinkMode::pass);
+  EXPECT_EQ(client.read(kPong.size(), kGenerous).bytes, kPong);
+  // The next command gets exactly its own reply.
   ASSERT_TRUE(client.send(kPing));
   EXPECT_EQ(client.read(kPong.size(), kGenerous).bytes, kPong);
 }
@@ -334,11 +429,8 @@ TEST_F(FaultProxyHold, OverTheBoundResetsTheConnection) {
   proxy_->set_mode(link_, Direction::up, LinkMode::hold);
   RawClient client(port_);
   ASSERT_TRUE(client.connected());
-  const std::string value(4 * kBound, 'x');
-  const std::string set_command =
-      "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
   // Sending may already fail when the reset comes first.
-  static_cast<void>(client.send(set_command));
+  static_cast<void>(client.send(set_command("big", std::string(4 * kBound, 'x'))));
 
   const ReadResult result = client.read_until_closed();
   EXPECT_TRUE(result.closed);
@@ -381,6 +473,71 @@ TEST_F(FaultProxyReset, NewConnectionsAreResetUntilPass) {
 
   proxy_->set_mode(link_, Direction::down, LinkMode::pass);
   EXPECT_TRUE(ping_through(port_));
+}
+
+using FaultProxyTimeout = FaultProxyTest;
+
+TEST_F(FaultProxyTimeout, KeepsBytesBackThenResetsBothSidesWhenItEnds) {
+  test::RedisProbe direct = server_.probe();
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.send(kPing));
+  ASSERT_EQ(client.read(kPong.size(), kGenerous).bytes, kPong);
+  ASSERT_EQ(connected_clients(direct), 2);  // the inspection client and the proxy
+
+  proxy_->set_mode(link_, Direction::up, LinkMode::timeout);
+  const std::string command = set_command("lost", "value");
+  ASSERT_TRUE(client.send(command));
+  ASSERT_TRUE(wait_until_buffered(command.size()));
+  // While it lasts nothing gets through and the connection stays open.
+  const ReadResult during = client.read(1, kQuietWindow);
+  EXPECT_TRUE(during.bytes.empty());
+  EXPECT_FALSE(during.closed);
+  EXPECT_FALSE(direct.exists("lost"));
+
+  proxy_->set_mode(link_, Direction::up, LinkMode::pass);
+  const ReadResult after = client.read_until_closed();
+  EXPECT_TRUE(after.closed);
+  EXPECT_EQ(after.error, ECONNRESET);
+  // The node's side is gone too, and what was kept never reached it.
+  EXPECT_TRUE(wait_until([&] { return connected_clients(direct) == 1; }));
+  EXPECT_FALSE(direct.exists("lost"));
+  const ProxyStats counted = stats();
+  EXPECT_EQ(counted.connections_reset, 1u);
+  EXPECT_EQ(counted.bytes_dropped, command.size());
+  EXPECT_EQ(counted.bytes_buffered, 0u);
+  // Connections after the timeout get the new mode.
+  EXPECT_TRUE(ping_through(port_));
+}
+
+TEST_F(FaultProxyTimeout, ConnectionsOpenedWhileItLastsAreResetToo) {
+  proxy_->set_mode(link_, Direction::down, LinkMode::timeout);
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.send(kPing));
+  ASSERT_TRUE(wait_until_buffered(kPong.size()));
+  EXPECT_TRUE(client.read(kPong.size(), kQuietWindow).bytes.empty());
+
+  proxy_->set_mode(link_, Direction::down, LinkMode::pass);
+  const ReadResult after = client.read_until_closed();
+  EXPECT_TRUE(after.closed);
+  EXPECT_TRUE(after.bytes.empty()) << "the kept reply is discarded, not delivered";
+  EXPECT_EQ(after.error, ECONNRESET);
+  EXPECT_EQ(stats().connections_reset, 1u);
+}
+
+TEST_F(FaultProxyTimeout, SettingTheTimeoutAgainDoesNotEndIt) {
+  proxy_->set_mode(link_, Direction::both, LinkMode::timeout);
+  RawClient client(port_);
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.send(kPing));
+  ASSERT_TRUE(wait_until_buffered(kPing.size()));
+
+  proxy_->set_mode(link_, Direction::up, LinkMode::timeout);
+  const ReadResult during = client.read(1, kQuietWindow);
+  EXPECT_FALSE(during.closed);
+  EXPECT_EQ(stats().connections_reset, 0u);
+  EXPECT_EQ(stats().bytes_buffered, kPing.size());
 }
 
 using FaultProxyTarget = FaultProxyTest;

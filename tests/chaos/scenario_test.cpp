@@ -130,6 +130,43 @@ TEST(ScenarioParse, PausePointNeedsAClient) {
   EXPECT_NE(result.error.find("needs a client"), std::string::npos) << result.error;
 }
 
+TEST(ScenarioParse, LinkStepReadsTheTimeoutModeAndAProgressBudget) {
+  const ScenarioParseResult result = parse(R"(
+name = "x"
+[[nemesis]]
+action = "link"
+target = "c0->n*"
+mode = "timeout"
+duration_ms = 500
+progress_within_ms = 800
+)");
+  ASSERT_TRUE(result.scenario) << result.error;
+  ASSERT_EQ(result.scenario->nemesis.size(), 1u);
+  const NemesisStep& step = result.scenario->nemesis[0];
+  EXPECT_EQ(step.mode, LinkMode::timeout);
+  EXPECT_EQ(step.progress_within, Milliseconds(800));
+}
+
+TEST(ScenarioParse, ProgressBudgetNeedsALinkThatEndsByItself) {
+  // Without duration_ms the link ends only at the final heal, which
+  // leaves the clients no time to show progress.
+  const ScenarioParseResult forever = parse(
+      "name = \"x\"\n[[nemesis]]\naction = \"link\"\ntarget = \"c0->n1\"\nmode = "
+      "\"blackhole\"\nprogress_within_ms = 800\n");
+  ASSERT_FALSE(forever.scenario);
+  EXPECT_NE(forever.error.find("s.toml:2:"), std::string::npos) << forever.error;
+  EXPECT_NE(forever.error.find("progress_within_ms needs a link step with duration_ms"),
+            std::string::npos)
+      << forever.error;
+
+  const ScenarioParseResult node_fault = parse(
+      "name = \"x\"\n[[nemesis]]\naction = \"kill\"\ntarget = \"n1\"\nduration_ms = 100\n"
+      "progress_within_ms = 800\n");
+  ASSERT_FALSE(node_fault.scenario);
+  EXPECT_NE(node_fault.error.find("progress_within_ms needs a link step"), std::string::npos)
+      << node_fault.error;
+}
+
 TEST(ScenarioParse, UnknownInvariantIsAnError) {
   const ScenarioParseResult result =
       parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C13\"]\n");

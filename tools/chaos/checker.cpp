@@ -43,7 +43,9 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
     {"C8", "No lost update: the final resource state holds every accepted update"},
     {"C9", "Safe release: a release never deletes another holder's value"},
     {"C10", "Cleanup: no node keeps a released value, none keeps a value longer than the TTL"},
-    {"C11", "Liveness: after faults heal, an uncontended acquire succeeds within its budget"},
+    {"C11",
+     "Liveness: after faults heal, acquires succeed within their budget (the probe; clients a "
+     "fault asks it of)"},
     {"C12", "Extension: on a majority, within validity, within the renewal cap"},
 }};
 

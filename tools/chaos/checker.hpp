@@ -43,7 +43,11 @@
 //       released with that node answering "released" or "not_held" is a
 //       violation.
 //   C11 a probe acquire after the last heal event succeeded within its
-//       budget_ms (ok t - invoke t).
+//       budget_ms (ok t - invoke t); and for every nemesis ok event with
+//       budget_ms (the end of a fault that asks for progress), each client
+//       its target names ("c0->n*": c0, "c*->...": every client) has an
+//       acquire ok in (t, t + budget_ms]. A budget that runs past the last
+//       heal is not judged.
 //   C12 extend ok: at least floor(N/2)+1 nodes "extended"; t not after
 //       the holding's deadline at invoke time; number of extend oks of the
 //       holding <= max_renewals when that is > 0.

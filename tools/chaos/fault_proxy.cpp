@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cassert>
 #include <deque>
 #include <functional>
@@ -28,6 +29,8 @@ const char* to_string(LinkMode mode) noexcept {
       return "hold";
     case LinkMode::reset:
       return "reset";
+    case LinkMode::timeout:
+      return "timeout";
   }
   return "unknown";
 }
@@ -79,6 +82,10 @@ struct DirectionMode {
   std::chrono::milliseconds delay{0};
 };
 
+// The modes in which nothing gets through and nothing is lost while they
+// last: a partition that TCP's retransmissions bridge once it heals.
+bool keeps_back(LinkMode mode) { return mode == LinkMode::blackhole || mode == LinkMode::timeout; }
+
 class Connection;
 
 struct Link {
@@ -101,9 +108,9 @@ struct Link {
   }
 };
 
-// Bytes read but not yet written: held, or waiting for their delay.
+// Bytes read but not yet written: kept back, or waiting for their delay.
 struct Chunk {
-  std::uint64_t arrival_ns = 0;  // uv_hrtime when read, or when hold ended
+  std::uint64_t arrival_ns = 0;  // uv_hrtime when read, or when keeping them ended
   std::vector<char> bytes;
 };
 
@@ -118,7 +125,8 @@ struct Flow {
   std::size_t pending_bytes = 0;
   std::size_t writes_in_flight = 0;
   bool source_ended = false;  // EOF or read error on the source
-  bool paused = false;        // reading stopped because the sink's queue is long
+  bool sink_busy = false;     // the sink's write queue is long: do not read
+  bool reading = false;       // uv_read_start is in effect on the source
   std::vector<char> read_buffer;
 };
 
@@ -152,8 +160,8 @@ class Connection {
   // mode to the bytes this direction holds.
   void on_mode_changed(Direction direction, LinkMode previous) {
     Flow& flow = direction == Direction::up ? up_ : down_;
-    if (previous == LinkMode::hold) {
-      // Held bytes count as arriving now, so a delay runs from the change.
+    if (previous == LinkMode::hold || keeps_back(previous)) {
+      // Kept bytes count as arriving now, so a delay runs from the change.
       const std::uint64_t now = uv_hrtime();
       for (Chunk& chunk : flow.pending) chunk.arrival_ns = now;
     }
@@ -166,12 +174,12 @@ class Connection {
         deliver_due(flow);
         break;
       case LinkMode::blackhole:
-        drop_pending(flow);
-        break;
       case LinkMode::hold:
+      case LinkMode::timeout:
       case LinkMode::reset:  // the link resets the connection itself
         break;
     }
+    update_reading(flow);
     finish_if_drained(flow);
   }
 
@@ -245,21 +253,45 @@ class Connection {
     self->connected_ = true;
     uv_tcp_nodelay(self->up_.source, 1);
     uv_tcp_nodelay(self->down_.source, 1);
-    self->start_reading(self->up_);
-    self->start_reading(self->down_);
+    self->update_reading(self->up_);
+    self->update_reading(self->down_);
   }
 
-  void start_reading(Flow& flow) {
-    if (closing_ || flow.source_ended) return;
-    flow.paused = false;
-    if (uv_read_start(as_stream(flow.source), on_alloc, on_read) < 0) close(Closing::graceful);
+  // While a direction keeps bytes back, the proxy reads no more than the
+  // bound: the rest waits in the kernel's buffers and the sender's TCP
+  // window closes, which is what a partition does to a live connection.
+  [[nodiscard]] std::size_t room_to_keep(const Flow& flow) const {
+    if (!keeps_back(link_.mode(flow.direction).mode)) return kReadBufferSize;
+    const std::size_t bound = link_.max_buffered_bytes;
+    return flow.pending_bytes >= bound ? 0 : std::min(kReadBufferSize, bound - flow.pending_bytes);
+  }
+
+  // Reads from the source exactly when its bytes have somewhere to go: the
+  // connection is up, the sink keeps up, and a direction that keeps bytes
+  // back has room for more.
+  void update_reading(Flow& flow) {
+    if (closing_) return;  // uv_close stops the reading itself
+    const bool wanted =
+        connected_ && !flow.source_ended && !flow.sink_busy && room_to_keep(flow) > 0;
+    if (wanted == flow.reading) return;
+    if (!wanted) {
+      uv_read_stop(as_stream(flow.source));
+      flow.reading = false;
+      return;
+    }
+    if (uv_read_start(as_stream(flow.source), on_alloc, on_read) < 0) {
+      close(Closing::graceful);
+      return;
+    }
+    flow.reading = true;
   }
 
   static void on_alloc(uv_handle_t* handle, std::size_t /*suggested_size*/,
                        uv_buf_t* buffer) noexcept {
     auto* flow = static_cast<Flow*>(handle->data);
+    const std::size_t size = flow->connection->room_to_keep(*flow);
     flow->read_buffer.resize(kReadBufferSize);
-    *buffer = uv_buf_init(flow->read_buffer.data(), static_cast<unsigned>(kReadBufferSize));
+    *buffer = uv_buf_init(flow->read_buffer.data(), static_cast<unsigned>(size));
   }
 
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer) noexcept {
@@ -267,9 +299,12 @@ class Connection {
     Connection* self = flow->connection;
     if (nread > 0) {
       self->on_bytes(*flow, buffer->base, static_cast<std::size_t>(nread));
+    } else if (nread == UV_ENOBUFS) {
+      // on_alloc had no room: the stream is not over, it just waits.
+      self->update_reading(*flow);
     } else if (nread < 0) {
       flow->source_ended = true;
-      uv_read_stop(stream);
+      self->update_reading(*flow);
       self->finish_if_drained(*flow);
     }
   }
@@ -293,6 +328,12 @@ class Connection {
         enqueue(flow, std::move(bytes));
         break;
       case LinkMode::blackhole:
+      case LinkMode::timeout:
+        // on_alloc offered no more than the room left, so this stays
+        // within the bound; reading stops once the room is gone.
+        keep(flow, std::move(bytes));
+        update_reading(flow);
+        break;
       case LinkMode::reset:
         link_.stats.bytes_dropped += size;
         break;
@@ -308,9 +349,13 @@ class Connection {
       close(Closing::reset);
       return false;
     }
+    keep(flow, std::move(bytes));
+    return true;
+  }
+
+  static void keep(Flow& flow, std::vector<char> bytes) {
     flow.pending_bytes += bytes.size();
     flow.pending.push_back(Chunk{uv_hrtime(), std::move(bytes)});
-    return true;
   }
 
   void send_front(Flow& flow) {
@@ -318,12 +363,6 @@ class Connection {
     flow.pending.pop_front();
     flow.pending_bytes -= bytes.size();
     write(flow, std::move(bytes));
-  }
-
-  void drop_pending(Flow& flow) {
-    link_.stats.bytes_dropped += flow.pending_bytes;
-    flow.pending.clear();
-    flow.pending_bytes = 0;
   }
 
   // Delay mode: writes every chunk that is due and arms the timer for the
@@ -361,9 +400,9 @@ class Connection {
       return;
     }
     ++flow.writes_in_flight;
-    if (!flow.paused && uv_stream_get_write_queue_size(as_stream(flow.sink)) > kPauseAbove) {
-      uv_read_stop(as_stream(flow.source));
-      flow.paused = true;
+    if (!flow.sink_busy && uv_stream_get_write_queue_size(as_stream(flow.sink)) > kPauseAbove) {
+      flow.sink_busy = true;
+      update_reading(flow);
     }
   }
 
@@ -380,17 +419,20 @@ class Connection {
       return;
     }
     self->link_.stats.bytes_forwarded += size;
-    if (flow.paused && uv_stream_get_write_queue_size(as_stream(flow.sink)) <= kResumeBelow) {
-      self->start_reading(flow);
+    if (flow.sink_busy && uv_stream_get_write_queue_size(as_stream(flow.sink)) <= kResumeBelow) {
+      flow.sink_busy = false;
+      self->update_reading(flow);
     }
     self->finish_if_drained(flow);
   }
 
-  // Once a source has ended and everything it sent is delivered (or
-  // dropped), the other side is closed too. Held bytes keep the connection
-  // open until the mode changes.
+  // Once a source has ended and everything it sent is delivered, the other
+  // side is closed too. Held bytes keep the connection open until the mode
+  // changes; so does a blackhole even with nothing kept, because the end
+  // of the stream cannot cross a partition any more than bytes can.
   void finish_if_drained(Flow& flow) {
-    if (!closing_ && flow.source_ended && flow.pending.empty() && flow.writes_in_flight == 0) {
+    if (!closing_ && flow.source_ended && flow.pending.empty() && flow.writes_in_flight == 0 &&
+        !keeps_back(link_.mode(flow.direction).mode)) {
       close(Closing::graceful);
     }
   }
@@ -587,9 +629,18 @@ class FaultProxy::Impl {
     // A connection closes itself out of the set: iterate over a copy. The
     // objects stay valid until their close callbacks, on a later turn.
     const std::vector<Connection*> connections(link.connections.begin(), link.connections.end());
-    if (link.resetting()) {
+    const auto timeout_ends = [&mode](bool changes, const DirectionMode& previous) {
+      return changes && previous.mode == LinkMode::timeout && mode.mode != LinkMode::timeout;
+    };
+    // A timeout that ends has outlasted the connections it held: they are
+    // reset, whatever mode comes next; later connections get that mode.
+    if (link.resetting() || timeout_ends(changes_up, previous_up) ||
+        timeout_ends(changes_down, previous_down)) {
       link.stats.connections_reset += connections.size();
-      for (Connection* connection : connections) connection->close(Closing::reset);
+      for (Connection* connection : connections) {
+        link.stats.bytes_dropped += connection->buffered_bytes();
+        connection->close(Closing::reset);
+      }
       return;
     }
     for (Connection* connection : connections) {

@@ -39,7 +39,9 @@
 //   detail       string   free text (nemesis parameters, snapshot contents)
 //   pttl_ms      int      snapshot: the key's PTTL (-1 no expiry)
 //   count        int      run: node count; snapshot (resource): counter value
-//   budget_ms    int      probe acquire invoke: TTL plus the retry budget (C11)
+//   budget_ms    int      probe acquire invoke: TTL plus the retry budget (C11);
+//                         nemesis ok (a fault's end): the fault's clients must
+//                         complete an acquire within this (C11)
 //   fenced       bool     run: whether clients take fenced locks
 //   entries      array    snapshot (resource): the log, as strings, in order
 #pragma once

@@ -21,6 +21,9 @@ Event Run::nemesis_event(Phase phase, int op, const NemesisStep& step, std::stri
   event.fault = std::string(to_string(step.action));
   event.target = step.target;
   event.detail = std::move(detail);
+  // The end of a fault that asks for progress carries how long its clients
+  // have, so the checker (C11) needs nothing but the history.
+  if (phase == Phase::ok && step.progress_within) event.budget_ms = step.progress_within->count();
   return event;
 }
 

@@ -124,6 +124,9 @@ struct NemesisStep {
   // With when_holding: act this long after the client started holding
   // (while it still holds), e.g. in the middle of its critical section.
   Milliseconds after_holding{0};
+  // A link step with a duration: once the fault ends, every client it cuts
+  // off must complete an acquire within this long (checked as part of C11).
+  std::optional<Milliseconds> progress_within;
   std::uint32_t line = 0;  // where the step is written, for messages
 };
 
