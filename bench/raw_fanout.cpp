@@ -61,6 +61,13 @@ bool is_one(const redisReply* reply) {
   return reply != nullptr && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
 }
 
+// The one answer in the reply of a library script sent alone (a batch of
+// one, scripts.hpp), or null.
+const redisReply* only_answer(const redisReply* reply) {
+  if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 1) return nullptr;
+  return reply->element[0];
+}
+
 // The acquire script's grant: {1, fence counter}.
 bool is_grant(const redisReply* reply) {
   return reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -131,7 +138,8 @@ RawFanoutDriver::RawFanoutDriver(uv_loop_t* loop, std::vector<BenchNode> nodes,
   if (commands_ == RawCommands::minimal) {
     scripts_ = {kReleaseScript};
   } else {
-    scripts_ = {detail::acquire_script().body, detail::release_script().body};
+    scripts_ = {detail::script(detail::ScriptId::acquire).body,
+                detail::script(detail::ScriptId::release).body};
     fence_key_ = detail::fence_key(kPrefix);
     marker_key_ = detail::marker_key(kPrefix);
     recovering_key_ = detail::recovering_key(kPrefix);
@@ -184,7 +192,8 @@ std::string RawFanoutDriver::connect() {
     return "SCRIPT LOAD not answered";
   }
   if (script_error_.empty() && commands_ == RawCommands::library_scripts &&
-      (shas_[0] != detail::acquire_script().sha1 || shas_[1] != detail::release_script().sha1)) {
+      (shas_[0] != detail::script(detail::ScriptId::acquire).sha1 ||
+       shas_[1] != detail::script(detail::ScriptId::release).sha1)) {
     script_error_ = "SCRIPT LOAD digests differ from the library's";
   }
   if (!script_error_.empty() || commands_ != RawCommands::library_scripts) return script_error_;
@@ -257,12 +266,13 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
   }
   for (auto& link : links_) {
     ++cycle->callbacks_owed;
-    const int sent = commands_ == RawCommands::minimal
-                         ? send<6>(link->context, set_reply_callback, cycle,
-                                   {"SET", cycle->key, kValue, "NX", "PX", kTtl})
-                         : send<11>(link->context, set_reply_callback, cycle,
-                                    {"EVALSHA", shas_[0], "4", cycle->key, fence_key_, marker_key_,
-                                     recovering_key_, kValue, kTtl, cycle->resource, kDefenceOn});
+    const int sent =
+        commands_ == RawCommands::minimal
+            ? send<6>(link->context, set_reply_callback, cycle,
+                      {"SET", cycle->key, kValue, "NX", "PX", kTtl})
+            : send<11>(link->context, set_reply_callback, cycle,
+                       {"EVALSHA", shas_[0], "4", fence_key_, marker_key_, recovering_key_,
+                        cycle->key, kValue, kTtl, cycle->resource, kDefenceOn});
     if (sent != REDIS_OK) {
       --cycle->callbacks_owed;
       ++cycle->set_replies;
@@ -276,7 +286,9 @@ void RawFanoutDriver::on_set_reply(Cycle& cycle, const void* reply) noexcept {
   --cycle.callbacks_owed;
   ++cycle.set_replies;
   const auto* answer = static_cast<const redisReply*>(reply);
-  if (commands_ == RawCommands::minimal ? is_ok(answer) : is_grant(answer)) ++cycle.set_ok;
+  if (commands_ == RawCommands::minimal ? is_ok(answer) : is_grant(only_answer(answer))) {
+    ++cycle.set_ok;
+  }
   if (!cycle.release_sent && !cycle.finished) {
     if (cycle.set_ok == quorum()) {
       send_release(cycle);
@@ -308,7 +320,8 @@ void RawFanoutDriver::send_release(Cycle& cycle) {
 void RawFanoutDriver::on_release_reply(Cycle& cycle, const void* reply) noexcept {
   --cycle.callbacks_owed;
   ++cycle.release_replies;
-  if (is_one(static_cast<const redisReply*>(reply))) ++cycle.release_ok;
+  const auto* answer = static_cast<const redisReply*>(reply);
+  if (is_one(commands_ == RawCommands::minimal ? answer : only_answer(answer))) ++cycle.release_ok;
   if (!cycle.finished) {
     if (cycle.release_ok == quorum()) {
       finish(cycle, true, nullptr);

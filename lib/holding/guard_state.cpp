@@ -20,7 +20,7 @@ constexpr Milliseconds kMinRetryPause{10};
 constexpr std::uint64_t kGridDivisor = 16;
 
 PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
-  return PreparedRequest(extend_script(),
+  return PreparedRequest(script(ScriptId::extend),
                          {lock_key(core.config().lock.key_prefix, lock.resource.str())},
                          {lock.value.str(), std::to_string(lock.ttl.count())});
 }

@@ -110,7 +110,7 @@ void AcquireOperation::begin_attempt() {
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(
-        acquire_script(), {lock_key_, fence_key_, marker_key_, recovering_key_},
+        script(ScriptId::acquire), {lock_key_, fence_key_, marker_key_, recovering_key_},
         {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
         true, self, tag_);
   }
@@ -170,7 +170,7 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value,
   // Whatever the node stored lives at most a TTL (plus its clock's drift)
   // from the moment it got the request, which is no later than now.
   const TimePoint expires_at = core_.clock().now() + ttl_ + core_.drift_for(ttl_);
-  core_.nodes()[node]->send_cleanup(release_script(), {lock_key_}, {value.str(), channel},
+  core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_}, {value.str(), channel},
                                     expires_at);
 }
 
@@ -227,7 +227,7 @@ void AcquireOperation::propose(std::uint64_t token) {
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
-    node->send(fence_script(), {fence_key_, marker_key_},
+    node->send(script(ScriptId::fence), {fence_key_, marker_key_},
                {resource_.str(), token_text, defence_flag_}, false, self, fence_tag_);
   }
 }

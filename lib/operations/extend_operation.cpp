@@ -88,7 +88,7 @@ void ExtendOperation::start() {
   open_ = true;
   const std::string key = lock_key(core_.config().lock.key_prefix, lock_.resource.str());
   const std::string ttl_text = std::to_string(ttl_.count());
-  request_.emplace(PreparedRequest(extend_script(), {key}, {lock_.value.str(), ttl_text}));
+  request_.emplace(PreparedRequest(script(ScriptId::extend), {key}, {lock_.value.str(), ttl_text}));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started_, self, kExtendTag);
 }

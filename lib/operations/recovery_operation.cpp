@@ -25,7 +25,7 @@ void RecoveryOperation::start() {
   const std::string pattern = lock_pattern(prefix);
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(probe_script(), {marker, recovering, fence}, {pattern}, false, self, kProbeTag);
+    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false, self, kProbeTag);
   }
 }
 
@@ -64,7 +64,7 @@ void RecoveryOperation::act() {
       args.push_back(field);
       args.push_back(std::to_string(value));
     }
-    core_.nodes()[target]->send_argv(recover_script(), {marker, recovering, fence}, args, self,
+    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker, recovering, fence}, args, self,
                                      kRecoverTag);
   }
 }

@@ -37,7 +37,7 @@ void ReleaseOperation::start() {
   waiting_ = nodes.size();
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(release_script(), {key}, {lock_.value.str(), channel}, false, self, kReleaseTag);
+    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false, self, kReleaseTag);
   }
 }
 
@@ -54,7 +54,7 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
     // node once the node is reachable again.
     const std::string& prefix = core_.config().lock.key_prefix;
     const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-    core_.nodes()[node]->send_cleanup(release_script(), {lock_key(prefix, lock_.resource.str())},
+    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key(prefix, lock_.resource.str())},
                                       {lock_.value.str(), std::string_view()}, expires_at);
   }
   if (outcome.status == NodeStatus::released) ++result_.released;

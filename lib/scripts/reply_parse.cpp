@@ -5,6 +5,8 @@
 #include <charconv>
 #include <string>
 
+#include "scripts/scripts.hpp"
+
 namespace redlock::detail {
 
 namespace {
@@ -63,21 +65,25 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     unexpected(reply, out);
     return;
   }
-  if (flag == 2) {
+  if (flag == code(ReplyCode::unmarked)) {
     out.status = NodeStatus::recovering;
     out.detail = "no identity marker: the node lost its data or was never initialised";
     return;
   }
-  if (flag == 3) {
+  if (flag == code(ReplyCode::recovering)) {
     out.status = NodeStatus::recovering;
     out.holder_ttl_ms = number;
     out.detail =
         "recovering after data loss: grants nothing for " + std::to_string(number) + " ms more";
     return;
   }
-  if (flag != 1) {
+  if (flag == code(ReplyCode::refused)) {
     out.status = NodeStatus::busy;
     out.holder_ttl_ms = number;
+    return;
+  }
+  if (flag != code(ReplyCode::done)) {
+    unexpected(reply, out);
     return;
   }
   out.status = NodeStatus::granted;
@@ -104,7 +110,13 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
     unexpected(response.replies[0], out);
     return;
   }
-  out.status = flag == 1 ? yes : NodeStatus::not_held;
+  if (flag == code(ReplyCode::done)) {
+    out.status = yes;
+  } else if (flag == code(ReplyCode::refused)) {
+    out.status = NodeStatus::not_held;
+  } else {
+    unexpected(response.replies[0], out);
+  }
 }
 
 bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, NodeOutcome& out) {
@@ -122,11 +134,15 @@ bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, Nod
     out.detail = "fencing: unexpected reply";
     return false;
   }
-  if (stored == 2) {
+  if (stored == code(ReplyCode::unmarked)) {
     out.detail = "fencing: node has no identity marker";
     return false;
   }
-  answer.stored = stored == 1;
+  if (stored != code(ReplyCode::done) && stored != code(ReplyCode::refused)) {
+    out.detail = "fencing: unexpected reply";
+    return false;
+  }
+  answer.stored = stored == code(ReplyCode::done);
   answer.current = static_cast<std::uint64_t>(counter);
   return true;
 }

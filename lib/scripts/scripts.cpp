@@ -1,58 +1,11 @@
 #include "scripts/scripts.hpp"
 
+#include <array>
+
 #include "scripts/sha1.hpp"
 
 namespace redlock::detail {
 namespace {
-
-// The fence counter is read only for a fenced acquire (ARGV[3] empty:
-// unfenced): each redis.call is a good part of a script's cost on the node.
-constexpr std::string_view kAcquire = R"lua(
-if ARGV[4] == '1' then
-  if redis.call('EXISTS', KEYS[3]) == 0 then
-    return {2, 0}
-  end
-  local delay = redis.call('PTTL', KEYS[4])
-  if delay ~= -2 then
-    return {3, delay}
-  end
-end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[3] == '' then
-    return {1, '0'}
-  end
-  return {1, redis.call('HGET', KEYS[2], ARGV[3]) or '0'}
-end
-return {0, redis.call('PTTL', KEYS[1])}
-)lua";
-
-constexpr std::string_view kExtend = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-)lua";
-
-constexpr std::string_view kRelease = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
-  return 1
-end
-return 0
-)lua";
-
-constexpr std::string_view kFence = R"lua(
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
-  return {2, 0}
-end
-local raw = redis.call('HGET', KEYS[1], ARGV[1]) or '0'
-if tonumber(raw) < tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-  return {1, ARGV[2]}
-end
-return {0, raw}
-)lua";
 
 constexpr std::string_view kProbe = R"lua(
 local marked = redis.call('EXISTS', KEYS[1])
@@ -87,17 +40,17 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua";
 
-Script make_script(std::string_view name, std::string_view body) {
-  return Script{name, body, sha1_hex(body)};
-}
-
-// The batched acquire, written out. KEYS: the
+// The acquire: one call answers any number of requests, a lone one as a
+// batch of one. KEYS: the
 // fence hash, the node marker and the recovering key, shared by every
 // request, then each request's lock key; ARGV: each request's value, ttl,
 // resource and amnesia flag. The amnesia check runs at most once per batch:
 // nothing in the batch can change the marker or the recovering key. Each
 // request then costs its SET (and its PTTL when busy, its HGET when
-// fenced). Answers as kAcquire, one element per request. Every command
+// fenced). Each request's answer: {1, fence counter}
+// when granted ({1, 0} unfenced), {0, holder PTTL} when busy; with the
+// defence on, {2, 0} when the node has no identity marker and {3, ms left}
+// while it is recovering. Every command
 // runs under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence
 // hash) is the answer of the requests it concerns, never the whole call's,
 // so a request granted earlier in the batch keeps its grant.
@@ -157,10 +110,11 @@ end
 return out
 )lua";
 
-// The batched release, written out (no shared keys). KEYS: each request's lock key; ARGV: each
+// The release (no shared keys). KEYS: each request's lock key; ARGV: each
 // request's value and release channel. Each request's GET and PUBLISH, then one DEL of every key
 // released at the end; a key released twice in one batch is released once (the second finds it
-// gone, as it would one request later). Answers as kRelease, one element per request. Every command
+// gone, as it would one request later). Each request's answer: 1 when its value was
+// deleted, else 0. Every command
 // runs under redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that request's answer
 // (its lock is still deleted, as the single script deletes before it publishes); a failed DEL is
 // the answer of every request it was to release.
@@ -199,10 +153,10 @@ end
 return out
 )lua";
 
-// The batched extend, written out (no shared keys): the renewals of many guards due in one loop
+// The extend (no shared keys); a batch holds, e.g., the renewals of many guards due in one loop
 // turn. KEYS: each request's lock key; ARGV: each request's value and ttl. Each request's GET, and
-// its PEXPIRE when the value is its own. Answers as kExtend, one element per request; a command's
-// error (WRONGTYPE) is that request's answer.
+// its PEXPIRE when the value is its own. Each request's answer: 1 when extended, else 0 (never
+// creating the key); a command's error (WRONGTYPE) is that request's answer.
 constexpr std::string_view kExtendBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -223,12 +177,15 @@ end
 return out
 )lua";
 
-// The batched fence, written out. KEYS: the node marker, shared, then each
+// The fence compare-and-set. KEYS: the node marker, shared, then each
 // request's fence hash; ARGV: each request's resource, proposed token and
-// amnesia flag. The marker is read at most once per batch. Answers as
-// kFence, one element per request, each request seeing the counters the
-// ones before it stored; an error (WRONGTYPE, a counter that is not a
-// number) is that request's answer.
+// amnesia flag. The marker is read at most once per batch. Stores a token only
+// if the node's counter for the resource is strictly smaller. Each
+// request's answer: {1, T} when stored, else {0, counter} (a node never
+// takes the same value twice, and says so, so two proposers of one T
+// cannot both count this node); {2, 0} without the marker when the defence
+// is on. Each request sees the counters the ones before it stored; an error (WRONGTYPE, a counter
+// that is not a number) is that request's answer.
 constexpr std::string_view kFenceBatch = R"lua(
 local n = #KEYS - 1
 if n < 1 or #ARGV ~= 3 * n then
@@ -275,61 +232,20 @@ return out
 
 }  // namespace
 
-const Script& acquire_script() {
-  static const Script script = make_script("acquire", kAcquire);
-  return script;
+// The one table: adding a script is one entry here (and its body above).
+const std::array<Script, kScriptCount>& script_table() {
+  static const std::array<Script, kScriptCount> table{{
+      {ScriptId::acquire, "acquire", kAcquireBatch, sha1_hex(kAcquireBatch), true, 3, 4},
+      {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2},
+      {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2},
+      {ScriptId::fence, "fence", kFenceBatch, sha1_hex(kFenceBatch), true, 1, 3},
+      {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0},
+      {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0},
+  }};
+  return table;
 }
 
-const Script& extend_script() {
-  static const Script script = make_script("extend", kExtend);
-  return script;
-}
-
-const Script& release_script() {
-  static const Script script = make_script("release", kRelease);
-  return script;
-}
-
-const Script& fence_script() {
-  static const Script script = make_script("fence", kFence);
-  return script;
-}
-
-const Script& probe_script() {
-  static const Script script = make_script("probe", kProbe);
-  return script;
-}
-
-const Script& recover_script() {
-  static const Script script = make_script("recover", kRecover);
-  return script;
-}
-
-const Script* batch_script(const Script& script) {
-  static const Script acquire = make_script("acquire-batch", kAcquireBatch);
-  static const Script extend = make_script("extend-batch", kExtendBatch);
-  static const Script release = make_script("release-batch", kReleaseBatch);
-  static const Script fence = make_script("fence-batch", kFenceBatch);
-  if (&script == &acquire_script()) return &acquire;
-  if (&script == &extend_script()) return &extend;
-  if (&script == &release_script()) return &release;
-  if (&script == &fence_script()) return &fence;
-  return nullptr;
-}
-
-const std::vector<const Script*>& node_scripts() {
-  static const std::vector<const Script*> scripts{&acquire_script(),
-                                                  &extend_script(),
-                                                  &release_script(),
-                                                  &fence_script(),
-                                                  &probe_script(),
-                                                  &recover_script(),
-                                                  batch_script(acquire_script()),
-                                                  batch_script(extend_script()),
-                                                  batch_script(release_script()),
-                                                  batch_script(fence_script())};
-  return scripts;
-}
+const Script& script(ScriptId id) { return script_table()[static_cast<std::size_t>(id)]; }
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
 

@@ -226,9 +226,9 @@ void NodeConnection::queue_handshake() {
   add("CONFIG GET appendfsync", true, 2);
   appendonly_.clear();
   appendfsync_.clear();
-  for (const Script* script : node_scripts()) {
-    append_command(head, {"SCRIPT", "LOAD", script->body});
-    add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
+  for (const Script& script : script_table()) {
+    append_command(head, {"SCRIPT", "LOAD", script.body});
+    add(std::string("SCRIPT LOAD (") + std::string(script.name) + ")");
   }
   handshake_pending_ = handshake.size();
   outbuf_.insert(0, head);
@@ -362,7 +362,7 @@ void NodeConnection::complete_front(TimePoint received_at) {
     resend_with_eval(std::max<std::size_t>(front.batch_size, 1));
     return;
   }
-  if (front.batch_size > 1) {
+  if (front.batch_size > 0) {
     complete_batch(received_at);
     return;
   }

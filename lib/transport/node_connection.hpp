@@ -252,8 +252,11 @@ class NodeConnection final : public Flushable {
   void fail_slots(Fifo<Slot>& slots, std::string_view why);
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
   void schedule_reconnect();
-  // Appends the request of `slot` to the output, and nothing else.
+  // Appends the request of `slot` to the output, and nothing else (a
+  // script that is not batched).
   void append_request(const Slot& slot, bool use_eval);
+  // Encodes slots_[index] alone: a batch of one for a lock script.
+  void encode_lone(std::size_t index, bool use_eval);
   void send_encoded(const Script& script, std::string tail, TailLayout layout,
                     std::size_t key_count, std::size_t argc, bool require_replicas,
                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);

@@ -1,12 +1,13 @@
 // NodeConnection's requests on their way out: encoding a script request
 // (or a prepared one), leaving batchable requests pending until the loop
 // turn's flush, and encoding a run of them as one call of the script's
-// batched form (scripts.hpp, batch_script); a NOSCRIPT answer sends the
+// batched form (scripts.hpp); a NOSCRIPT answer sends the
 // request or the batch again as EVAL, and a batch's reply is handed out
 // per request. The session itself is in node_connection.cpp.
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -103,7 +104,7 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
   // request was a measurable part of a renewal. An extend waits for the
   // turn's flush like the other batchable requests: the renewals of many
   // guards due in one turn then leave as one batched call per node.
-  const bool batchable = batch_script(request.script()) != nullptr;
+  const bool batchable = request.script().batched;
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
@@ -125,7 +126,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
     return;
   }
   const bool with_wait = require_replicas && node_.min_replicas > 0;
-  const bool batchable = !with_wait && batch_script(script) != nullptr;
+  const bool batchable = !with_wait && script.batched;
   // Encoded in queue order: what is pending goes out before this one.
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
@@ -153,7 +154,7 @@ void NodeConnection::send_cleanup(const Script& script,
     defer_cleanup(script, std::move(tail), layout, keys.size(), argc, expires_at);
     return;
   }
-  const bool batchable = batch_script(script) != nullptr;
+  const bool batchable = script.batched;
   if (!batchable) emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.script = &script;
@@ -214,7 +215,7 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   if (defer || state_ != State::ready) {
     ++pending_count_;
   } else {
-    append_request(slot, false);
+    encode_lone(slots_.size() - 1, false);
     slot.written = true;
   }
   want_flush();
@@ -244,7 +245,7 @@ void NodeConnection::emit_pending() {
       ++run;
     }
     if (run == 1) {
-      append_request(slots_[i], false);
+      encode_lone(i, false);
     } else {
       append_batch(i, run, false);
       stats_.batched.fetch_add(run, std::memory_order_relaxed);
@@ -256,11 +257,11 @@ void NodeConnection::emit_pending() {
 
 bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   // The same script and number of arguments, and the same keys after the
-  // first (batch_script: they are sent once for the whole batch). Requests
+  // first (they are sent once for the whole batch, scripts.hpp). Requests
   // queued before the session was ready include every kind: only a
   // batchable script without WAIT joins a batch.
-  if (first.script == nullptr || batch_script(*first.script) == nullptr || first.with_wait ||
-      next.with_wait || (next.answered && !next.cleanup)) {
+  if (first.script == nullptr || !first.script->batched || first.with_wait || next.with_wait ||
+      (next.answered && !next.cleanup)) {
     return false;
   }
   if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
@@ -280,8 +281,7 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
   const Slot& head = slots_[first];
   const std::size_t shared = head.key_count - 1U;
   const std::size_t args = head.argc - 3 - head.key_count;
-  append_script_head(outbuf_, *batch_script(*head.script), 3 + shared + count * (1 + args),
-                     use_eval);
+  append_script_head(outbuf_, *head.script, 3 + shared + count * (1 + args), use_eval);
   append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
   outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
                                       head.layout.args_offset - head.layout.second_key_offset));
@@ -295,6 +295,26 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
     outbuf_.append(tail_of(slot).substr(slot.layout.args_offset));
   }
   slots_[first].batch_size = static_cast<std::uint16_t>(count);
+  if (count == 1 && head.with_wait) {
+    append_command(outbuf_,
+                   {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
+  }
+}
+
+void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
+  Slot& slot = slots_[index];
+  if (!slot.script->batched) {
+    append_request(slot, use_eval);
+    return;
+  }
+  if (slot.prepared != nullptr && !use_eval && slot.script->shared_keys == 0 && !slot.with_wait) {
+    // Without shared keys a batch of one is the request as it was prepared,
+    // byte for byte: no encoding per send.
+    outbuf_ += slot.prepared->evalsha();
+    slot.batch_size = 1;
+    return;
+  }
+  append_batch(index, 1, use_eval);
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
@@ -326,7 +346,7 @@ void NodeConnection::resend_with_eval(std::size_t count) {
     slots_.push_back(std::move(slot));
   }
   if (count == 1) {
-    append_request(slots_[first], true);
+    encode_lone(first, true);
   } else {
     append_batch(first, count, true);
   }
@@ -337,6 +357,7 @@ void NodeConnection::complete_batch(TimePoint received_at) {
   Slot& front = slots_.front();
   const std::size_t count = front.batch_size;
   const ReplyPtr reply = std::move(front.replies[0]);
+  const ReplyPtr wait = std::move(front.replies[1]);
   const bool per_request = reply->type == REDIS_REPLY_ARRAY && reply->elements == count;
   if (!per_request && reply->type != REDIS_REPLY_ERROR) {
     reset("batched reply out of step: " + number_text(static_cast<long long>(count)) + " requests");
@@ -346,8 +367,10 @@ void NodeConnection::complete_batch(TimePoint received_at) {
   // request's answer.
   const std::uint64_t generation = generation_;
   for (std::size_t i = 0; i < count && generation == generation_; ++i) {
-    const redisReply* mine = per_request ? reply->element[i] : reply.get();
-    deliver_front(&mine, 1, received_at);
+    // A lone request with WAIT behind it (count 1) gets WAIT's answer too.
+    const std::array<const redisReply*, 2> mine{per_request ? reply->element[i] : reply.get(),
+                                                wait.get()};
+    deliver_front(mine.data(), wait ? 2 : 1, received_at);
   }
 }
 

@@ -27,9 +27,9 @@ TEST(Sha1, BlockBoundaries) {
 }
 
 TEST(Scripts, NamedByTheirSha1) {
-  EXPECT_EQ(acquire_script().sha1, sha1_hex(acquire_script().body));
-  EXPECT_NE(acquire_script().sha1, release_script().sha1);
-  EXPECT_NE(extend_script().sha1, release_script().sha1);
+  EXPECT_EQ(script(ScriptId::acquire).sha1, sha1_hex(script(ScriptId::acquire).body));
+  EXPECT_NE(script(ScriptId::acquire).sha1, script(ScriptId::release).sha1);
+  EXPECT_NE(script(ScriptId::extend).sha1, script(ScriptId::release).sha1);
 }
 
 TEST(Keys, PrefixAndResource) {

@@ -1,0 +1,90 @@
+// The table of scripts: one entry per script, in ScriptId order, named by
+// the SHA-1 of its body, and the reply codes the Lua returns are exactly
+// the ones ReplyCode names (the parsers read nothing else).
+#include "scripts/scripts.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "scripts/sha1.hpp"
+
+namespace redlock::detail {
+namespace {
+
+// Every number `pattern`'s first group matches in `body`.
+std::set<long long> literals(std::string_view body, const std::regex& pattern) {
+  std::set<long long> found;
+  const std::string text(body);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern);
+       it != std::sregex_iterator(); ++it) {
+    found.insert(std::stoll((*it)[1].str()));
+  }
+  return found;
+}
+
+std::set<long long> codes(std::initializer_list<ReplyCode> replies) {
+  std::set<long long> out;
+  for (ReplyCode reply : replies) out.insert(code(reply));
+  return out;
+}
+
+// `{N, ...}`: the first element of an acquire's or a fence's answer.
+const std::regex kTableAnswer(R"(\{\s*(\d+)\s*,)");
+// `out[i] = N`: the whole answer of an extend or a release.
+const std::regex kFlagAnswer(R"(out\[i\]\s*=\s*(\d+))");
+
+TEST(ScriptTable, HoldsEveryScriptOnceInIdOrder) {
+  std::set<std::string_view> names;
+  std::set<std::string> digests;
+  for (std::size_t i = 0; i < kScriptCount; ++i) {
+    const Script& entry = script_table()[i];
+    EXPECT_EQ(static_cast<std::size_t>(entry.id), i) << entry.name;
+    EXPECT_EQ(&script(entry.id), &entry) << entry.name;
+    EXPECT_EQ(entry.sha1, sha1_hex(entry.body)) << entry.name;
+    EXPECT_TRUE(names.insert(entry.name).second) << entry.name;
+    EXPECT_TRUE(digests.insert(entry.sha1).second) << entry.name;
+    if (entry.batched) {
+      EXPECT_GT(entry.args_per_request, 0U) << entry.name;
+    }
+  }
+}
+
+TEST(ScriptTable, TheLockScriptsAreBatched) {
+  for (ScriptId id : {ScriptId::acquire, ScriptId::extend, ScriptId::release, ScriptId::fence}) {
+    EXPECT_TRUE(script(id).batched) << script(id).name;
+  }
+  EXPECT_FALSE(script(ScriptId::probe).batched);
+  EXPECT_FALSE(script(ScriptId::recover).batched);
+  EXPECT_EQ(script(ScriptId::acquire).shared_keys, 3U);
+  EXPECT_EQ(script(ScriptId::fence).shared_keys, 1U);
+}
+
+TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
+  EXPECT_EQ(
+      literals(script(ScriptId::acquire).body, kTableAnswer),
+      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
+}
+
+TEST(ScriptReplyCodes, FenceAnswersExactlyTheNamedCodes) {
+  EXPECT_EQ(literals(script(ScriptId::fence).body, kTableAnswer),
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked}));
+}
+
+TEST(ScriptReplyCodes, ReleaseAnswersDoneOrRefused) {
+  EXPECT_EQ(literals(script(ScriptId::release).body, kFlagAnswer),
+            codes({ReplyCode::refused, ReplyCode::done}));
+}
+
+TEST(ScriptReplyCodes, ExtendAnswersRefusedOrWhatPexpireSays) {
+  // PEXPIRE of an existing key answers 1, which is ReplyCode::done.
+  EXPECT_EQ(literals(script(ScriptId::extend).body, kFlagAnswer), codes({ReplyCode::refused}));
+  EXPECT_NE(script(ScriptId::extend).body.find("out[i] = redis.pcall('PEXPIRE'"),
+            std::string_view::npos);
+  EXPECT_EQ(code(ReplyCode::done), 1);
+}
+
+}  // namespace
+}  // namespace redlock::detail
