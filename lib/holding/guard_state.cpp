@@ -8,6 +8,7 @@
 #include "operations/extend_operation.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/clock.hpp"
+#include "scripts/reply_parse.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -48,7 +49,6 @@ GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options)
           static_cast<bool>(extend_request_refusal(lock, lock.ttl, core.config().lock))),
       valid_until_(lock.valid_until.time_since_epoch().count()),
       renew_interval_(std::max(options.renew_interval.value_or(lock.ttl / 3), Milliseconds(1))),
-      round_votes_(core.nodes().size()),
       renewal_request_(renewal_request(core, lock)),
       renewal_grid_(renewal_grid(renew_interval_)),
       ttl_(lock.ttl),
@@ -120,38 +120,34 @@ void GuardState::renew() {
     on_renewal_failed(make_error_code(errc::lost));
     return;
   }
-  if (++round_tag_ == kCleanupTag) round_tag_ = 1;
-  round_open_ = true;
-  round_started_ = now;
-  round_votes_ = QuorumTally(core_.nodes().size());
+  round_.open(core_.nodes(), now, valid_until());
   round_not_held_ = 0;
   const std::shared_ptr<Operation> self = shared_from_this();
   for (auto& node : core_.nodes()) {
-    node->send_prepared(renewal_request_, now, self, round_tag_);
+    node->send_prepared(renewal_request_, now, self, round_.tag());
   }
 }
 
-void GuardState::on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) {
-  if (!round_open_ || tag != round_tag_ || response.late) return;
-  NodeOutcome outcome;
-  count_extend_answer(response, outcome, round_votes_, round_not_held_);
-  if (round_votes_.decision() != Decision::pending) decide_renewal();
+void GuardState::on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) {
+  if (!round_.counts(tag, response)) return;
+  NodeOutcome& outcome = round_.answer(node, response);
+  parse_flag_response(response, NodeStatus::extended, outcome);
+  if (outcome.status == NodeStatus::not_held) ++round_not_held_;
+  if (round_.vote(outcome.status == NodeStatus::extended) != Decision::pending) decide_renewal();
 }
 
 void GuardState::decide_renewal() {
-  round_open_ = false;
   const TimePoint now = core_.clock().now();
-  // The deadline as it stood when the round began: this thread is its only
-  // writer, and no other round ran meanwhile.
-  const RoundTiming timing{round_started_, now, valid_until()};
+  // Against the deadline as it stood when the round began (round_.open).
+  const RoundTiming timing = round_.close(now);
   const ExtendVerdict verdict =
-      extend_verdict(round_votes_, round_not_held_, ttl_, timing, core_.drift_for(ttl_),
+      extend_verdict(round_.votes(), round_not_held_, ttl_, timing, core_.drift_for(ttl_),
                      core_.config().lock.min_validity);
   if (verdict.error) {
     on_renewal_failed(verdict.error);
   } else {
     // Validity counts from the renewal's own start, not from the acquisition.
-    on_renewed(round_started_ + verdict.validity, now);
+    on_renewed(timing.started + verdict.validity, now);
   }
 }
 
@@ -236,7 +232,7 @@ void GuardState::stop_timers() noexcept {
   core_.timers().cancel(deadline_timer_);
   renew_timer_ = deadline_timer_ = TimerQueue::kNone;
   deadline_armed_for_ = TimePoint::max();
-  round_open_ = false;
+  if (round_.is_open()) (void)round_.close(TimePoint{});
 }
 
 void GuardState::declare_lost(std::error_code why) {

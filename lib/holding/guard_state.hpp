@@ -17,6 +17,7 @@
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
+#include "operations/quorum_round.hpp"
 #include "protocol/quorum.hpp"
 #include "redlock/guard.hpp"
 #include "transport/node_connection.hpp"
@@ -80,10 +81,9 @@ class GuardState final : public Operation {
   // Loop thread only, first, and in the order a renewal touches them: the
   // guards of a batch are visited one after the other, so every cache line
   // of a guard a renewal needs is a cache miss.
-  // The round in flight: its tag (answers to older rounds carry other tags
-  // and are ignored), start and votes.
-  std::uint32_t round_tag_ = 0;
-  bool round_open_ = false;
+  // The renewal in flight (answers to older rounds carry other tags and
+  // are ignored); no outcomes kept, so a renewal allocates nothing.
+  QuorumRound round_{0, false};
   bool stopped_ = false;
   bool capped_ = false;
   bool clock_is_steady_;
@@ -92,8 +92,6 @@ class GuardState final : public Operation {
   const bool request_refused_;
   std::atomic<SteadyClock::rep> valid_until_;  // read by any thread
   Milliseconds renew_interval_;
-  TimePoint round_started_{};
-  QuorumTally round_votes_;
   std::size_t round_not_held_ = 0;
   // Timer callbacks capture `this` alone (no allocation per timer): both
   // timers are cancelled before the core lets go of this state.

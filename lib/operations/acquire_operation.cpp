@@ -11,8 +11,6 @@ namespace {
 // Late grants older than this many attempts are left to the unlock that was
 // queued behind them on the same connection, and to their TTL.
 constexpr std::size_t kAbandonedKept = 64;
-// Phase-2 requests carry this bit, so they never match an attempt's tag.
-constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 // Proposals per attempt before giving up when newer tokens keep overtaking.
 constexpr int kMaxFenceRounds = 3;
 // The release script publishes on the channel it is given, and not at all
@@ -50,23 +48,18 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   }
 }
 
+void AcquireOperation::fail_later(std::error_code why) {
+  // Never answered from inside the starting call.
+  phase_ = Phase::done;
+  core_.turn().post([self = shared_from_this(), this, why] {
+    core_.finished(this);
+    finish(why);
+  });
+}
+
 void AcquireOperation::start() {
-  if (!core_.config_problem().empty()) {
-    finished_ = true;
-    core_.turn().post([self = shared_from_this(), this] {
-      core_.finished(this);
-      finish(make_error_code(errc::config_error));
-    });
-    return;
-  }
-  if (argument_problem_) {
-    finished_ = true;
-    core_.turn().post([self = shared_from_this(), this] {
-      core_.finished(this);
-      finish(argument_problem_);
-    });
-    return;
-  }
+  if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
+  if (argument_problem_) return fail_later(argument_problem_);
   if (!defer_first_attempt()) begin_attempt();
 }
 
@@ -78,41 +71,37 @@ bool AcquireOperation::defer_first_attempt() {
   if (!round_trip) return false;
   const Microseconds courtesy = courtesy_pause(plan_, now, round_trip, random_unit());
   if (courtesy.count() <= 0) return false;
-  retry_timer_ = core_.timers().schedule_after(courtesy, [self = shared_from_this(), this] {
-    retry_timer_ = TimerQueue::kNone;
-    if (!finished_) begin_attempt();
-  });
+  pause_then_attempt(courtesy);
   return true;
 }
 
+void AcquireOperation::pause_then_attempt(Microseconds delay) {
+  phase_ = Phase::pausing;
+  retry_timer_ = core_.timers().schedule_after(delay, [self = shared_from_this(), this] {
+    retry_timer_ = TimerQueue::kNone;
+    if (phase_ == Phase::pausing) begin_attempt();
+  });
+}
+
 void AcquireOperation::begin_attempt() {
-  ++tag_;
   token_.reset();
   ++result_.attempts;
   Metrics& metrics = core_.metrics();
   metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
   if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
   value_ = LockValue::random();
-  auto& nodes = core_.nodes();
-  tally_ = QuorumTally(nodes.size());
   busy_ = 0;
-  outcomes_.assign(nodes.size(), NodeOutcome{});
-  never_sent_.assign(nodes.size(), false);
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    outcomes_[i].node = i;
-    outcomes_[i].name = nodes[i]->config().name;
-    outcomes_[i].status = NodeStatus::pending;
-  }
-  attempt_open_ = true;
+  phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
-  started_ = core_.clock().now();
+  auto& nodes = core_.nodes();
+  attempt_.open(nodes, core_.clock().now());
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(
         script(ScriptId::acquire), {lock_key_, fence_key_, marker_key_, recovering_key_},
         {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
-        true, self, tag_);
+        true, self, attempt_.tag());
   }
 }
 
@@ -120,17 +109,18 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   if (tag == kCleanupTag) return;
   if ((tag & kFenceTagBit) != 0) {
-    if (tag == fence_tag_ && fencing_open_ && !response.late) on_fence_response(node, response);
+    if (fencing_.counts(tag, response)) on_fence_response(node, response);
     return;
   }
-  if (tag != tag_ || !attempt_open_ || response.late) {
+  if (!attempt_.counts(tag, response)) {
     handle_stale(tag, node, response);
     return;
   }
-  NodeOutcome& outcome = outcomes_[node];
-  if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) {
-    never_sent_[node] = true;
-  }
+  on_vote(node, response);
+}
+
+void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
+  NodeOutcome& outcome = attempt_.answer(node, response);
   parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
   note_if_unmarked(outcome);
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
@@ -141,13 +131,14 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
     outcome.detail = "persistence " + std::string(to_string(core_.nodes()[node]->persistence())) +
                      " cannot keep fencing promises (strict_persistence is on)";
   }
-  if (outcome.status == NodeStatus::granted) {
-    tally_.yes();
-  } else {
-    if (outcome.status == NodeStatus::busy) ++busy_;
-    tally_.no();
+  // A node that answered "busy" or "recovering" provably did not store this
+  // attempt's fresh value; every other node might (a grant, or a reply
+  // still on its way).
+  if (outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering) {
+    attempt_.unchanged(node);
   }
-  if (tally_.decision() != Decision::pending) decide();
+  if (outcome.status == NodeStatus::busy) ++busy_;
+  if (attempt_.vote(outcome.status == NodeStatus::granted) != Decision::pending) decide();
 }
 
 void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
@@ -175,11 +166,12 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value,
 }
 
 void AcquireOperation::decide() {
-  attempt_open_ = false;
-  last_round_trip_ = elapsed_between(started_, core_.clock().now());
-  split_ = tally_.decision() != Decision::won && tally_.yes_count() > 0 && busy_ > 0;
-  if (tally_.decision() != Decision::won) {
-    fail_attempt(acquire_failure_reason(tally_.nodes(), busy_));
+  const RoundTiming timing = attempt_.close(core_.clock().now());
+  last_round_trip_ = timing.elapsed();
+  const Decision decision = attempt_.decision();
+  split_ = decision != Decision::won && attempt_.votes().yes_count() > 0 && busy_ > 0;
+  if (decision != Decision::won) {
+    fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), busy_));
     return;
   }
   if (fenced_) {
@@ -190,7 +182,8 @@ void AcquireOperation::decide() {
 }
 
 Microseconds AcquireOperation::validity_now() const {
-  return validity_left(ttl_, elapsed_between(started_, core_.clock().now()), core_.drift_for(ttl_));
+  return validity_left(ttl_, elapsed_between(attempt_.started(), core_.clock().now()),
+                       core_.drift_for(ttl_));
 }
 
 void AcquireOperation::hand_out_if_valid() {
@@ -205,7 +198,7 @@ void AcquireOperation::hand_out_if_valid() {
 
 void AcquireOperation::begin_fencing() {
   std::uint64_t highest = 0;
-  for (const NodeOutcome& outcome : outcomes_) {
+  for (const NodeOutcome& outcome : attempt_.outcomes()) {
     if (outcome.status == NodeStatus::granted && outcome.fence_counter > 0) {
       highest = std::max(highest, static_cast<std::uint64_t>(outcome.fence_counter));
     }
@@ -221,33 +214,33 @@ void AcquireOperation::begin_fencing() {
 
 void AcquireOperation::propose(std::uint64_t token) {
   ++fence_rounds_;
-  fence_tag_ = kFenceTagBit | ((fence_tag_ + 1) & ~kFenceTagBit);
-  fence_round_.emplace(core_.nodes().size(), token);
-  fencing_open_ = true;
+  phase_ = Phase::fencing;
+  fencing_.open(core_.nodes(), core_.clock().now());
+  proposal_.emplace(core_.nodes().size(), token);
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
     node->send(script(ScriptId::fence), {fence_key_, marker_key_},
-               {resource_.str(), token_text, defence_flag_}, false, self, fence_tag_);
+               {resource_.str(), token_text, defence_flag_}, false, self, fencing_.tag());
   }
 }
 
 void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& response) {
   FenceAnswer answer;
-  if (parse_fence_response(response, answer, outcomes_[node])) {
-    fence_round_->answer(answer);
+  if (parse_fence_response(response, answer, attempt_.outcomes()[node])) {
+    proposal_->answer(answer);
   } else {
-    fence_round_->no_answer();
+    proposal_->no_answer();
   }
-  const Decision decision = fence_round_->decision();
+  const Decision decision = proposal_->decision();
   if (decision == Decision::pending) return;
-  fencing_open_ = false;
+  (void)fencing_.close(core_.clock().now());
   if (decision == Decision::won) {
-    token_ = fence_round_->proposal();
+    token_ = proposal_->proposal();
     hand_out_if_valid();
     return;
   }
-  const auto next = next_proposal(*fence_round_, fence_rounds_, kMaxFenceRounds);
+  const auto next = next_proposal(*proposal_, fence_rounds_, kMaxFenceRounds);
   if (next && validity_sufficient(validity_now(), core_.config().lock.min_validity)) {
     propose(*next);
     return;
@@ -256,18 +249,10 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
 }
 
 void AcquireOperation::unlock_attempt(bool announce) {
-  abandoned_.emplace_back(tag_, value_);
+  abandoned_.emplace_back(attempt_.tag(), value_);
   if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
-  auto& nodes = core_.nodes();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    // A node that answered "busy" or "recovering" provably did not store this
-    // attempt's fresh value; every other node might (a grant, or a reply
-    // still on its way).
-    if (outcomes_[i].status == NodeStatus::busy || outcomes_[i].status == NodeStatus::recovering) {
-      continue;
-    }
-    // Nor did a node the request never left for.
-    if (never_sent_[i]) continue;
+  for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
+    if (!attempt_.may_have_changed(i)) continue;
     undo_grant(i, value_, announce ? std::string_view(channel_) : kNoChannel);
   }
 }
@@ -282,8 +267,9 @@ void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
   core_.request_recovery([](bool) {});
 }
 
-bool AcquireOperation::saw_unmarked_node() const {
-  return std::any_of(outcomes_.begin(), outcomes_.end(), [](const NodeOutcome& outcome) {
+bool AcquireOperation::saw_unmarked_node() {
+  const auto& outcomes = attempt_.outcomes();
+  return std::any_of(outcomes.begin(), outcomes.end(), [](const NodeOutcome& outcome) {
     return outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0;
   });
 }
@@ -295,10 +281,11 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     // Some node has no identity marker: start (or join) a recovery round.
     // When it marks the nodes at once (a brand-new quorum), try again right
     // away, once per call, outside the retry budget.
+    phase_ = Phase::recovering;
     auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
     core_.request_recovery([self, why](bool progressed) {
-      if (self->finished_) return;
-      for (NodeOutcome& outcome : self->outcomes_) {
+      if (self->phase_ != Phase::recovering) return;
+      for (NodeOutcome& outcome : self->attempt_.outcomes()) {
         if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
           outcome.detail += " (recovery: " + self->core_.recovery_report() + ")";
         }
@@ -336,10 +323,7 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     complete(why);
     return;
   }
-  retry_timer_ = core_.timers().schedule_after(*delay, [self = shared_from_this(), this] {
-    retry_timer_ = TimerQueue::kNone;
-    if (!finished_) begin_attempt();
-  });
+  pause_then_attempt(*delay);
   if (busy_ > 0 && !waiting_for_release_) {
     // Held by someone else: wake up when they release, not only when the
     // (jittered) retry timer, which stays as the fallback, fires. Stay
@@ -350,7 +334,7 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
 }
 
 bool AcquireOperation::wake() {
-  if (finished_ || retry_timer_ == TimerQueue::kNone) return false;
+  if (phase_ != Phase::pausing || retry_timer_ == TimerQueue::kNone) return false;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
   begin_attempt();
@@ -364,7 +348,8 @@ void AcquireOperation::stop_waiting_for_release() {
 }
 
 void AcquireOperation::succeed(Microseconds validity) {
-  Lock lock{resource_, value_, ttl_, started_, started_ + validity, token_};
+  const TimePoint started = attempt_.started();
+  Lock lock{resource_, value_, ttl_, started, started + validity, token_};
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
   Metrics& metrics = core_.metrics();
@@ -387,21 +372,20 @@ void AcquireOperation::complete(std::error_code error) {
 }
 
 void AcquireOperation::finish(std::error_code error) {
-  finished_ = true;
+  phase_ = Phase::done;
   result_.error = error;
-  result_.nodes = std::move(outcomes_);
-  outcomes_.clear();
+  result_.nodes = attempt_.take_outcomes();
   deliver(callback_, std::move(result_));
 }
 
 void AcquireOperation::cancel() {
-  if (finished_) return;
-  finished_ = true;
+  if (phase_ == Phase::done) return;
   if (in_flight()) {
-    attempt_open_ = false;
-    fencing_open_ = false;
+    (void)attempt_.close(core_.clock().now());
+    if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
     unlock_attempt(true);
   }
+  phase_ = Phase::done;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
   stop_waiting_for_release();
@@ -410,10 +394,10 @@ void AcquireOperation::cancel() {
 }
 
 void AcquireOperation::abort(std::error_code why) {
-  if (finished_) return;
+  if (phase_ == Phase::done) return;
   if (in_flight()) {
-    attempt_open_ = false;
-    fencing_open_ = false;
+    (void)attempt_.close(core_.clock().now());
+    if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
     unlock_attempt(true);
   }
   core_.timers().cancel(retry_timer_);

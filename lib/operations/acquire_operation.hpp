@@ -7,11 +7,16 @@
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
+#include "operations/quorum_round.hpp"
 #include "protocol/fence_round.hpp"
 #include "protocol/quorum.hpp"
 #include "protocol/retry_policy.hpp"
 
 namespace redlock::detail {
+
+// Phase-2 (fencing) requests carry this bit, so they never match an
+// attempt's tag.
+inline constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 
 class AcquireOperation final : public Operation, public Wakeable {
  public:
@@ -25,18 +30,30 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool wake() override;
 
  private:
+  // Where the acquire stands; exactly one at a time.
+  enum class Phase {
+    pausing,     // before the first attempt (courtesy) or between attempts
+    voting,      // an attempt's acquire round is open
+    fencing,     // a fenced attempt's proposal round is open
+    recovering,  // waiting for the recovery round an attempt asked for
+    done,        // the callback has run or is posted; nothing more happens
+  };
+
   // Schedules the first attempt after a courtesy pause when this client
   // finds the resource contended (courtesy_pause); false when it may start
   // at once.
   [[nodiscard]] bool defer_first_attempt();
   void begin_attempt();
+  void on_vote(std::size_t node, const NodeResponse& response);
   void decide();
   void hand_out_if_valid();
   void begin_fencing();
   void propose(std::uint64_t token);
   void on_fence_response(std::size_t node, const NodeResponse& response);
   [[nodiscard]] Microseconds validity_now() const;
-  [[nodiscard]] bool in_flight() const noexcept { return attempt_open_ || fencing_open_; }
+  [[nodiscard]] bool in_flight() const noexcept {
+    return phase_ == Phase::voting || phase_ == Phase::fencing;
+  }
   void fail_attempt(std::error_code why);
   // `announce`: publish the deletions as a release, to wake waiters.
   void unlock_attempt(bool announce);
@@ -50,9 +67,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The pause before the next attempt; nullopt when none remains.
   [[nodiscard]] std::optional<Microseconds> next_pause() const;
   void retry_or_finish(std::error_code why, std::optional<Microseconds> delay);
+  void pause_then_attempt(Microseconds delay);
   void stop_waiting_for_release();
-  [[nodiscard]] bool saw_unmarked_node() const;
+  [[nodiscard]] bool saw_unmarked_node();
   void note_if_unmarked(const NodeOutcome& outcome);
+  void fail_later(std::error_code why);
 
   Resource resource_;
   std::string lock_key_;
@@ -66,29 +85,23 @@ class AcquireOperation final : public Operation, public Wakeable {
   RetryPlan plan_;
   std::error_code argument_problem_;
   AsyncClient::AcquireCallback callback_;
+  bool fenced_ = false;
 
-  // The attempt in progress (or the last one).
-  std::uint32_t tag_ = 0;
+  Phase phase_ = Phase::pausing;
+  // The attempt in progress (or the last one): its value and its round.
   LockValue value_{""};
-  TimePoint started_{};
-  QuorumTally tally_{0};
+  QuorumRound attempt_;
   std::size_t busy_ = 0;
-  std::vector<NodeOutcome> outcomes_;
-  // Per node: this attempt's request provably never left the client (the
-  // transport said so), so there is nothing on that node to undo.
-  std::vector<bool> never_sent_;
-  bool attempt_open_ = false;
   // From the attempt's t0 to its decision (phase 1 only).
   Microseconds last_round_trip_{0};
   // The attempt lost a split vote: some grants, some nodes held by a rival.
   bool split_ = false;
 
-  // Phase 2 (fenced acquires only).
-  bool fenced_ = false;
-  bool fencing_open_ = false;
-  std::uint32_t fence_tag_ = 0;
+  // Phase 2 (fenced acquires only): its round (tags apart from the
+  // attempts') and the proposal's tally.
+  QuorumRound fencing_{kFenceTagBit, false};
   int fence_rounds_ = 0;
-  std::optional<FenceRound> fence_round_;
+  std::optional<FenceRound> proposal_;
   std::optional<std::uint64_t> token_;
 
   // Values of failed attempts whose late grants must still be undone.
@@ -96,11 +109,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   TimerQueue::Id retry_timer_ = TimerQueue::kNone;
   std::error_code last_failure_;
   TimePoint called_at_{};
-  bool finished_ = false;
   // One attempt per call may follow a recovery round at once, outside the
   // retry budget, so a brand-new quorum is initialised transparently.
   bool recovery_attempt_used_ = false;
+  // A recovery was asked for on seeing a node without its marker (once).
   bool recovery_requested_ = false;
+  // Subscribed to the resource's release channel (until the acquire ends).
   bool waiting_for_release_ = false;
   int free_attempts_ = 0;
   AcquireResult result_;

@@ -7,10 +7,6 @@
 
 namespace redlock::detail {
 
-namespace {
-constexpr std::uint32_t kExtendTag = 1;
-}
-
 std::error_code extend_request_refusal(const Lock& lock, Milliseconds ttl,
                                        const LockConfig& config) noexcept {
   // Like acquire: a lock may not outlive the recovery delay of a node that
@@ -27,17 +23,6 @@ std::error_code extend_refusal(const Lock& lock, Milliseconds ttl, const LockCon
   if (const std::error_code refused = extend_request_refusal(lock, ttl, config)) return refused;
   if (!lock.valid_at(now)) return make_error_code(errc::lost);
   return {};
-}
-
-void count_extend_answer(const NodeResponse& response, NodeOutcome& outcome, QuorumTally& votes,
-                         std::size_t& not_held) {
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::extended) {
-    votes.yes();
-  } else {
-    if (outcome.status == NodeStatus::not_held) ++not_held;
-    votes.no();
-  }
 }
 
 ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held, Milliseconds ttl,
@@ -64,8 +49,7 @@ ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOption
     : Operation(core),
       lock_(std::move(lock)),
       ttl_(options.ttl.value_or(lock_.ttl)),
-      callback_(std::move(callback)),
-      tally_(core.nodes().size()) {}
+      callback_(std::move(callback)) {}
 
 void ExtendOperation::fail_later(std::error_code error) {
   finished_ = true;
@@ -74,44 +58,47 @@ void ExtendOperation::fail_later(std::error_code error) {
 
 void ExtendOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  started_ = core_.clock().now();
-  const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started_);
+  const TimePoint started = core_.clock().now();
+  const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started);
   if (refused) return fail_later(refused);
 
   auto& nodes = core_.nodes();
-  result_.nodes.resize(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    result_.nodes[i].node = i;
-    result_.nodes[i].name = nodes[i]->config().name;
-    result_.nodes[i].status = NodeStatus::pending;
-  }
-  open_ = true;
+  round_.open(nodes, started, lock_.valid_until);
   const std::string key = lock_key(core_.config().lock.key_prefix, lock_.resource.str());
   const std::string ttl_text = std::to_string(ttl_.count());
   request_.emplace(PreparedRequest(script(ScriptId::extend), {key}, {lock_.value.str(), ttl_text}));
   auto self = shared_from_this();
-  for (auto& node : nodes) node->send_prepared(*request_, started_, self, kExtendTag);
+  for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
+  deadline_timer_ = core_.timers().schedule_after(
+      std::chrono::ceil<Microseconds>(lock_.valid_until - started), [self, this] {
+        deadline_timer_ = TimerQueue::kNone;
+        if (round_.is_open()) decide();
+      });
 }
 
 void ExtendOperation::on_response(std::size_t node, std::uint32_t tag,
                                   const NodeResponse& response) {
-  if (tag != kExtendTag || !open_ || response.late) return;
-  count_extend_answer(response, result_.nodes[node], tally_, not_held_);
-  if (tally_.decision() != Decision::pending) decide();
+  if (!round_.counts(tag, response)) return;
+  NodeOutcome& outcome = round_.answer(node, response);
+  parse_flag_response(response, NodeStatus::extended, outcome);
+  if (outcome.status == NodeStatus::not_held) ++not_held_;
+  if (round_.vote(outcome.status == NodeStatus::extended) != Decision::pending) decide();
 }
 
 void ExtendOperation::decide() {
-  open_ = false;
-  const RoundTiming timing{started_, core_.clock().now(), lock_.valid_until};
-  const ExtendVerdict verdict = extend_verdict(
-      tally_, not_held_, ttl_, timing, core_.drift_for(ttl_), core_.config().lock.min_validity);
+  const RoundTiming timing = round_.close(core_.clock().now());
+  core_.timers().cancel(deadline_timer_);
+  deadline_timer_ = TimerQueue::kNone;
+  const ExtendVerdict verdict =
+      extend_verdict(round_.votes(), not_held_, ttl_, timing, core_.drift_for(ttl_),
+                     core_.config().lock.min_validity);
   if (verdict.error) {
     complete(verdict.error);
     return;
   }
   // Validity counts from the extend's own start, not from the acquisition.
   lock_.ttl = ttl_;
-  lock_.valid_until = started_ + verdict.validity;
+  lock_.valid_until = timing.started + verdict.validity;
   result_.validity = std::chrono::floor<Milliseconds>(verdict.validity);
   complete({});
 }
@@ -122,18 +109,23 @@ void ExtendOperation::complete(std::error_code error) {
   finished_ = true;
   result_.error = error;
   result_.lock = lock_;
+  result_.nodes = round_.take_outcomes();
   deliver(callback_, std::move(result_));
 }
 
 void ExtendOperation::cancel() {
   if (finished_) return;
-  open_ = false;
+  if (round_.is_open()) (void)round_.close(core_.clock().now());
+  core_.timers().cancel(deadline_timer_);
+  deadline_timer_ = TimerQueue::kNone;
   fail_later(make_error_code(errc::cancelled));
 }
 
 void ExtendOperation::abort(std::error_code why) {
   if (finished_) return;
-  open_ = false;
+  if (round_.is_open()) (void)round_.close(core_.clock().now());
+  core_.timers().cancel(deadline_timer_);
+  deadline_timer_ = TimerQueue::kNone;
   complete(why);
 }
 

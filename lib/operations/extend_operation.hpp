@@ -11,6 +11,7 @@
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
+#include "operations/quorum_round.hpp"
 #include "protocol/quorum.hpp"
 
 namespace redlock::detail {
@@ -43,12 +44,6 @@ struct ExtendVerdict {
                                            Milliseconds ttl, const RoundTiming& timing,
                                            Milliseconds drift, Milliseconds min_validity) noexcept;
 
-// Counts one node's answer to an extend (an extend call's or a guard's
-// renewal round): parses it into `outcome`, a yes vote when extended, a no
-// otherwise, and a `not_held` answer also in `not_held`.
-void count_extend_answer(const NodeResponse& response, NodeOutcome& outcome, QuorumTally& votes,
-                         std::size_t& not_held);
-
 class ExtendOperation final : public Operation {
  public:
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
@@ -60,6 +55,9 @@ class ExtendOperation final : public Operation {
   void abort(std::error_code why) override;
 
  private:
+  // Decides the round at the deciding answer, or at the lock's deadline
+  // when the round is still open then (lost, without waiting for the
+  // node timeouts).
   void decide();
   void complete(std::error_code error);
   void fail_later(std::error_code error);
@@ -69,10 +67,9 @@ class ExtendOperation final : public Operation {
   AsyncClient::ExtendCallback callback_;
   // Built once the request is known to be sent; the nodes' slots point to it.
   std::optional<PreparedRequest> request_;
-  TimePoint started_{};
-  QuorumTally tally_;
+  QuorumRound round_;
   std::size_t not_held_ = 0;
-  bool open_ = false;
+  TimerQueue::Id deadline_timer_ = TimerQueue::kNone;
   bool finished_ = false;
   ExtendResult result_;
 };

@@ -11,10 +11,6 @@ namespace redlock::detail {
 
 class ClientCore;
 
-// Tag for requests whose answers an operation does not wait for (the unlock
-// of a failed attempt). Attempt tags count up from 1 and never reach it.
-inline constexpr std::uint32_t kCleanupTag = 0xffffffffu;
-
 class Operation : public ResponseSink, public std::enable_shared_from_this<Operation> {
  public:
   explicit Operation(ClientCore& core) : core_(core) {}

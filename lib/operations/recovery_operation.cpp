@@ -25,7 +25,8 @@ void RecoveryOperation::start() {
   const std::string pattern = lock_pattern(prefix);
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false, self, kProbeTag);
+    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false, self,
+               kProbeTag);
   }
 }
 
@@ -64,8 +65,8 @@ void RecoveryOperation::act() {
       args.push_back(field);
       args.push_back(std::to_string(value));
     }
-    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker, recovering, fence}, args, self,
-                                     kRecoverTag);
+    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker, recovering, fence}, args,
+                                     self, kRecoverTag);
   }
 }
 

@@ -4,10 +4,6 @@
 
 namespace redlock::detail {
 
-namespace {
-constexpr std::uint32_t kReleaseTag = 1;
-}
-
 ReleaseOperation::ReleaseOperation(ClientCore& core, Lock lock,
                                    AsyncClient::ReleaseCallback callback)
     : Operation(core), lock_(std::move(lock)), callback_(std::move(callback)) {}
@@ -26,42 +22,33 @@ void ReleaseOperation::start() {
   const std::string key = lock_key(prefix, lock_.resource.str());
   const std::string channel = release_channel(prefix, lock_.resource.str());
   auto& nodes = core_.nodes();
-  result_.nodes.resize(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    result_.nodes[i].node = i;
-    result_.nodes[i].name = nodes[i]->config().name;
-    result_.nodes[i].status = NodeStatus::pending;
-  }
+  round_.open(nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   waiting_ = nodes.size();
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false, self, kReleaseTag);
+    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false, self,
+               round_.tag());
   }
 }
 
 void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
-  if (tag != kReleaseTag || finished_ || response.late) return;
-  NodeOutcome& outcome = result_.nodes[node];
+  if (finished_ || !round_.counts(tag, response)) return;
+  NodeOutcome& outcome = round_.answer(node, response);
   parse_flag_response(response, NodeStatus::released, outcome);
   const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
   const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
-  if (unreachable || left_unsent) {
-    // The release did not reach the node, or the connection was reset
-    // under it: the value may live there for another TTL. It goes to the
-    // node once the node is reachable again.
-    const std::string& prefix = core_.config().lock.key_prefix;
-    const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key(prefix, lock_.resource.str())},
-                                      {lock_.value.str(), std::string_view()}, expires_at);
-  }
-  if (outcome.status == NodeStatus::released) ++result_.released;
+  if (unreachable || left_unsent) resend_when_reachable(node);
+  const bool released = outcome.status == NodeStatus::released;
+  if (released) ++result_.released;
+  (void)round_.vote(released);
   --waiting_;
   const bool majority_released =
       core_.config().lock.release_at_majority && result_.released >= core_.quorum();
   if (waiting_ == 0 || majority_released) {
+    (void)round_.close(core_.clock().now());
     core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
     // A majority deleted the lock: that is a release, whatever an earlier
     // answer said (the same failure arriving later would never be heard).
@@ -69,10 +56,21 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   }
 }
 
-std::error_code ReleaseOperation::summary() const {
+void ReleaseOperation::resend_when_reachable(std::size_t node) {
+  // The release did not reach the node, or the connection was reset under
+  // it: the value may live there for another TTL. It goes to the node once
+  // the node is reachable again.
+  const std::string& prefix = core_.config().lock.key_prefix;
+  const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
+  core_.nodes()[node]->send_cleanup(script(ScriptId::release),
+                                    {lock_key(prefix, lock_.resource.str())},
+                                    {lock_.value.str(), std::string_view()}, expires_at);
+}
+
+std::error_code ReleaseOperation::summary() {
   bool timed_out = false;
   bool failed = false;
-  for (const NodeOutcome& outcome : result_.nodes) {
+  for (const NodeOutcome& outcome : round_.outcomes()) {
     if (outcome.status == NodeStatus::timeout) timed_out = true;
     if (outcome.status == NodeStatus::unreachable || outcome.status == NodeStatus::error) {
       failed = true;
@@ -88,6 +86,7 @@ void ReleaseOperation::complete(std::error_code error) {
   core_.finished(this);
   finished_ = true;
   result_.error = error;
+  result_.nodes = round_.take_outcomes();
   deliver(callback_, std::move(result_));
 }
 

@@ -3,6 +3,7 @@
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
+#include "operations/quorum_round.hpp"
 
 namespace redlock::detail {
 
@@ -18,10 +19,17 @@ class ReleaseOperation final : public Operation {
  private:
   void complete(std::error_code error);
   void fail_later(std::error_code error);
-  [[nodiscard]] std::error_code summary() const;
+  [[nodiscard]] std::error_code summary();
+
+  // Sends the release to `node` again once it is reachable, for as long as
+  // the value could live there.
+  void resend_when_reachable(std::size_t node);
 
   Lock lock_;
   AsyncClient::ReleaseCallback callback_;
+  // A release is a round whose votes are deletions; it ends when every node
+  // answered, or with release_at_majority at a majority of deletions.
+  QuorumRound round_;
   std::size_t waiting_ = 0;
   bool finished_ = false;
   ReleaseResult result_;
