@@ -101,7 +101,7 @@ void AcquireOperation::begin_attempt() {
     node->send(
         script(ScriptId::acquire), {lock_key_, fence_key_, marker_key_, recovering_key_},
         {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
-        true, self, attempt_.tag());
+        true, attempt_.started(), self, attempt_.tag());
   }
 }
 
@@ -221,7 +221,8 @@ void AcquireOperation::propose(std::uint64_t token) {
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
     node->send(script(ScriptId::fence), {fence_key_, marker_key_},
-               {resource_.str(), token_text, defence_flag_}, false, self, fencing_.tag());
+               {resource_.str(), token_text, defence_flag_}, false, fencing_.started(), self,
+               fencing_.tag());
   }
 }
 
@@ -264,7 +265,7 @@ void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
   if (outcome.status != NodeStatus::recovering || outcome.holder_ttl_ms >= 0) return;
   if (recovery_requested_) return;
   recovery_requested_ = true;
-  core_.request_recovery([](bool) {});
+  core_.recovery().request([](bool) {});
 }
 
 bool AcquireOperation::saw_unmarked_node() {
@@ -283,11 +284,11 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     // away, once per call, outside the retry budget.
     phase_ = Phase::recovering;
     auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
-    core_.request_recovery([self, why](bool progressed) {
+    core_.recovery().request([self, why](bool progressed) {
       if (self->phase_ != Phase::recovering) return;
       for (NodeOutcome& outcome : self->attempt_.outcomes()) {
         if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
-          outcome.detail += " (recovery: " + self->core_.recovery_report() + ")";
+          outcome.detail += " (recovery: " + self->core_.recovery().report() + ")";
         }
       }
       if (progressed && !self->recovery_attempt_used_) {

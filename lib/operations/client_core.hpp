@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "operations/operation.hpp"
+#include "operations/recovery_coordinator.hpp"
 #include "operations/wakeup_hub.hpp"
 #include "protocol/quorum.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/async_client.hpp"
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
+#include "transport/loop_context.hpp"
 #include "transport/loop_turn.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/timer_queue.hpp"
@@ -32,11 +34,12 @@ class ClientCore {
   ClientCore& operator=(const ClientCore&) = delete;
   ~ClientCore();
 
-  [[nodiscard]] uv_loop_t* loop() const noexcept { return loop_; }
+  [[nodiscard]] LoopContext& loop_context() noexcept { return *context_; }
+  [[nodiscard]] uv_loop_t* loop() const noexcept { return context_->loop(); }
   [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
-  [[nodiscard]] const MonotonicClock& clock() const noexcept { return *clock_; }
-  [[nodiscard]] TimerQueue& timers() noexcept { return *timers_; }
-  [[nodiscard]] LoopTurn& turn() noexcept { return *turn_; }
+  [[nodiscard]] const MonotonicClock& clock() const noexcept { return context_->clock(); }
+  [[nodiscard]] TimerQueue& timers() noexcept { return context_->timers(); }
+  [[nodiscard]] LoopTurn& turn() noexcept { return context_->turn(); }
   [[nodiscard]] WakeupHub& wakeups() noexcept { return *wakeups_; }
   [[nodiscard]] std::vector<std::unique_ptr<NodeConnection>>& nodes() noexcept { return nodes_; }
   [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
@@ -53,41 +56,23 @@ class ClientCore {
 
   void close(std::function<void()> on_closed);
 
-  // The amnesia defence: starts a recovery round (or joins the one running)
-  // and calls `done(progressed)` when it ends; progressed means every node
-  // that answered now carries its marker. Rounds that found nothing to do
-  // safely are not repeated more often than every kRecoveryPause.
-  void request_recovery(std::function<void(bool progressed)> done);
-  void recovery_finished(bool progressed, const std::string& report);
-  // What the last recovery round found (for node outcomes and diagnosis).
-  [[nodiscard]] const std::string& recovery_report() const noexcept { return recovery_report_; }
-
-  // Accounting of open libuv handles and requests: the core frees itself
-  // when the last one closes after close().
-  void handle_opened() noexcept { ++open_handles_; }
-  void handle_closed();
+  // The amnesia defence's rounds (recovery_coordinator.hpp).
+  [[nodiscard]] RecoveryCoordinator& recovery() noexcept { return *recovery_; }
 
  private:
   ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options);
 
-  uv_loop_t* loop_;
   QuorumConfig config_;
-  const MonotonicClock* clock_;
   std::shared_ptr<Metrics> metrics_;
   std::string config_problem_;
-  std::unique_ptr<TimerQueue> timers_;
-  std::unique_ptr<LoopTurn> turn_;
+  // The core frees itself when the last handle counted here closes after
+  // close().
+  std::unique_ptr<LoopContext> context_;
   std::vector<std::unique_ptr<NodeConnection>> nodes_;
   std::unique_ptr<WakeupHub> wakeups_;
   std::unordered_map<const Operation*, std::shared_ptr<Operation>> live_;
   std::shared_ptr<ClientCore> self_;
-  std::function<void()> on_closed_;
-  std::size_t open_handles_ = 0;
-  bool recovery_running_ = false;
-  TimePoint recovery_ended_{};
-  bool recovery_progressed_ = false;
-  std::vector<std::function<void(bool)>> recovery_waiters_;
-  std::string recovery_report_;
+  std::unique_ptr<RecoveryCoordinator> recovery_;
   bool closing_ = false;
 };
 

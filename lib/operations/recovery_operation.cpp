@@ -7,11 +7,6 @@
 
 namespace redlock::detail {
 
-namespace {
-constexpr std::uint32_t kProbeTag = 1;
-constexpr std::uint32_t kRecoverTag = 2;
-}  // namespace
-
 RecoveryOperation::RecoveryOperation(ClientCore& core) : Operation(core) {}
 
 void RecoveryOperation::start() {
@@ -23,22 +18,29 @@ void RecoveryOperation::start() {
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
   const std::string pattern = lock_pattern(prefix);
+  probe_.open(nodes, core_.clock().now());
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false, self,
-               kProbeTag);
+    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false,
+               probe_.started(), self, probe_.tag());
   }
 }
 
 void RecoveryOperation::on_response(std::size_t node, std::uint32_t tag,
                                     const NodeResponse& response) {
-  if (finished_ || response.late) return;
-  if (tag == kProbeTag) {
+  if (finished_) return;
+  if (probe_.counts(tag, response)) {
     (void)parse_probe_response(response, probes_[node]);
-    if (--waiting_ == 0) act();
+    if (--waiting_ == 0) {
+      (void)probe_.close(core_.clock().now());
+      act();
+    }
     return;
   }
-  if (tag == kRecoverTag && --waiting_ == 0) finish(true);
+  if (writes_.counts(tag, response) && --waiting_ == 0) {
+    (void)writes_.close(core_.clock().now());
+    finish(true);
+  }
 }
 
 void RecoveryOperation::act() {
@@ -53,6 +55,7 @@ void RecoveryOperation::act() {
   const std::string delay =
       plan_.delayed ? std::to_string(effective_max_ttl(lock).count()) : std::string("0");
   waiting_ = plan_.targets.size();
+  writes_.open(core_.nodes(), core_.clock().now());
   auto self = shared_from_this();
   for (std::size_t target : plan_.targets) {
     // The marker names the node's incarnation, for diagnosis.
@@ -66,7 +69,7 @@ void RecoveryOperation::act() {
       args.push_back(std::to_string(value));
     }
     core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker, recovering, fence}, args,
-                                     self, kRecoverTag);
+                                     writes_.started(), self, writes_.tag());
   }
 }
 
@@ -75,7 +78,7 @@ void RecoveryOperation::finish(bool progressed) {
   finished_ = true;
   auto keep = shared_from_this();
   core_.finished(this);
-  core_.recovery_finished(progressed, plan_.reason);
+  core_.recovery().finished(progressed, plan_.reason);
 }
 
 }  // namespace redlock::detail

@@ -8,6 +8,7 @@
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
+#include "operations/quorum_round.hpp"
 #include "protocol/recovery_plan.hpp"
 
 namespace redlock::detail {
@@ -25,6 +26,10 @@ class RecoveryOperation final : public Operation {
   void act();
   void finish(bool progressed);
 
+  // Two rounds that wait for every node rather than a majority: the probe
+  // of every node, then the writes to the nodes the plan names (tags apart).
+  QuorumRound probe_{0, false};
+  QuorumRound writes_{0x80000000u, false};
   std::vector<NodeProbe> probes_;
   std::size_t waiting_ = 0;
   RecoveryPlan plan_;

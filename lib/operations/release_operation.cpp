@@ -28,8 +28,8 @@ void ReleaseOperation::start() {
   waiting_ = nodes.size();
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false, self,
-               round_.tag());
+    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false,
+               round_.started(), self, round_.tag());
   }
 }
 

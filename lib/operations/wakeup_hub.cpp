@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "operations/client_core.hpp"
-
 namespace redlock::detail {
 
 namespace {
@@ -13,13 +11,14 @@ namespace {
 constexpr std::size_t kReleasesRemembered = 8;
 }  // namespace
 
-WakeupHub::WakeupHub(ClientCore& core) : core_(core) {}
+WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics)
+    : loop_(loop), config_(config), metrics_(metrics) {}
 
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
-  const QuorumConfig& config = core_.config();
-  for (std::size_t i = 0; i < config.nodes.size(); ++i) {
-    auto connection = std::make_unique<NodeConnection>(core_, i, config.nodes[i], config.lock);
+  for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+    auto connection = std::make_unique<NodeConnection>(loop_, metrics_.node(config_.nodes[i].name),
+                                                       i, config_.nodes[i], config_.lock);
     connection->set_push_handler(
         [this](std::string_view channel, std::string_view value) { on_message(channel, value); });
     NodeConnection* raw = connection.get();

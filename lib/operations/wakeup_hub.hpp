@@ -29,11 +29,10 @@
 #include <vector>
 
 #include "protocol/retry_policy.hpp"
+#include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
 
 namespace redlock::detail {
-
-class ClientCore;
 
 class Wakeable {
  public:
@@ -47,7 +46,9 @@ class Wakeable {
 
 class WakeupHub {
  public:
-  explicit WakeupHub(ClientCore& core);
+  // `loop`, `config` and `metrics` must outlive the hub (the client core
+  // owns all four).
+  WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics);
   WakeupHub(const WakeupHub&) = delete;
   WakeupHub& operator=(const WakeupHub&) = delete;
 
@@ -67,7 +68,9 @@ class WakeupHub {
   void on_message(std::string_view channel, std::string_view released_value);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
 
-  ClientCore& core_;
+  LoopContext& loop_;
+  const QuorumConfig& config_;
+  Metrics& metrics_;
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came

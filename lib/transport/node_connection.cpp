@@ -10,8 +10,8 @@
 #include <deque>
 #include <utility>
 
-#include "operations/client_core.hpp"
 #include "redlock/clock.hpp"
+#include "transport/loop_context.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/reply_pool.hpp"
 #include "transport/resp_writer.hpp"
@@ -42,7 +42,7 @@ struct NodeConnection::HandshakeStep {
 struct NodeConnection::TcpHolder {
   uv_tcp_t tcp{};
   NodeConnection* owner = nullptr;  // null once the connection let go of it
-  ClientCore* core = nullptr;
+  LoopContext* loop = nullptr;
   std::uint64_t generation = 0;
   std::array<char, kReadBufferSize> read_buffer{};
 };
@@ -66,13 +66,13 @@ struct ResolveRequest {
 
 }  // namespace
 
-NodeConnection::NodeConnection(ClientCore& core, std::size_t index, const NodeConfig& node,
-                               const LockConfig& lock)
-    : core_(core),
+NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_t index,
+                               const NodeConfig& node, const LockConfig& lock)
+    : loop_(loop),
       index_(index),
       node_(node),
-      stats_(core.metrics().node(node.name)),
-      clock_is_steady_(&core.clock() == &steady_clock_source()),
+      stats_(stats),
+      clock_is_steady_(loop.clock_is_steady()),
       request_timeout_(effective_node_timeout(lock, node)),
       connect_timeout_(lock.connect_timeout),
       wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
@@ -108,9 +108,9 @@ void NodeConnection::begin_resolve() {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   const std::string port = number_text(node_.port);
-  core_.handle_opened();
+  loop_.handle_opened();
   const int rc = uv_getaddrinfo(
-      core_.loop(), &request->req,
+      loop_.loop(), &request->req,
       [](uv_getaddrinfo_t* req, int status, addrinfo* result) {
         auto* resolve = reinterpret_cast<ResolveRequest*>(req);
         auto* self = static_cast<NodeConnection*>(req->data);
@@ -122,14 +122,14 @@ void NodeConnection::begin_resolve() {
           }
         }
         uv_freeaddrinfo(result);
-        ClientCore& core = self->core_;
+        LoopContext& loop = self->loop_;
         delete resolve;
-        core.handle_closed();
+        loop.handle_closed();
       },
       node_.host.c_str(), port.c_str(), &hints);
   if (rc < 0) {
     delete request;
-    core_.handle_closed();
+    loop_.handle_closed();
     reset(uv_error_text("cannot resolve " + node_.host, rc));
   }
 }
@@ -139,14 +139,14 @@ void NodeConnection::connect_to(const sockaddr* address) {
   reader_ = redisReaderCreateWithFunctions(pooled_reply_functions());
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
-  tcp_->core = &core_;
+  tcp_->loop = &loop_;
   tcp_->generation = generation_;
-  uv_tcp_init(core_.loop(), &tcp_->tcp);
+  uv_tcp_init(loop_.loop(), &tcp_->tcp);
   tcp_->tcp.data = tcp_;
-  core_.handle_opened();
+  loop_.handle_opened();
   uv_tcp_nodelay(&tcp_->tcp, 1);
 
-  connect_timer_ = core_.timers().schedule_after(connect_timeout_, [this] {
+  connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
     connect_timer_ = TimerQueue::kNone;
     reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
   });
@@ -254,7 +254,7 @@ void NodeConnection::want_flush() {
   // connections to flush is searched on every call.
   if (flush_wanted_ || (state_ != State::handshaking && state_ != State::ready)) return;
   flush_wanted_ = true;
-  core_.turn().want_flush(this);
+  loop_.turn().want_flush(this);
 }
 
 void NodeConnection::flush() {
@@ -317,7 +317,7 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
     return;
   }
   // Every reply in this read had arrived by now: one reading serves them all.
-  const TimePoint received_at = core_.clock().now();
+  const TimePoint received_at = loop_.clock().now();
   const std::uint64_t generation = generation_;
   while (generation == generation_) {
     void* reply = nullptr;
@@ -413,7 +413,7 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
   if (--handshake_pending_ == 0 && state_ == State::handshaking) {
     state_ = State::ready;
-    core_.timers().cancel(connect_timer_);
+    loop_.timers().cancel(connect_timer_);
     connect_timer_ = TimerQueue::kNone;
     backoff_ = reconnect_min_;
     last_error_.clear();
@@ -441,12 +441,12 @@ void NodeConnection::arm_deadline() {
     if (!slot.handshake && !slot.answered) earliest = std::min(earliest, slot.deadline);
   }
   if (earliest == deadline_armed_for_) return;
-  core_.timers().cancel(deadline_timer_);
+  loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
   deadline_armed_for_ = earliest;
   if (earliest == TimePoint::max()) return;
   const auto wait = std::chrono::ceil<Microseconds>(earliest - SteadyClock::now());
-  deadline_timer_ = core_.timers().schedule_after(std::max(wait, Microseconds(0)), [this] {
+  deadline_timer_ = loop_.timers().schedule_after(std::max(wait, Microseconds(0)), [this] {
     deadline_timer_ = TimerQueue::kNone;
     deadline_armed_for_ = TimePoint::max();
     on_deadline();
@@ -471,7 +471,7 @@ void NodeConnection::on_deadline() {
     response.kind = NodeResponse::Kind::timeout;
     response.detail = detail;
     response.may_have_run = slot.written;
-    response.latency = std::chrono::ceil<Microseconds>(core_.clock().now() - slot.sent_at);
+    response.latency = std::chrono::ceil<Microseconds>(loop_.clock().now() - slot.sent_at);
     sink->on_response(index_, slot.tag, response);
     if (generation != generation_) return;
   }
@@ -481,9 +481,9 @@ void NodeConnection::on_deadline() {
 void NodeConnection::reset(std::string why) {
   ++generation_;
   last_error_ = std::move(why);
-  core_.timers().cancel(connect_timer_);
+  loop_.timers().cancel(connect_timer_);
   connect_timer_ = TimerQueue::kNone;
-  core_.timers().cancel(deadline_timer_);
+  loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
   deadline_armed_for_ = TimePoint::max();
   if (tcp_ != nullptr) {
@@ -491,9 +491,9 @@ void NodeConnection::reset(std::string why) {
     holder->owner = nullptr;
     uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
       auto* closing = static_cast<TcpHolder*>(handle->data);
-      ClientCore* core = closing->core;
+      LoopContext* loop = closing->loop;
       delete closing;
-      core->handle_closed();
+      loop->handle_closed();
     });
   }
   if (reader_ != nullptr) {
@@ -504,7 +504,7 @@ void NodeConnection::reset(std::string why) {
   pending_count_ = 0;
   write_in_flight_ = false;
   handshake_pending_ = 0;
-  core_.turn().forget(this);
+  loop_.turn().forget(this);
   flush_wanted_ = false;
   Fifo<Slot> failed = std::exchange(slots_, {});
   if (state_ != State::closed) {
@@ -536,7 +536,7 @@ void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
 void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag,
                                 std::string why) {
   stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
-  core_.turn().post([sink = std::move(sink), tag, why = std::move(why), index = index_] {
+  loop_.turn().post([sink = std::move(sink), tag, why = std::move(why), index = index_] {
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;
     response.detail = why;
@@ -546,8 +546,8 @@ void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_
 }
 
 void NodeConnection::schedule_reconnect() {
-  core_.timers().cancel(reconnect_timer_);
-  reconnect_timer_ = core_.timers().schedule_after(backoff_, [this] {
+  loop_.timers().cancel(reconnect_timer_);
+  reconnect_timer_ = loop_.timers().schedule_after(backoff_, [this] {
     reconnect_timer_ = TimerQueue::kNone;
     start();
   });
@@ -583,7 +583,7 @@ void NodeConnection::close() {
     }
   }
   state_ = State::closed;
-  core_.timers().cancel(reconnect_timer_);
+  loop_.timers().cancel(reconnect_timer_);
   reconnect_timer_ = TimerQueue::kNone;
   reset("client closed");
 }

@@ -36,7 +36,7 @@ struct redisReply;
 
 namespace redlock::detail {
 
-class ClientCore;
+class LoopContext;
 
 struct NodeResponse {
   enum class Kind { reply, timeout, unreachable };
@@ -169,7 +169,9 @@ class Fifo {
 
 class NodeConnection final : public Flushable {
  public:
-  NodeConnection(ClientCore& core, std::size_t index, const NodeConfig& node,
+  // `stats` is where this connection counts its requests; it must outlive
+  // the connection.
+  NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_t index, const NodeConfig& node,
                  const LockConfig& lock);
   NodeConnection(const NodeConnection&) = delete;
   NodeConnection& operator=(const NodeConnection&) = delete;
@@ -179,22 +181,23 @@ class NodeConnection final : public Flushable {
 
   // Runs `script` with `keys` and `args` under the node's request timeout.
   // With `require_replicas`, a pipelined `WAIT min_replicas timeout` follows
-  // (when the node's config asks for replicas).
+  // (when the node's config asks for replicas). `sent_at` is the caller's
+  // reading of the client's clock, taken before the call (a round's start):
+  // the requests of one round share one reading instead of each taking
+  // its own, and the timeout and the latency count from it.
   void send(const Script& script, std::initializer_list<std::string_view> keys,
-            std::initializer_list<std::string_view> args, bool require_replicas,
+            std::initializer_list<std::string_view> args, bool require_replicas, TimePoint sent_at,
             std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
   // The same with a request encoded beforehand, which must stay unchanged
-  // while `sink` lives (the sink owns it), and without WAIT. `sent_at` is the
-  // caller's reading of the client's clock, taken just before the call: the
-  // requests of one round share it instead of reading the clock each.
+  // while `sink` lives (the sink owns it), and without WAIT.
   void send_prepared(const PreparedRequest& request, TimePoint sent_at,
                      std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
   // The same with arguments built at run time.
   void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                 const std::vector<std::string>& args, std::shared_ptr<ResponseSink> sink,
-                 std::uint32_t tag);
+                 const std::vector<std::string>& args, TimePoint sent_at,
+                 std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
   // A compare-and-delete (or any request that only undoes what a request of
   // ours may have done on the node), sent without waiting for its answer.
@@ -259,7 +262,7 @@ class NodeConnection final : public Flushable {
   void encode_lone(std::size_t index, bool use_eval);
   void send_encoded(const Script& script, std::string tail, TailLayout layout,
                     std::size_t key_count, std::size_t argc, bool require_replicas,
-                    std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+                    TimePoint sent_at, std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   // Fills in the timing of a script request, already the last in the queue,
   // and encodes it, or with `defer` leaves it pending for the turn's flush;
   // `sent_at` is on the client's clock.
@@ -293,7 +296,7 @@ class NodeConnection final : public Flushable {
   void defer_cleanup(const Script& script, std::string tail, TailLayout layout,
                      std::size_t key_count, std::size_t argc, TimePoint expires_at);
 
-  ClientCore& core_;
+  LoopContext& loop_;
   std::size_t index_;
   NodeConfig node_;
   NodeMetrics& stats_;

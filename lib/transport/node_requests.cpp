@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "operations/client_core.hpp"
+#include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/resp_writer.hpp"
@@ -77,20 +77,21 @@ PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std
 
 void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
                           std::initializer_list<std::string_view> args, bool require_replicas,
-                          std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+                          TimePoint sent_at, std::shared_ptr<ResponseSink> sink,
+                          std::uint32_t tag) {
   TailLayout layout;
   std::string tail = encode_tail(keys, args, layout);
   send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(),
-               require_replicas, std::move(sink), tag);
+               require_replicas, sent_at, std::move(sink), tag);
 }
 
 void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                               const std::vector<std::string>& args,
+                               const std::vector<std::string>& args, TimePoint sent_at,
                                std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
   TailLayout layout;
   std::string tail = encode_tail(keys, args, layout);
   send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(), false,
-               std::move(sink), tag);
+               sent_at, std::move(sink), tag);
 }
 
 void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sent_at,
@@ -119,7 +120,8 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
 
 void NodeConnection::send_encoded(const Script& script, std::string tail, TailLayout layout,
                                   std::size_t key_count, std::size_t argc, bool require_replicas,
-                                  std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+                                  TimePoint sent_at, std::shared_ptr<ResponseSink> sink,
+                                  std::uint32_t tag) {
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
@@ -139,7 +141,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
   slot.key_count = static_cast<std::uint16_t>(key_count);
   slot.with_wait = with_wait;
   slot.expected = slot.with_wait ? 2 : 1;
-  queue_script(slot, core_.clock().now(), batchable);
+  queue_script(slot, sent_at, batchable);
 }
 
 void NodeConnection::send_cleanup(const Script& script,
@@ -164,12 +166,12 @@ void NodeConnection::send_cleanup(const Script& script,
   slot.key_count = static_cast<std::uint16_t>(keys.size());
   slot.cleanup = true;
   slot.expires_at = expires_at;
-  queue_script(slot, core_.clock().now(), batchable);
+  queue_script(slot, loop_.clock().now(), batchable);
 }
 
 void NodeConnection::defer_cleanup(const Script& script, std::string tail, TailLayout layout,
                                    std::size_t key_count, std::size_t argc, TimePoint expires_at) {
-  if (state_ == State::closed || core_.clock().now() >= expires_at) return;
+  if (state_ == State::closed || loop_.clock().now() >= expires_at) return;
   if (deferred_cleanups_.size() >= kMaxDeferredCleanups) {
     // Bounded: the oldest entry is the one closest to expiring by itself.
     deferred_cleanups_.erase(deferred_cleanups_.begin());
@@ -181,7 +183,7 @@ void NodeConnection::defer_cleanup(const Script& script, std::string tail, TailL
 void NodeConnection::resend_deferred_cleanups() {
   if (deferred_cleanups_.empty()) return;
   std::vector<DeferredCleanup> due = std::exchange(deferred_cleanups_, {});
-  const TimePoint now = core_.clock().now();
+  const TimePoint now = loop_.clock().now();
   for (DeferredCleanup& entry : due) {
     if (now >= entry.expires_at) continue;
     Slot& slot = slots_.emplace_back();
