@@ -120,7 +120,7 @@ void GuardState::renew() {
     on_renewal_failed(make_error_code(errc::lost));
     return;
   }
-  round_.open(core_.nodes(), now, valid_until());
+  round_.open(core_.config().nodes, now, valid_until());
   round_not_held_ = 0;
   const std::shared_ptr<Operation> self = shared_from_this();
   for (auto& node : core_.nodes()) {

@@ -95,7 +95,7 @@ void AcquireOperation::begin_attempt() {
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
   auto& nodes = core_.nodes();
-  attempt_.open(nodes, core_.clock().now());
+  attempt_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(
@@ -215,7 +215,7 @@ void AcquireOperation::begin_fencing() {
 void AcquireOperation::propose(std::uint64_t token) {
   ++fence_rounds_;
   phase_ = Phase::fencing;
-  fencing_.open(core_.nodes(), core_.clock().now());
+  fencing_.open(core_.config().nodes, core_.clock().now());
   proposal_.emplace(core_.nodes().size(), token);
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();

@@ -63,7 +63,7 @@ void ExtendOperation::start() {
   if (refused) return fail_later(refused);
 
   auto& nodes = core_.nodes();
-  round_.open(nodes, started, lock_.valid_until);
+  round_.open(core_.config().nodes, started, lock_.valid_until);
   const std::string key = lock_key(core_.config().lock.key_prefix, lock_.resource.str());
   const std::string ttl_text = std::to_string(ttl_.count());
   request_.emplace(PreparedRequest(script(ScriptId::extend), {key}, {lock_.value.str(), ttl_text}));

@@ -4,7 +4,7 @@
 
 namespace redlock::detail {
 
-void QuorumRound::open(const std::vector<std::unique_ptr<NodeConnection>>& nodes, TimePoint started,
+void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
                        TimePoint deadline) {
   // Tags count up in the low 31 bits, beside tag_bit_ (the high bit or
   // none), skip 0 and never take kCleanupTag.
@@ -22,7 +22,7 @@ void QuorumRound::open(const std::vector<std::unique_ptr<NodeConnection>>& nodes
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     NodeOutcome& outcome = outcomes_[i];
     outcome.node = i;
-    if (outcome.name != nodes[i]->config().name) outcome.name = nodes[i]->config().name;
+    if (outcome.name != nodes[i].name) outcome.name = nodes[i].name;
     outcome.status = NodeStatus::pending;
     outcome.detail.clear();
     outcome.latency = Microseconds(0);

@@ -22,11 +22,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "protocol/quorum.hpp"
 #include "protocol/validity.hpp"
+#include "redlock/config.hpp"
 #include "redlock/outcome.hpp"
 #include "transport/node_connection.hpp"
 
@@ -49,7 +49,7 @@ class QuorumRound {
   // name, in configuration order), no votes. `started` is t0, read before
   // the first request is queued; `deadline` the deadline of the lock the
   // round acts on (TimePoint::max() for none).
-  void open(const std::vector<std::unique_ptr<NodeConnection>>& nodes, TimePoint started,
+  void open(const std::vector<NodeConfig>& nodes, TimePoint started,
             TimePoint deadline = TimePoint::max());
 
   [[nodiscard]] std::uint32_t tag() const noexcept { return tag_; }

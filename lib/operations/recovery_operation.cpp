@@ -18,7 +18,7 @@ void RecoveryOperation::start() {
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
   const std::string pattern = lock_pattern(prefix);
-  probe_.open(nodes, core_.clock().now());
+  probe_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false,
@@ -55,7 +55,7 @@ void RecoveryOperation::act() {
   const std::string delay =
       plan_.delayed ? std::to_string(effective_max_ttl(lock).count()) : std::string("0");
   waiting_ = plan_.targets.size();
-  writes_.open(core_.nodes(), core_.clock().now());
+  writes_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (std::size_t target : plan_.targets) {
     // The marker names the node's incarnation, for diagnosis.

@@ -22,7 +22,7 @@ void ReleaseOperation::start() {
   const std::string key = lock_key(prefix, lock_.resource.str());
   const std::string channel = release_channel(prefix, lock_.resource.str());
   auto& nodes = core_.nodes();
-  round_.open(nodes, core_.clock().now());
+  round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   waiting_ = nodes.size();

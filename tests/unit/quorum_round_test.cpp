@@ -1,0 +1,128 @@
+// The rules every operation's round shares, without a network: which
+// answers count, when it is decided, its timing against the lock's
+// deadline, and which nodes a failed round must clean up.
+#include "operations/quorum_round.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <vector>
+
+namespace redlock::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+const TimePoint kT0 = TimePoint(std::chrono::seconds(1000));
+
+std::vector<NodeConfig> nodes(std::size_t count) {
+  std::vector<NodeConfig> out(count);
+  for (std::size_t i = 0; i < count; ++i) out[i].name = "n" + std::to_string(i);
+  return out;
+}
+
+NodeResponse reply() { return NodeResponse{}; }
+
+NodeResponse timeout(bool may_have_run) {
+  NodeResponse response;
+  response.kind = NodeResponse::Kind::timeout;
+  response.may_have_run = may_have_run;
+  return response;
+}
+
+TEST(QuorumRound, EveryNodeStartsPendingUnderItsName) {
+  QuorumRound round;
+  round.open(nodes(3), kT0);
+  ASSERT_EQ(round.outcomes().size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(round.outcomes()[i].node, i);
+    EXPECT_EQ(round.outcomes()[i].name, "n" + std::to_string(i));
+    EXPECT_EQ(round.outcomes()[i].status, NodeStatus::pending);
+  }
+}
+
+TEST(QuorumRound, CountsOnlyItsOwnTimelyAnswersWhileOpen) {
+  QuorumRound round;
+  round.open(nodes(3), kT0);
+  const std::uint32_t first = round.tag();
+  EXPECT_TRUE(round.counts(first, reply()));
+  NodeResponse late = reply();
+  late.late = true;
+  EXPECT_FALSE(round.counts(first, late));
+  round.open(nodes(3), kT0);
+  EXPECT_NE(round.tag(), first);
+  EXPECT_FALSE(round.counts(first, reply())) << "an older round's answer";
+  (void)round.close(kT0);
+  EXPECT_FALSE(round.counts(round.tag(), reply())) << "after the decision";
+}
+
+TEST(QuorumRound, TagsOfTwoKindsOfRoundsNeverMeetAndNeverTakeTheCleanupTag) {
+  QuorumRound attempts;
+  QuorumRound proposals(0x80000000u);
+  std::set<std::uint32_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    attempts.open(nodes(1), kT0);
+    proposals.open(nodes(1), kT0);
+    EXPECT_TRUE(seen.insert(attempts.tag()).second);
+    EXPECT_TRUE(seen.insert(proposals.tag()).second);
+    EXPECT_EQ(attempts.tag() & 0x80000000u, 0U);
+    EXPECT_NE(proposals.tag() & 0x80000000u, 0U);
+  }
+  EXPECT_EQ(seen.count(kCleanupTag), 0U);
+}
+
+TEST(QuorumRound, IsDecidedAtTheDecidingVote) {
+  QuorumRound round;
+  round.open(nodes(5), kT0);
+  EXPECT_EQ(round.vote(true), Decision::pending);
+  EXPECT_EQ(round.vote(false), Decision::pending);
+  EXPECT_EQ(round.vote(true), Decision::pending);
+  EXPECT_EQ(round.vote(true), Decision::won);
+  QuorumRound refused;
+  refused.open(nodes(5), kT0);
+  EXPECT_EQ(refused.vote(false), Decision::pending);
+  EXPECT_EQ(refused.vote(false), Decision::pending);
+  EXPECT_EQ(refused.vote(false), Decision::lost);
+}
+
+TEST(QuorumRound, ItsTimingCarriesTheLocksDeadline) {
+  QuorumRound round;
+  round.open(nodes(3), kT0, kT0 + milliseconds(40));
+  const RoundTiming timing = round.close(kT0 + milliseconds(42));
+  EXPECT_EQ(timing.started, kT0);
+  EXPECT_EQ(timing.elapsed(), milliseconds(42));
+  EXPECT_FALSE(timing.decided_in_time());
+  QuorumRound acquire;
+  acquire.open(nodes(3), kT0);
+  EXPECT_TRUE(acquire.close(kT0 + std::chrono::hours(1)).decided_in_time())
+      << "no lock, no deadline";
+}
+
+TEST(QuorumRound, CleanupSkipsNodesItsRequestNeverReachedOrProvablyLeftAlone) {
+  QuorumRound round;
+  round.open(nodes(4), kT0);
+  (void)round.answer(0, reply());         // a grant, say
+  (void)round.answer(1, timeout(true));   // written, unanswered: may have run
+  (void)round.answer(2, timeout(false));  // never left this client
+  (void)round.answer(3, reply());
+  round.unchanged(3);  // a busy answer
+  EXPECT_TRUE(round.may_have_changed(0));
+  EXPECT_TRUE(round.may_have_changed(1));
+  EXPECT_FALSE(round.may_have_changed(2));
+  EXPECT_FALSE(round.may_have_changed(3));
+  round.open(nodes(4), kT0);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(round.may_have_changed(i)) << "a new round";
+}
+
+TEST(QuorumRound, WithoutOutcomesItKeepsNone) {
+  QuorumRound renewal(0, false);
+  renewal.open(nodes(3), kT0);
+  EXPECT_TRUE(renewal.outcomes().empty());
+  NodeOutcome& scratch = renewal.answer(1, reply());
+  scratch.status = NodeStatus::extended;
+  EXPECT_TRUE(renewal.outcomes().empty());
+}
+
+}  // namespace
+}  // namespace redlock::detail
