@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "fault_proxy.hpp"
 #include "harness.hpp"
 
 namespace redlock::test {
@@ -72,6 +73,92 @@ TEST(FrozenNodes, ALongLivedClientStartedAgainstFrozenNodesCanTakeTheLockOnceThe
   for (const NodeOutcome& outcome : retried.nodes) {
     EXPECT_NE(outcome.status, NodeStatus::busy) << outcome.name;
   }
+}
+
+// The node ran the grant, its answer was held back, and then the connection
+// was reset (a TCP timeout, proxy mode `timeout`): the unlock of the failed
+// attempt cannot follow the grant on that connection. It is kept and sent
+// once the node is reachable again, long before the grant's TTL.
+TEST(FrozenNodes, AnUnlockWhoseConnectionWasResetIsSentAfterTheReconnect) {
+  RedisCluster cluster{3};
+  chaos::FaultProxy proxy;
+  chaos::FaultProxy::LinkId link = 0;
+  std::uint16_t proxied_port = 0;
+  ASSERT_FALSE(proxy.add_link("n0", "127.0.0.1", cluster.node(0).port(), link, proxied_port));
+  QuorumConfig config = config_for(cluster);
+  config.nodes[0] = node_at(proxied_port);
+  config.lock.node_timeout = milliseconds(2000);
+  config.lock.reconnect_min = milliseconds(20);
+  config.lock.reconnect_max = milliseconds(50);
+  {
+    LoopRun warm_up(config);
+    const AcquireResult taken = acquire_once(warm_up, Resource("warm-up"));
+    ASSERT_TRUE(taken.ok()) << taken.error.message();
+  }
+  // Node 1 is held by someone else: without node 0 no majority.
+  ASSERT_TRUE(cluster.node(1).probe().set(key_of("ledger"), "someone-else", milliseconds(10000)));
+  RedisProbe node0(cluster.node(0).port());
+
+  LoopRun run(config);
+  AcquireResult failed;
+  bool released_on_node0 = false;
+  std::function<void()> reset_once_granted;
+  std::function<void()> done_once_released;
+  // Bounded: the grant's TTL is 10 s; the unlock comes within a reconnect.
+  // The pollers below stop by themselves, also when the run's watchdog
+  // ends it first.
+  const auto give_up = std::chrono::steady_clock::now() + milliseconds(4000);
+  bool finished = false;
+  auto stopped = [&] { return finished || std::chrono::steady_clock::now() > give_up; };
+  std::function<void()> acquire_once_connected;
+  const bool in_time = run.run(
+      [&] {
+        // The session is set up first: nothing would be sent behind a
+        // handshake whose answers the proxy holds back.
+        acquire_once_connected = [&] {
+          if (stopped()) return;
+          if (!all_connected(run.client())) {
+            run.after(milliseconds(5), acquire_once_connected);
+            return;
+          }
+          proxy.set_mode(link, chaos::Direction::down, chaos::LinkMode::timeout);
+          run.client().acquire(Resource("ledger"), {}, [&](AcquireResult result) {
+            failed = std::move(result);
+            // The same client lives on: the unlock waits for its reconnect.
+            done_once_released();
+          });
+          reset_once_granted();
+        };
+        // Once node 0 has run the grant (its answer held in the proxy), the
+        // timeout ends: both sides of the connection are reset.
+        reset_once_granted = [&] {
+          if (stopped()) return;
+          if (!node0.exists(key_of("ledger"))) {
+            run.after(milliseconds(2), reset_once_granted);
+            return;
+          }
+          proxy.set_mode(link, chaos::Direction::both, chaos::LinkMode::pass);
+        };
+        done_once_released = [&] {
+          if (stopped()) return;
+          if (node0.exists(key_of("ledger"))) {
+            run.after(milliseconds(5), done_once_released);
+            return;
+          }
+          released_on_node0 = true;
+          finished = true;
+          run.done();
+        };
+        acquire_once_connected();
+      },
+      milliseconds(5000));
+  finished = true;
+  EXPECT_TRUE(in_time);
+  EXPECT_EQ(failed.error, errc::no_quorum) << failed.error.message();
+  ASSERT_FALSE(failed.nodes.empty());
+  EXPECT_EQ(failed.nodes[0].status, NodeStatus::unreachable) << failed.nodes[0].detail;
+  EXPECT_TRUE(released_on_node0) << "node 0 still holds the failed attempt's grant, PTTL "
+                                 << node0.pttl(key_of("ledger"));
 }
 
 }  // namespace
