@@ -37,10 +37,17 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_);
   recovery_ = std::make_unique<RecoveryCoordinator>(*this);
   if (!config_problem_.empty()) return;
+  // The lock connections load every script; persistence is reported, and
+  // refused in strict mode, since a node that loses acknowledged writes
+  // breaks fencing.
+  SessionSetup setup;
+  for (const Script& entry : script_table()) setup.scripts.push_back(&entry);
+  setup.read_persistence = true;
   nodes_.reserve(config_.nodes.size());
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    nodes_.push_back(std::make_unique<NodeConnection>(
-        *context_, metrics_->node(config_.nodes[i].name), i, config_.nodes[i], config_.lock));
+    nodes_.push_back(std::make_unique<NodeConnection>(*context_,
+                                                      metrics_->node(config_.nodes[i].name), i,
+                                                      config_.nodes[i], config_.lock, setup));
   }
 }
 

@@ -17,8 +17,9 @@ WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& met
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    auto connection = std::make_unique<NodeConnection>(loop_, metrics_.node(config_.nodes[i].name),
-                                                       i, config_.nodes[i], config_.lock);
+    auto connection =
+        std::make_unique<NodeConnection>(loop_, metrics_.node(config_.nodes[i].name), i,
+                                         config_.nodes[i], config_.lock, SessionSetup{});
     connection->set_push_handler(
         [this](std::string_view channel, std::string_view value) { on_message(channel, value); });
     NodeConnection* raw = connection.get();

@@ -67,10 +67,11 @@ struct ResolveRequest {
 }  // namespace
 
 NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_t index,
-                               const NodeConfig& node, const LockConfig& lock)
+                               const NodeConfig& node, const LockConfig& lock, SessionSetup setup)
     : loop_(loop),
       index_(index),
       node_(node),
+      setup_(std::move(setup)),
       stats_(stats),
       clock_is_steady_(loop.clock_is_steady()),
       request_timeout_(effective_node_timeout(lock, node)),
@@ -218,17 +219,24 @@ void NodeConnection::queue_handshake() {
     append_command(head, {"SELECT", number_text(node_.db)});
     add("SELECT " + number_text(node_.db));
   }
-  // Persistence, where the node allows CONFIG GET: reported, and refused in
-  // strict mode, since a node that loses acknowledged writes breaks fencing.
-  append_command(head, {"CONFIG", "GET", "appendonly"});
-  add("CONFIG GET appendonly", true, 1);
-  append_command(head, {"CONFIG", "GET", "appendfsync"});
-  add("CONFIG GET appendfsync", true, 2);
+  // Persistence, where the node allows CONFIG GET.
   appendonly_.clear();
   appendfsync_.clear();
-  for (const Script& script : script_table()) {
-    append_command(head, {"SCRIPT", "LOAD", script.body});
-    add(std::string("SCRIPT LOAD (") + std::string(script.name) + ")");
+  if (setup_.read_persistence) {
+    append_command(head, {"CONFIG", "GET", "appendonly"});
+    add("CONFIG GET appendonly", true, 1);
+    append_command(head, {"CONFIG", "GET", "appendfsync"});
+    add("CONFIG GET appendfsync", true, 2);
+  }
+  for (const Script* script : setup_.scripts) {
+    append_command(head, {"SCRIPT", "LOAD", script->body});
+    add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
+  }
+  // A session is ready once the node has answered it: with nothing else to
+  // ask, a PING is the question.
+  if (handshake.empty()) {
+    append_command(head, {"PING"});
+    add("PING");
   }
   handshake_pending_ = handshake.size();
   outbuf_.insert(0, head);

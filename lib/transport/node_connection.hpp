@@ -167,12 +167,21 @@ class Fifo {
   std::size_t head_ = 0;
 };
 
+// What a session asks of the node once connected, beyond AUTH and SELECT:
+// decided by the layer above (the transport only carries it out).
+struct SessionSetup {
+  // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them.
+  std::vector<const Script*> scripts;
+  // Read appendonly / appendfsync with CONFIG GET (persistence()).
+  bool read_persistence = false;
+};
+
 class NodeConnection final : public Flushable {
  public:
   // `stats` is where this connection counts its requests; it must outlive
   // the connection.
   NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_t index, const NodeConfig& node,
-                 const LockConfig& lock);
+                 const LockConfig& lock, SessionSetup setup);
   NodeConnection(const NodeConnection&) = delete;
   NodeConnection& operator=(const NodeConnection&) = delete;
   ~NodeConnection();
@@ -299,6 +308,7 @@ class NodeConnection final : public Flushable {
   LoopContext& loop_;
   std::size_t index_;
   NodeConfig node_;
+  SessionSetup setup_;
   NodeMetrics& stats_;
   // The client's clock is the steady clock that request deadlines are
   // measured on, so one reading serves both.
