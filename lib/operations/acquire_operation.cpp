@@ -220,7 +220,7 @@ void AcquireOperation::propose(std::uint64_t token) {
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
-    node->send(script(ScriptId::fence), {fence_key_, marker_key_},
+    node->send(script(ScriptId::fence), {fence_key_, marker_key_, recovering_key_},
                {resource_.str(), token_text, defence_flag_}, false, fencing_.started(), self,
                fencing_.tag());
   }

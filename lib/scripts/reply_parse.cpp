@@ -134,6 +134,10 @@ bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, Nod
     out.detail = "fencing: unexpected reply";
     return false;
   }
+  if (stored == code(ReplyCode::recovering)) {
+    out.detail = "fencing: node is recovering after data loss";
+    return false;
+  }
   if (stored == code(ReplyCode::unmarked)) {
     out.detail = "fencing: node has no identity marker";
     return false;

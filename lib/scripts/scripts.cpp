@@ -41,19 +41,20 @@ return 1
 )lua";
 
 // The acquire: one call answers any number of requests, a lone one as a
-// batch of one. KEYS: the
-// fence hash, the node marker and the recovering key, shared by every
-// request, then each request's lock key; ARGV: each request's value, ttl,
-// resource and amnesia flag. The amnesia check runs at most once per batch:
-// nothing in the batch can change the marker or the recovering key. Each
-// request then costs its SET (and its PTTL when busy, its HGET when
-// fenced). Each request's answer: {1, fence counter}
-// when granted ({1, 0} unfenced), {0, holder PTTL} when busy; with the
-// defence on, {2, 0} when the node has no identity marker and {3, ms left}
-// while it is recovering. Every command
-// runs under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence
-// hash) is the answer of the requests it concerns, never the whole call's,
-// so a request granted earlier in the batch keeps its grant.
+// batch of one. KEYS: the fence hash, the node marker and the recovering
+// key, shared by every request, then each request's lock key; ARGV: each
+// request's value, ttl, resource and amnesia flag. The node-side rules run
+// at most once per batch (nothing in the batch can change the marker or the
+// recovering key): a node within its recovery delay grants nothing to
+// anyone, whatever a request's flag says; a request with the defence on is
+// also refused by a node without its identity marker. Each request then
+// costs its SET (and its PTTL when busy, its HGET when fenced). Each
+// request's answer: {1, fence counter} when granted ({1, 0} unfenced),
+// {0, holder PTTL} when busy, {2, 0} when the node has no identity marker
+// (defence on) and {3, ms left} while it is recovering. Every command runs
+// under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence hash)
+// is the answer of the requests it concerns, never the whole call's, so a
+// request granted earlier in the batch keeps its grant.
 constexpr std::string_view kAcquireBatch = R"lua(
 local n = #KEYS - 3
 if n < 1 or #ARGV ~= 4 * n then
@@ -62,29 +63,37 @@ end
 local function failed(reply)
   return type(reply) == 'table' and reply.err ~= nil
 end
-local verdict
+local unmarked
+local recovering
 local out = {}
 for i = 1, n do
   local a = 4 * (i - 1)
   local reply = false
   if ARGV[a + 4] == '1' then
-    if verdict == nil then
-      verdict = false
+    if unmarked == nil then
       local marked = redis.pcall('EXISTS', KEYS[2])
       if failed(marked) then
-        verdict = marked
+        unmarked = marked
       elseif marked == 0 then
-        verdict = {2, 0}
+        unmarked = {2, 0}
       else
-        local delay = redis.pcall('PTTL', KEYS[3])
-        if failed(delay) then
-          verdict = delay
-        elseif delay ~= -2 then
-          verdict = {3, delay}
-        end
+        unmarked = false
       end
     end
-    reply = verdict
+    reply = unmarked
+  end
+  if not reply then
+    if recovering == nil then
+      local delay = redis.pcall('PTTL', KEYS[3])
+      if failed(delay) then
+        recovering = delay
+      elseif delay ~= -2 then
+        recovering = {3, delay}
+      else
+        recovering = false
+      end
+    end
+    reply = recovering
   end
   if not reply then
     local key = KEYS[3 + i]
@@ -111,13 +120,16 @@ return out
 )lua";
 
 // The release (no shared keys). KEYS: each request's lock key; ARGV: each
-// request's value and release channel. Each request's GET and PUBLISH, then one DEL of every key
-// released at the end; a key released twice in one batch is released once (the second finds it
-// gone, as it would one request later). Each request's answer: 1 when its value was
-// deleted, else 0. Every command
-// runs under redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that request's answer
-// (its lock is still deleted, as the single script deletes before it publishes); a failed DEL is
-// the answer of every request it was to release.
+// request's value and release channel. Each request's GET, then one DEL of
+// every key released, then the PUBLISH of each released value: a value is
+// published only once its lock is gone, since the value alone lets anyone
+// extend or release that lock. A key released twice in one batch is
+// released once (the second finds it gone, as it would one request later).
+// Each request's answer: 1 when its value was deleted, else 0. Every
+// command runs under redis.pcall: a GET error (WRONGTYPE) or a refused
+// PUBLISH is that request's answer (its lock is deleted all the same); a
+// failed DEL is the answer of every request it was to release, and nothing
+// is published.
 constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -133,11 +145,6 @@ for i = 1, n do
     gone[key] = true
     doomed[#doomed + 1] = key
     out[i] = 1
-    local channel = ARGV[2 * i]
-    if channel ~= '' then
-      local published = redis.pcall('PUBLISH', channel, value)
-      if type(published) == 'table' and published.err then out[i] = published end
-    end
   else
     out[i] = 0
   end
@@ -148,15 +155,19 @@ if #doomed > 0 then
     for i = 1, n do
       if out[i] == 1 then out[i] = deleted end
     end
+    return out
+  end
+end
+for i = 1, n do
+  local channel = ARGV[2 * i]
+  if out[i] == 1 and channel ~= '' then
+    local published = redis.pcall('PUBLISH', channel, ARGV[2 * i - 1])
+    if type(published) == 'table' and published.err then out[i] = published end
   end
 end
 return out
 )lua";
 
-// The extend (no shared keys); a batch holds, e.g., the renewals of many guards due in one loop
-// turn. KEYS: each request's lock key; ARGV: each request's value and ttl. Each request's GET, and
-// its PEXPIRE when the value is its own. Each request's answer: 1 when extended, else 0 (never
-// creating the key); a command's error (WRONGTYPE) is that request's answer.
 constexpr std::string_view kExtendBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 2 * n then
@@ -177,38 +188,62 @@ end
 return out
 )lua";
 
-// The fence compare-and-set. KEYS: the node marker, shared, then each
-// request's fence hash; ARGV: each request's resource, proposed token and
-// amnesia flag. The marker is read at most once per batch. Stores a token only
-// if the node's counter for the resource is strictly smaller. Each
-// request's answer: {1, T} when stored, else {0, counter} (a node never
-// takes the same value twice, and says so, so two proposers of one T
-// cannot both count this node); {2, 0} without the marker when the defence
-// is on. Each request sees the counters the ones before it stored; an error (WRONGTYPE, a counter
-// that is not a number) is that request's answer.
+// The fence compare-and-set. KEYS: the node marker and the recovering key,
+// shared, then each request's fence hash; ARGV: each request's resource,
+// proposed token and amnesia flag. The node-side rules as for the acquire,
+// once per batch: nothing is stored while the node is within its recovery
+// delay (a node recovered below a token it had stored must not take that
+// token again while the first proposer's round may still be open), nor,
+// with the defence on, without the marker. Stores a token only if the
+// node's counter for the resource is strictly smaller. Each request's
+// answer: {1, T} when stored, else {0, counter} (a node never takes the
+// same value twice, and says so, so two proposers of one T cannot both
+// count this node); {2, 0} without the marker, {3, ms left} while
+// recovering. Each request sees the counters the ones before it stored; an
+// error (WRONGTYPE, a counter that is not a number) is that request's
+// answer.
 constexpr std::string_view kFenceBatch = R"lua(
-local n = #KEYS - 1
+local n = #KEYS - 2
 if n < 1 or #ARGV ~= 3 * n then
   return redis.error_reply('ERR fence batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local function failed(reply)
   return type(reply) == 'table' and reply.err ~= nil
 end
-local marked
+local unmarked
+local recovering
 local out = {}
 for i = 1, n do
   local a = 3 * (i - 1)
   local reply = false
   if ARGV[a + 3] == '1' then
-    if marked == nil then marked = redis.pcall('EXISTS', KEYS[1]) end
-    if failed(marked) then
-      reply = marked
-    elseif marked == 0 then
-      reply = {2, 0}
+    if unmarked == nil then
+      local marked = redis.pcall('EXISTS', KEYS[1])
+      if failed(marked) then
+        unmarked = marked
+      elseif marked == 0 then
+        unmarked = {2, 0}
+      else
+        unmarked = false
+      end
     end
+    reply = unmarked
   end
   if not reply then
-    local hash, resource, proposed = KEYS[1 + i], ARGV[a + 1], ARGV[a + 2]
+    if recovering == nil then
+      local delay = redis.pcall('PTTL', KEYS[2])
+      if failed(delay) then
+        recovering = delay
+      elseif delay ~= -2 then
+        recovering = {3, delay}
+      else
+        recovering = false
+      end
+    end
+    reply = recovering
+  end
+  if not reply then
+    local hash, resource, proposed = KEYS[2 + i], ARGV[a + 1], ARGV[a + 2]
     local raw = redis.pcall('HGET', hash, resource)
     if failed(raw) then
       reply = raw
@@ -238,7 +273,7 @@ const std::array<Script, kScriptCount>& script_table() {
       {ScriptId::acquire, "acquire", kAcquireBatch, sha1_hex(kAcquireBatch), true, 3, 4},
       {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2},
       {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2},
-      {ScriptId::fence, "fence", kFenceBatch, sha1_hex(kFenceBatch), true, 1, 3},
+      {ScriptId::fence, "fence", kFenceBatch, sha1_hex(kFenceBatch), true, 2, 3},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0},
   }};

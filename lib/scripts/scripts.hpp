@@ -28,7 +28,7 @@ enum class ReplyCode : long long {
   refused = 0,     // busy (acquire), not held (extend, release), not stored (fence)
   done = 1,        // granted, extended, released, stored
   unmarked = 2,    // acquire, fence: no identity marker (amnesia defence on)
-  recovering = 3,  // acquire: within the post-recovery delay
+  recovering = 3,  // acquire, fence: within the post-recovery delay
 };
 
 [[nodiscard]] constexpr long long code(ReplyCode reply) noexcept {
@@ -52,7 +52,8 @@ struct Script {
 
 // acquire — request KEYS: lock key; shared: fence hash, node marker,
 //   recovering key. ARGV: value, ttl ms, resource (empty for an unfenced
-//   acquire, which needs no counter), amnesia defence ("1" or "0").
+//   acquire, which needs no counter), amnesia defence ("1" or "0"; with
+//   "0" the marker is not asked for, but the recovering key still refuses).
 //   Answers {done, fence counter} ({done, 0} unfenced), {refused, holder
 //   PTTL}, {unmarked, 0}, {recovering, ms left}.
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
@@ -62,9 +63,10 @@ struct Script {
 //   waiters (an empty channel publishes nothing: an unlock nobody should
 //   hear); the value lets a waiter count one release once. Answers done or
 //   refused.
-// fence — KEYS: fence hash; shared: node marker. ARGV: resource, proposed
-//   token T, amnesia defence. Stores T only if the counter is strictly
-//   smaller. Answers {done, T}, {refused, counter} or {unmarked, 0}.
+// fence — KEYS: fence hash; shared: node marker, recovering key. ARGV:
+//   resource, proposed token T, amnesia defence. Stores T only if the
+//   counter is strictly smaller, and never while recovering. Answers
+//   {done, T}, {refused, counter}, {unmarked, 0} or {recovering, ms left}.
 // probe — KEYS: node marker, recovering key, fence hash. ARGV: lock key
 //   pattern. Answers {marker exists, recovering PTTL, any lock key exists,
 //   fence hash as HGETALL}: what the recovery decision needs to know.

@@ -59,7 +59,7 @@ TEST(ScriptTable, TheLockScriptsAreBatched) {
   EXPECT_FALSE(script(ScriptId::probe).batched);
   EXPECT_FALSE(script(ScriptId::recover).batched);
   EXPECT_EQ(script(ScriptId::acquire).shared_keys, 3U);
-  EXPECT_EQ(script(ScriptId::fence).shared_keys, 1U);
+  EXPECT_EQ(script(ScriptId::fence).shared_keys, 2U);
 }
 
 TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
@@ -70,7 +70,8 @@ TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
 
 TEST(ScriptReplyCodes, FenceAnswersExactlyTheNamedCodes) {
   EXPECT_EQ(literals(script(ScriptId::fence).body, kTableAnswer),
-            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked}));
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked,
+                   ReplyCode::recovering}));
 }
 
 TEST(ScriptReplyCodes, ReleaseAnswersDoneOrRefused) {
