@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <set>
 #include <string>
 
@@ -14,13 +13,22 @@
 namespace redlock::detail {
 namespace {
 
-// Every number `pattern`'s first group matches in `body`.
-std::set<long long> literals(std::string_view body, const std::regex& pattern) {
+// Every number that follows `prefix` (and optional spaces) in `body`.
+std::set<long long> literals(std::string_view body, std::string_view prefix) {
   std::set<long long> found;
-  const std::string text(body);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern);
-       it != std::sregex_iterator(); ++it) {
-    found.insert(std::stoll((*it)[1].str()));
+  for (std::size_t at = body.find(prefix); at != std::string_view::npos;
+       at = body.find(prefix, at + 1)) {
+    std::size_t i = at + prefix.size();
+    while (i < body.size() && body[i] == ' ') ++i;
+    std::size_t end = i;
+    while (end < body.size() && body[end] >= '0' && body[end] <= '9') ++end;
+    // A table's first element is followed by a comma: {2, 0}.
+    std::size_t next = end;
+    while (next < body.size() && body[next] == ' ') ++next;
+    const bool table = prefix == "{";
+    if (end > i && (!table || (next < body.size() && body[next] == ','))) {
+      found.insert(std::stoll(std::string(body.substr(i, end - i))));
+    }
   }
   return found;
 }
@@ -32,9 +40,9 @@ std::set<long long> codes(std::initializer_list<ReplyCode> replies) {
 }
 
 // `{N, ...}`: the first element of an acquire's or a fence's answer.
-const std::regex kTableAnswer(R"(\{\s*(\d+)\s*,)");
+constexpr std::string_view kTableAnswer = "{";
 // `out[i] = N`: the whole answer of an extend or a release.
-const std::regex kFlagAnswer(R"(out\[i\]\s*=\s*(\d+))");
+constexpr std::string_view kFlagAnswer = "out[i] =";
 
 TEST(ScriptTable, HoldsEveryScriptOnceInIdOrder) {
   std::set<std::string_view> names;
