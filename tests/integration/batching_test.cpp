@@ -70,13 +70,15 @@ OneTurn acquire_in_one_turn(const RedisCluster& cluster, const QuorumConfig& quo
   LoopRun run(quorum);
   int answered = 0;
   EXPECT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      const AcquireOptions options = options_for ? options_for(i) : AcquireOptions{};
-      run.client().acquire(Resource(resource_name(i)), options, [&, i](AcquireResult r) {
-        turn.results[static_cast<std::size_t>(i)] = std::move(r);
-        if (++answered == kLocks) run.done();
-      });
-    }
+    when_connected(run, [&] {
+      for (int i = 0; i < kLocks; ++i) {
+        const AcquireOptions options = options_for ? options_for(i) : AcquireOptions{};
+        run.client().acquire(Resource(resource_name(i)), options, [&, i](AcquireResult r) {
+          turn.results[static_cast<std::size_t>(i)] = std::move(r);
+          if (++answered == kLocks) run.done();
+        });
+      }
+    });
   }));
   for (std::size_t node = 0; node < cluster.size(); ++node) {
     turn.batched.push_back(batched_on(run.client(), node));
@@ -119,13 +121,15 @@ Cycle acquire_then_release(RedisCluster& cluster,
     }
   };
   EXPECT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
-        EXPECT_TRUE(r.ok()) << r.error.message();
-        if (r.lock) cycle.locks.push_back(*r.lock);
-        if (++acquired == kLocks) release_all();
-      });
-    }
+    when_connected(run, [&] {
+      for (int i = 0; i < kLocks; ++i) {
+        run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+          EXPECT_TRUE(r.ok()) << r.error.message();
+          if (r.lock) cycle.locks.push_back(*r.lock);
+          if (++acquired == kLocks) release_all();
+        });
+      }
+    });
   }));
   return cycle;
 }
@@ -282,27 +286,29 @@ TEST(Batching, RunsOfDifferentScriptsKeepTheirOrder) {
     if (++answered == 4) run.done();
   };
   ASSERT_TRUE(run.run([&] {
-    run.client().acquire(Resource("held"), AcquireOptions{}, [&](AcquireResult held) {
-      EXPECT_TRUE(held.ok()) << held.error.message();
-      if (!held.ok()) return run.done();
-      // In one turn: acquire, acquire, extend, acquire — a batch of two, a
-      // prepared extend (never batched), then a lone acquire, whose replies
-      // must reach the right operations.
-      run.client().acquire(Resource("a"), AcquireOptions{}, [&](AcquireResult r) {
-        first_acquire = std::move(r);
-        finish();
-      });
-      run.client().acquire(Resource("b"), AcquireOptions{}, [&](AcquireResult r) {
-        second_acquire = std::move(r);
-        finish();
-      });
-      run.client().extend(*held.lock, ExtendOptions{}, [&](ExtendResult r) {
-        extended = std::move(r);
-        finish();
-      });
-      run.client().acquire(Resource("c"), AcquireOptions{}, [&](AcquireResult r) {
-        third_acquire = std::move(r);
-        finish();
+    when_connected(run, [&] {
+      run.client().acquire(Resource("held"), AcquireOptions{}, [&](AcquireResult held) {
+        EXPECT_TRUE(held.ok()) << held.error.message();
+        if (!held.ok()) return run.done();
+        // In one turn: acquire, acquire, extend, acquire — a batch of two, an
+        // extend (a batch of its own script), then a lone acquire, whose
+        // replies must reach the right operations.
+        run.client().acquire(Resource("a"), AcquireOptions{}, [&](AcquireResult r) {
+          first_acquire = std::move(r);
+          finish();
+        });
+        run.client().acquire(Resource("b"), AcquireOptions{}, [&](AcquireResult r) {
+          second_acquire = std::move(r);
+          finish();
+        });
+        run.client().extend(*held.lock, ExtendOptions{}, [&](ExtendResult r) {
+          extended = std::move(r);
+          finish();
+        });
+        run.client().acquire(Resource("c"), AcquireOptions{}, [&](AcquireResult r) {
+          third_acquire = std::move(r);
+          finish();
+        });
       });
     });
   }));
@@ -322,16 +328,18 @@ TEST(Batching, ALockReleasedTwiceInOneBatchIsReleasedOnce) {
   ReleaseResult second;
   int answered = 0;
   ASSERT_TRUE(run.run([&] {
-    run.client().acquire(Resource("twice"), AcquireOptions{}, [&](AcquireResult held) {
-      EXPECT_TRUE(held.ok()) << held.error.message();
-      if (!held.ok()) return run.done();
-      const Lock lock = *held.lock;
-      for (ReleaseResult* slot : {&first, &second}) {
-        run.client().release(lock, [&, slot](ReleaseResult r) {
-          *slot = std::move(r);
-          if (++answered == 2) run.done();
-        });
-      }
+    when_connected(run, [&] {
+      run.client().acquire(Resource("twice"), AcquireOptions{}, [&](AcquireResult held) {
+        EXPECT_TRUE(held.ok()) << held.error.message();
+        if (!held.ok()) return run.done();
+        const Lock lock = *held.lock;
+        for (ReleaseResult* slot : {&first, &second}) {
+          run.client().release(lock, [&, slot](ReleaseResult r) {
+            *slot = std::move(r);
+            if (++answered == 2) run.done();
+          });
+        }
+      });
     });
   }));
   EXPECT_GE(batched_on(run.client(), 0), 2U);
@@ -431,21 +439,23 @@ TEST(Batching, ARefusedPublishIsThatReleasesErrorAndTheLockIsStillDeleted) {
     int acquired = 0;
     int released = 0;
     ASSERT_TRUE(run.run([&] {
-      for (int i = 0; i < kLocks; ++i) {
-        run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
-          EXPECT_TRUE(r.ok()) << r.error.message();
-          if (r.lock) cycle.locks.push_back(*r.lock);
-          if (++acquired < kLocks) return;
-          if (cycle.locks.empty()) return run.done();
-          cycle.releases.resize(cycle.locks.size());
-          for (std::size_t k = 0; k < cycle.locks.size(); ++k) {
-            run.client().release(cycle.locks[k], [&, k](ReleaseResult result) {
-              cycle.releases[k] = std::move(result);
-              if (++released == static_cast<int>(cycle.locks.size())) run.done();
-            });
-          }
-        });
-      }
+      when_connected(run, [&] {
+        for (int i = 0; i < kLocks; ++i) {
+          run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+            EXPECT_TRUE(r.ok()) << r.error.message();
+            if (r.lock) cycle.locks.push_back(*r.lock);
+            if (++acquired < kLocks) return;
+            if (cycle.locks.empty()) return run.done();
+            cycle.releases.resize(cycle.locks.size());
+            for (std::size_t k = 0; k < cycle.locks.size(); ++k) {
+              run.client().release(cycle.locks[k], [&, k](ReleaseResult result) {
+                cycle.releases[k] = std::move(result);
+                if (++released == static_cast<int>(cycle.locks.size())) run.done();
+              });
+            }
+          });
+        }
+      });
     }));
     EXPECT_GE(batched_on(run.client(), 0), static_cast<std::uint64_t>(2 * kLocks));
   }
@@ -514,38 +524,40 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
   int acquired = 0;
   int answered = 0;
   ASSERT_TRUE(run.run([&] {
-    for (int i = 0; i < kLocks; ++i) {
-      run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
-        EXPECT_TRUE(r.ok()) << r.error.message();
-        if (r.lock) locks.push_back(*r.lock);
-        if (++acquired < kLocks) return;
-        if (locks.size() != static_cast<std::size_t>(kLocks)) return run.done();
-        for (const Lock& lock : locks) {
-          EXPECT_EQ(cluster.node(1).probe().command({"DEL", key_of(lock.resource.str())}).kind,
+    when_connected(run, [&] {
+      for (int i = 0; i < kLocks; ++i) {
+        run.client().acquire(Resource(resource_name(i)), AcquireOptions{}, [&](AcquireResult r) {
+          EXPECT_TRUE(r.ok()) << r.error.message();
+          if (r.lock) locks.push_back(*r.lock);
+          if (++acquired < kLocks) return;
+          if (locks.size() != static_cast<std::size_t>(kLocks)) return run.done();
+          for (const Lock& lock : locks) {
+            EXPECT_EQ(cluster.node(1).probe().command({"DEL", key_of(lock.resource.str())}).kind,
+                      Reply::Kind::integer);
+          }
+          RedisProbe node2 = cluster.node(2).probe();
+          EXPECT_EQ(node2.command({"DEL", key_of(gone)}).kind, Reply::Kind::integer);
+          EXPECT_EQ(node2.command({"DEL", key_of(wrong)}).kind, Reply::Kind::integer);
+          EXPECT_EQ(node2.command({"HSET", key_of(wrong), "field", "value"}).kind,
                     Reply::Kind::integer);
-        }
-        RedisProbe node2 = cluster.node(2).probe();
-        EXPECT_EQ(node2.command({"DEL", key_of(gone)}).kind, Reply::Kind::integer);
-        EXPECT_EQ(node2.command({"DEL", key_of(wrong)}).kind, Reply::Kind::integer);
-        EXPECT_EQ(node2.command({"HSET", key_of(wrong), "field", "value"}).kind,
-                  Reply::Kind::integer);
-        // Node 0 lost its scripts: the batch goes again as one EVAL.
-        EXPECT_EQ(cluster.node(0).probe().command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
-        EXPECT_EQ(cluster.node(0).probe().command({"CONFIG", "RESETSTAT"}).kind,
-                  Reply::Kind::status);
-        batched_before = batched_on(run.client(), 0);
-        extended.resize(locks.size());
-        for (std::size_t k = 0; k < locks.size(); ++k) {
-          // A TTL of its own for each: every request must set its own.
-          ExtendOptions options;
-          options.ttl = std::chrono::milliseconds(3000 + 300 * static_cast<int>(k));
-          run.client().extend(locks[k], options, [&, k](ExtendResult answer) {
-            extended[k] = std::move(answer);
-            if (++answered == kLocks) run.done();
-          });
-        }
-      });
-    }
+          // Node 0 lost its scripts: the batch goes again as one EVAL.
+          EXPECT_EQ(cluster.node(0).probe().command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
+          EXPECT_EQ(cluster.node(0).probe().command({"CONFIG", "RESETSTAT"}).kind,
+                    Reply::Kind::status);
+          batched_before = batched_on(run.client(), 0);
+          extended.resize(locks.size());
+          for (std::size_t k = 0; k < locks.size(); ++k) {
+            // A TTL of its own for each: every request must set its own.
+            ExtendOptions options;
+            options.ttl = std::chrono::milliseconds(3000 + 300 * static_cast<int>(k));
+            run.client().extend(locks[k], options, [&, k](ExtendResult answer) {
+              extended[k] = std::move(answer);
+              if (++answered == kLocks) run.done();
+            });
+          }
+        });
+      }
+    });
   }));
   ASSERT_EQ(extended.size(), static_cast<std::size_t>(kLocks));
   EXPECT_GE(batched_on(run.client(), 0) - batched_before, static_cast<std::uint64_t>(kLocks));
@@ -565,7 +577,11 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
     } else {
       EXPECT_TRUE(result.ok()) << resource << ": " << result.error.message();
       EXPECT_EQ(result.nodes[0].status, NodeStatus::extended) << resource;
-      EXPECT_EQ(result.nodes[1].status, NodeStatus::not_held) << resource;
+      // Node 1 lost the key; the round is decided by nodes 0 and 2 and may
+      // end before node 1's answer arrives.
+      EXPECT_TRUE(result.nodes[1].status == NodeStatus::not_held ||
+                  result.nodes[1].status == NodeStatus::pending)
+          << resource;
       EXPECT_EQ(result.nodes[2].status, NodeStatus::extended) << resource;
       // Node 0 extended it (in the one EVAL after NOSCRIPT): the key's TTL
       // is this request's own.

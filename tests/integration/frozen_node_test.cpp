@@ -16,13 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-bool all_connected(const AsyncClient& client) {
-  for (const NodeHealth& health : client.node_health()) {
-    if (!health.connected) return false;
-  }
-  return true;
-}
-
 TEST(FrozenNodes, ALongLivedClientStartedAgainstFrozenNodesCanTakeTheLockOnceTheyResume) {
   RedisCluster cluster{5};
   QuorumConfig config = config_for(cluster);

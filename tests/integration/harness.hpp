@@ -118,6 +118,24 @@ class LoopRun {
   bool closed_ = false;
 };
 
+// Whether every node's connection of `client` has its session set up.
+inline bool all_connected(const AsyncClient& client) {
+  for (const NodeHealth& health : client.node_health()) {
+    if (!health.connected) return false;
+  }
+  return true;
+}
+
+// Runs `fn` on the loop once every node's connection is set up (checked
+// every 2 ms; the run's watchdog bounds the wait). For tests about what
+// requests made in one loop turn do once they leave: requests made earlier
+// wait for their connection's handshake.
+inline void when_connected(LoopRun& run, std::function<void()> fn) {
+  if (all_connected(run.client())) return fn();
+  run.after(std::chrono::milliseconds(2),
+            [&run, fn = std::move(fn)]() mutable { when_connected(run, std::move(fn)); });
+}
+
 // Acquire, then stop the loop: the common one-shot case.
 inline AcquireResult acquire_once(LoopRun& run, const Resource& resource,
                                   const AcquireOptions& options = {}) {
