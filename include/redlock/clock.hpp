@@ -1,9 +1,10 @@
 // The monotonic time source, injectable so tests can move time by hand.
 //
 // All elapsed-time and validity arithmetic reads `now()` of the clock the
-// client was built with. The default is std::chrono::steady_clock
-// (CLOCK_MONOTONIC on Linux), never the wall clock, so a step of the system
-// time cannot lengthen or shorten a lock.
+// client was built with. The default is SteadyClock (types.hpp:
+// CLOCK_BOOTTIME on Linux, which also counts a suspended host), never the
+// wall clock, so a step of the system time cannot lengthen or shorten a
+// lock.
 #pragma once
 
 #include "redlock/export.hpp"
@@ -18,7 +19,7 @@ class REDLOCK_API MonotonicClock {
   [[nodiscard]] virtual TimePoint now() const noexcept = 0;
 };
 
-// The process-wide steady clock. Lives for the whole program.
+// The process-wide SteadyClock. Lives for the whole program.
 [[nodiscard]] REDLOCK_API const MonotonicClock& steady_clock_source() noexcept;
 
 }  // namespace redlock

@@ -2,6 +2,8 @@
 // a lock value and a node name can never be passed in each other's place.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <compare>
 #include <string>
@@ -12,8 +14,33 @@
 
 namespace redlock {
 
-// The monotonic clock all timing is measured on. Never the wall clock.
-using SteadyClock = std::chrono::steady_clock;
+// The clock all timing is measured on: CLOCK_BOOTTIME on Linux. Like
+// std::chrono::steady_clock (CLOCK_MONOTONIC) it never goes backwards and is
+// never the wall clock, so a step of the system time cannot lengthen or
+// shorten a lock. Unlike it, it keeps counting while the host is suspended
+// (or its VM paused for a snapshot), so a client suspended between its first
+// SET and its validity check counts the suspension as elapsed time instead
+// of believing its lock still valid. Where CLOCK_BOOTTIME does not exist,
+// CLOCK_MONOTONIC.
+struct BootClock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<BootClock>;
+  static constexpr bool is_steady = true;
+
+  [[nodiscard]] static time_point now() noexcept {
+    timespec reading{};
+#ifdef CLOCK_BOOTTIME
+    ::clock_gettime(CLOCK_BOOTTIME, &reading);
+#else
+    ::clock_gettime(CLOCK_MONOTONIC, &reading);
+#endif
+    return time_point(std::chrono::seconds(reading.tv_sec) + duration(reading.tv_nsec));
+  }
+};
+
+using SteadyClock = BootClock;
 using TimePoint = SteadyClock::time_point;
 using Milliseconds = std::chrono::milliseconds;
 using Microseconds = std::chrono::microseconds;

@@ -12,7 +12,7 @@ namespace redlock::test {
 namespace {
 
 using std::chrono::milliseconds;
-using Stopwatch = std::chrono::steady_clock;
+using Stopwatch = SteadyClock;
 
 class Amnesia : public ::testing::Test {
  protected:

@@ -49,7 +49,7 @@ TEST_F(Extend, AnExpiredLockIsRefusedWithoutAskingTheNodes) {
   AcquireResult held = client.acquire(Resource("expired-locally"));
   ASSERT_TRUE(held.ok());
   Lock stale = *held.lock;
-  stale.valid_until = std::chrono::steady_clock::now() - milliseconds(1);
+  stale.valid_until = SteadyClock::now() - milliseconds(1);
   ExtendResult result = client.extend(stale);
   EXPECT_EQ(result.error, errc::lost);
   EXPECT_TRUE(result.nodes.empty());
@@ -66,7 +66,7 @@ TEST_F(Extend, AfterExpiryOnTheNodesItIsRefusedAndRecreatesNothing) {
   // Pretend our local deadline had not passed (a fast local clock), so the
   // request reaches the nodes: they must refuse and create nothing.
   Lock pretend = *held.lock;
-  pretend.valid_until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  pretend.valid_until = SteadyClock::now() + std::chrono::seconds(60);
   ExtendResult result = client.extend(pretend);
   EXPECT_EQ(result.error, errc::lost);
   for (const auto& node : result.nodes) {

@@ -14,7 +14,7 @@ namespace redlock::test {
 namespace {
 
 using std::chrono::milliseconds;
-using Stopwatch = std::chrono::steady_clock;
+using Stopwatch = SteadyClock;
 
 // Records the loss signal from the loop thread for the test thread.
 struct LossRecorder {

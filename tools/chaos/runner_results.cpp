@@ -42,10 +42,10 @@ void Run::probe() {
     done.validity_ms = result.validity.count();
     if (result.lock->fence) done.token = static_cast<std::int64_t>(*result.lock->fence);
     done.start_t = done.t - std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                Clock::now() - result.lock->started)
+                                SteadyClock::now() - result.lock->started)
                                 .count();
     done.deadline_t = done.t + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   result.lock->valid_until - Clock::now())
+                                   result.lock->valid_until - SteadyClock::now())
                                    .count();
     const LockConfig& lock = client.config().lock;
     done.drift_ms =

@@ -111,7 +111,8 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
 // history record the client's claims on the shared time line.
 class RateClock final : public MonotonicClock {
  public:
-  explicit RateClock(double rate) : rate_(rate), base_(SteadyClock::now()) {}
+  explicit RateClock(double rate)
+      : rate_(rate), base_(SteadyClock::now()), reference_base_ns_(reference_now_ns()) {}
 
   [[nodiscard]] TimePoint now() const noexcept override {
     if (rate_ == 1.0) return SteadyClock::now();
@@ -119,17 +120,20 @@ class RateClock final : public MonotonicClock {
     return base_ + std::chrono::duration_cast<SteadyClock::duration>(real * rate_);
   }
 
-  // steady_clock is CLOCK_MONOTONIC, the reference clock's source.
+  // The history's time line is CLOCK_MONOTONIC; the library's clock counts
+  // from CLOCK_BOOTTIME (types.hpp), which is ahead of it by however long
+  // the host has been suspended. Both were read together at construction,
+  // and no suspend happens during a run, so the offset holds.
   [[nodiscard]] std::int64_t to_reference_ns(TimePoint client_time) const noexcept {
     const auto scaled = client_time - base_;
     const auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(scaled / rate_);
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(base_.time_since_epoch()).count() +
-           real.count();
+    return reference_base_ns_ + real.count();
   }
 
  private:
   double rate_;
   TimePoint base_;
+  std::int64_t reference_base_ns_;
 };
 
 NodeConfig resource_node(const WorkerOptions& options) {
