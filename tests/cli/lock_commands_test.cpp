@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include "cli_test_support.hpp"
@@ -13,7 +16,16 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class LockCommandsTest : public CliClusterTest {};
+class LockCommandsTest : public CliClusterTest {
+ protected:
+  // Three of five nodes frozen (SIGSTOP: the kernel still completes the
+  // TCP handshake and buffers what is written), a failed `acquire` with
+  // `file`, the nodes resumed: nothing of the attempt may be held.
+  // `warm_up_file` (default `file`) marks the nodes and checks afterwards.
+  void expect_nothing_left_by_a_failed_acquire_against_frozen_nodes(
+      const std::filesystem::path& file,
+      std::optional<std::filesystem::path> warm_up_file = std::nullopt);
+};
 
 bool is_lock_value(const std::string& value) {
   return value.size() == 32 && value.find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -281,13 +293,33 @@ TEST_F(LockCommandsTest, JsonIsValidForAnyResourceName) {
 // an unanswered handshake, so the process can exit right after the failure
 // and leave nothing held.
 TEST_F(LockCommandsTest, AFailedAcquireAgainstFrozenNodesLeavesNothingBehind) {
-  const auto file = config(milliseconds(10000));
+  expect_nothing_left_by_a_failed_acquire_against_frozen_nodes(config(milliseconds(10000)));
+}
+
+// The same with acquires that carry a WAIT for replicas (min_replicas), which
+// never share a batched call and so take another path out of the queue.
+TEST_F(LockCommandsTest, AFailedAcquireWithAReplicaWaitAgainstFrozenNodesLeavesNothingBehind) {
+  const TempDir scratch;
+  const auto file = scratch / "replicas.toml";
+  std::ofstream out(file);
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    out << "[[node]]\naddress = \"" << cluster_.node(i).address()
+        << "\"\nmin_replicas = 1\nreplica_timeout_ms = 20\n";
+  }
+  out << "\n[lock]\nttl_ms = 10000\nnode_timeout_ms = 200\nretry_delay_ms = 20\n";
+  out.close();
+  expect_nothing_left_by_a_failed_acquire_against_frozen_nodes(file, config(milliseconds(10000)));
+}
+
+void LockCommandsTest::expect_nothing_left_by_a_failed_acquire_against_frozen_nodes(
+    const std::filesystem::path& file, std::optional<std::filesystem::path> warm_up_file) {
+  const std::filesystem::path warm = warm_up_file.value_or(file);
   // Every node carries its identity marker, as in a quorum in use.
-  const CliResult first = run_cli(command("acquire", file, {"--resource", "warm-up"}));
+  const CliResult first = run_cli(command("acquire", warm, {"--resource", "warm-up"}));
   ASSERT_EQ(first.exit_code, 0) << describe(first);
   const std::string value = parse_output(first)["value"].text;
   ASSERT_EQ(
-      run_cli(command("release", file, {"--resource", "warm-up", "--value", value})).exit_code, 0);
+      run_cli(command("release", warm, {"--resource", "warm-up", "--value", value})).exit_code, 0);
 
   for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).pause();
   const CliResult failed = run_cli(command("acquire", file, {"--resource", "r7", "--wait", "0"}));
@@ -308,7 +340,7 @@ TEST_F(LockCommandsTest, AFailedAcquireAgainstFrozenNodesLeavesNothingBehind) {
     EXPECT_FALSE(probe.exists(lock_key("r7"))) << "node " << i << " granted the failed attempt";
   }
   // And the resource is free at once, not in a TTL.
-  const CliResult next = run_cli(command("acquire", file, {"--resource", "r7", "--wait", "0"}));
+  const CliResult next = run_cli(command("acquire", warm, {"--resource", "r7", "--wait", "0"}));
   EXPECT_EQ(next.exit_code, 0) << describe(next);
 }
 

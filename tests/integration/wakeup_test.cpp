@@ -60,6 +60,30 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   EXPECT_TRUE(subscribers_become(cluster, channel, 0));
 }
 
+// The subscriber connections of a client come up with its first waiter;
+// a waiter on another resource later is subscribed on them at once, not
+// only at their next reconnect.
+TEST(Wakeup, AWaiterOnASecondResourceIsSubscribedOnTheConnectionsAlreadyUp) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  BlockingClient waiter_client(config_for(cluster));
+  AcquireOptions options;
+  options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
+  options.wait = milliseconds(10000);
+  for (const std::string resource : {"first", "second"}) {
+    AcquireResult held = holder_client.acquire(Resource(resource));
+    ASSERT_TRUE(held.ok()) << resource;
+    AcquireResult waited;
+    std::thread waiter([&] { waited = waiter_client.acquire(Resource(resource), options); });
+    const std::string channel = "redlock:released:" + resource;
+    EXPECT_TRUE(subscribers_become(cluster, channel, 1)) << resource << " never subscribed";
+    (void)holder_client.release(*held.lock);
+    waiter.join();
+    ASSERT_TRUE(waited.ok()) << resource << ": " << waited.error.message();
+    (void)waiter_client.release(*waited.lock);
+  }
+}
+
 TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   RedisCluster cluster{3};
   BlockingClient client(config_for(cluster));

@@ -22,6 +22,16 @@ NodeProbe blank() {
 }
 NodeProbe silent() { return NodeProbe{}; }
 
+// A node whose only data is a lock key, no marker anywhere: it may hold a
+// lock some client still uses, so this is never a brand-new quorum.
+TEST(RecoveryPlan, LockKeysAloneAreNeverTakenForABrandNewQuorum) {
+  NodeProbe with_locks = blank();
+  with_locks.has_locks = true;
+  const auto plan = plan_recovery({blank(), with_locks, blank()});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_TRUE(plan.delayed);
+}
+
 TEST(RecoveryPlan, AllMarkedNeedsNothing) {
   const auto plan = plan_recovery({marked(), marked(), silent()});
   EXPECT_EQ(plan.action, RecoveryAction::none);
