@@ -77,9 +77,9 @@ TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
 }
 
 TEST(ScriptReplyCodes, FenceAnswersExactlyTheNamedCodes) {
-  EXPECT_EQ(literals(script(ScriptId::fence).body, kTableAnswer),
-            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked,
-                   ReplyCode::recovering}));
+  EXPECT_EQ(
+      literals(script(ScriptId::fence).body, kTableAnswer),
+      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
 }
 
 TEST(ScriptReplyCodes, ReleaseAnswersDoneOrRefused) {
