@@ -1,4 +1,4 @@
-// The checker: invariants C1-C12 of SAFETY.md section 4 over a merged
+// The checker: invariants C1-C12 (docs/chaos.md, "The checker") over a merged
 // history. Pure logic: no I/O, no clock; tested on synthetic histories.
 //
 // What each invariant reads (see history.hpp for the event keys). An
