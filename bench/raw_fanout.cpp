@@ -271,7 +271,7 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
             ? send<6>(link->context, set_reply_callback, cycle,
                       {"SET", cycle->key, kValue, "NX", "PX", kTtl})
             : send<11>(link->context, set_reply_callback, cycle,
-                       {"EVALSHA", shas_[0], "4", fence_key_, marker_key_, recovering_key_,
+                       {"EVALSHA", shas_[0], "4", marker_key_, recovering_key_, fence_key_,
                         cycle->key, kValue, kTtl, cycle->resource, kDefenceOn});
     if (sent != REDIS_OK) {
       --cycle->callbacks_owed;

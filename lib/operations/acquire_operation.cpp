@@ -99,7 +99,7 @@ void AcquireOperation::begin_attempt() {
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(
-        script(ScriptId::acquire), {lock_key_, fence_key_, marker_key_, recovering_key_},
+        script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
         {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
         true, attempt_.started(), self, attempt_.tag());
   }

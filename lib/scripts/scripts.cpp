@@ -1,6 +1,7 @@
 #include "scripts/scripts.hpp"
 
 #include <array>
+#include <string>
 
 #include "scripts/sha1.hpp"
 
@@ -40,14 +41,54 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua";
 
+// The node's own rules, the opening of the acquire and the fence alike,
+// whose calls share these keys first: KEYS[1] the node's identity marker,
+// KEYS[2] its recovering key. They run at most once per call (nothing in a
+// call changes either key). refusal(defence) is a request's answer when the
+// node may not act on it, else false: {3, ms left} while the node is within
+// its recovery delay, whatever the request's defence flag (the delay is the
+// node's rule, not each client's choice); with the defence on ("1") also
+// {2, 0} when the node has no marker; or the error of the command that
+// failed. failed(reply) tells a redis.pcall error apart.
+constexpr std::string_view kNodeRules = R"lua(
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+local unmarked
+local recovering
+local function refusal(defence)
+  if defence == '1' then
+    if unmarked == nil then
+      local marked = redis.pcall('EXISTS', KEYS[1])
+      if failed(marked) then
+        unmarked = marked
+      elseif marked == 0 then
+        unmarked = {2, 0}
+      else
+        unmarked = false
+      end
+    end
+    if unmarked then return unmarked end
+  end
+  if recovering == nil then
+    local delay = redis.pcall('PTTL', KEYS[2])
+    if failed(delay) then
+      recovering = delay
+    elseif delay ~= -2 then
+      recovering = {3, delay}
+    else
+      recovering = false
+    end
+  end
+  return recovering
+end
+)lua";
+
 // The acquire: one call answers any number of requests, a lone one as a
-// batch of one. KEYS: the fence hash, the node marker and the recovering
-// key, shared by every request, then each request's lock key; ARGV: each
-// request's value, ttl, resource and amnesia flag. The node-side rules run
-// at most once per batch (nothing in the batch can change the marker or the
-// recovering key): a node within its recovery delay grants nothing to
-// anyone, whatever a request's flag says; a request with the defence on is
-// also refused by a node without its identity marker. Each request then
+// batch of one; it opens with kNodeRules. KEYS: the node marker, the
+// recovering key and the fence hash, shared by every request, then each
+// request's lock key; ARGV: each request's value, ttl, resource and amnesia
+// flag. A request the node rules refuse gets their answer. Each request then
 // costs its SET (and its PTTL when busy, its HGET when fenced). Each
 // request's answer: {1, fence counter} when granted ({1, 0} unfenced),
 // {0, holder PTTL} when busy, {2, 0} when the node has no identity marker
@@ -60,41 +101,10 @@ local n = #KEYS - 3
 if n < 1 or #ARGV ~= 4 * n then
   return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local function failed(reply)
-  return type(reply) == 'table' and reply.err ~= nil
-end
-local unmarked
-local recovering
 local out = {}
 for i = 1, n do
   local a = 4 * (i - 1)
-  local reply = false
-  if ARGV[a + 4] == '1' then
-    if unmarked == nil then
-      local marked = redis.pcall('EXISTS', KEYS[2])
-      if failed(marked) then
-        unmarked = marked
-      elseif marked == 0 then
-        unmarked = {2, 0}
-      else
-        unmarked = false
-      end
-    end
-    reply = unmarked
-  end
-  if not reply then
-    if recovering == nil then
-      local delay = redis.pcall('PTTL', KEYS[3])
-      if failed(delay) then
-        recovering = delay
-      elseif delay ~= -2 then
-        recovering = {3, delay}
-      else
-        recovering = false
-      end
-    end
-    reply = recovering
-  end
+  local reply = refusal(ARGV[a + 4])
   if not reply then
     local key = KEYS[3 + i]
     local granted = redis.pcall('SET', key, ARGV[a + 1], 'NX', 'PX', ARGV[a + 2])
@@ -106,7 +116,7 @@ for i = 1, n do
     elseif ARGV[a + 3] == '' then
       reply = {1, '0'}
     else
-      local counter = redis.pcall('HGET', KEYS[1], ARGV[a + 3])
+      local counter = redis.pcall('HGET', KEYS[3], ARGV[a + 3])
       if failed(counter) then
         reply = counter
       else
@@ -188,13 +198,12 @@ end
 return out
 )lua";
 
-// The fence compare-and-set. KEYS: the node marker and the recovering key,
-// shared, then each request's fence hash; ARGV: each request's resource,
-// proposed token and amnesia flag. The node-side rules as for the acquire,
-// once per batch: nothing is stored while the node is within its recovery
-// delay (a node recovered below a token it had stored must not take that
-// token again while the first proposer's round may still be open), nor,
-// with the defence on, without the marker. Stores a token only if the
+// The fence compare-and-set; it opens with kNodeRules. KEYS: the node
+// marker and the recovering key, shared, then each request's fence hash;
+// ARGV: each request's resource, proposed token and amnesia flag. Nothing
+// is stored while the node rules refuse (a node recovered below a token it
+// had stored must not take that token again while the first proposer's
+// round may still be open). Stores a token only if the
 // node's counter for the resource is strictly smaller. Each request's
 // answer: {1, T} when stored, else {0, counter} (a node never takes the
 // same value twice, and says so, so two proposers of one T cannot both
@@ -207,41 +216,10 @@ local n = #KEYS - 2
 if n < 1 or #ARGV ~= 3 * n then
   return redis.error_reply('ERR fence batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local function failed(reply)
-  return type(reply) == 'table' and reply.err ~= nil
-end
-local unmarked
-local recovering
 local out = {}
 for i = 1, n do
   local a = 3 * (i - 1)
-  local reply = false
-  if ARGV[a + 3] == '1' then
-    if unmarked == nil then
-      local marked = redis.pcall('EXISTS', KEYS[1])
-      if failed(marked) then
-        unmarked = marked
-      elseif marked == 0 then
-        unmarked = {2, 0}
-      else
-        unmarked = false
-      end
-    end
-    reply = unmarked
-  end
-  if not reply then
-    if recovering == nil then
-      local delay = redis.pcall('PTTL', KEYS[2])
-      if failed(delay) then
-        recovering = delay
-      elseif delay ~= -2 then
-        recovering = {3, delay}
-      else
-        recovering = false
-      end
-    end
-    reply = recovering
-  end
+  local reply = refusal(ARGV[a + 3])
   if not reply then
     local hash, resource, proposed = KEYS[2 + i], ARGV[a + 1], ARGV[a + 2]
     local raw = redis.pcall('HGET', hash, resource)
@@ -269,11 +247,14 @@ return out
 
 // The one table: adding a script is one entry here (and its body above).
 const std::array<Script, kScriptCount>& script_table() {
+  // The scripts that open with the node rules, put together once.
+  static const std::string acquire = std::string(kNodeRules) + std::string(kAcquireBatch);
+  static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
   static const std::array<Script, kScriptCount> table{{
-      {ScriptId::acquire, "acquire", kAcquireBatch, sha1_hex(kAcquireBatch), true, 3, 4},
+      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4},
       {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2},
       {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2},
-      {ScriptId::fence, "fence", kFenceBatch, sha1_hex(kFenceBatch), true, 2, 3},
+      {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0},
   }};

@@ -7,7 +7,7 @@
 // array with one reply per request (an error reply for a request whose
 // command failed), as if the requests had run one after another; a lone
 // request is a batch of one. A call's KEYS are the keys every request of it
-// shares (`shared_keys`: the marker, the fence hash, the recovering key of
+// shares (`shared_keys`: the marker, the recovering key, the fence hash of
 // one prefix), sent once, then each request's own key; its ARGV every
 // request's `args_per_request` arguments in order. NodeConnection decides
 // which requests share a call.
@@ -50,8 +50,8 @@ struct Script {
   std::size_t args_per_request;
 };
 
-// acquire — request KEYS: lock key; shared: fence hash, node marker,
-//   recovering key. ARGV: value, ttl ms, resource (empty for an unfenced
+// acquire — request KEYS: lock key; shared: node marker, recovering key,
+//   fence hash. ARGV: value, ttl ms, resource (empty for an unfenced
 //   acquire, which needs no counter), amnesia defence ("1" or "0"; with
 //   "0" the marker is not asked for, but the recovering key still refuses).
 //   Answers {done, fence counter} ({done, 0} unfenced), {refused, holder
