@@ -8,7 +8,6 @@
 #include "operations/extend_operation.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/clock.hpp"
-#include "scripts/reply_parse.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -130,10 +129,9 @@ void GuardState::renew() {
 
 void GuardState::on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) {
   if (!round_.counts(tag, response)) return;
-  NodeOutcome& outcome = round_.answer(node, response);
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::not_held) ++round_not_held_;
-  if (round_.vote(outcome.status == NodeStatus::extended) != Decision::pending) decide_renewal();
+  if (count_extend_answer(round_, node, response, round_not_held_) != Decision::pending) {
+    decide_renewal();
+  }
 }
 
 void GuardState::decide_renewal() {

@@ -153,14 +153,17 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
   if (found == abandoned_.end()) return;
-  undo_grant(node, found->second, channel_);
+  undo_grant(node, found->second, channel_, grant_expiry());
+}
+
+TimePoint AcquireOperation::grant_expiry() const {
+  // Whatever a node stored lives at most a TTL (plus its clock's drift)
+  // from the moment it got the request, which is no later than now.
+  return core_.clock().now() + ttl_ + core_.drift_for(ttl_);
 }
 
 void AcquireOperation::undo_grant(std::size_t node, const LockValue& value,
-                                  std::string_view channel) {
-  // Whatever the node stored lives at most a TTL (plus its clock's drift)
-  // from the moment it got the request, which is no later than now.
-  const TimePoint expires_at = core_.clock().now() + ttl_ + core_.drift_for(ttl_);
+                                  std::string_view channel, TimePoint expires_at) {
   core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_}, {value.str(), channel},
                                     expires_at);
 }
@@ -252,9 +255,10 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
 void AcquireOperation::unlock_attempt(bool announce) {
   abandoned_.emplace_back(attempt_.tag(), value_);
   if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
+  const TimePoint expires_at = grant_expiry();
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
     if (!attempt_.may_have_changed(i)) continue;
-    undo_grant(i, value_, announce ? std::string_view(channel_) : kNoChannel);
+    undo_grant(i, value_, announce ? std::string_view(channel_) : kNoChannel, expires_at);
   }
 }
 

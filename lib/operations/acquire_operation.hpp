@@ -58,8 +58,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   // `announce`: publish the deletions as a release, to wake waiters.
   void unlock_attempt(bool announce);
   // Sends the compare-and-delete of `value` to `node`, to be sent again
-  // after a reconnect for as long as the value could live there.
-  void undo_grant(std::size_t node, const LockValue& value, std::string_view channel);
+  // after a reconnect until `expires_at` (grant_expiry), when the value
+  // cannot live there any more.
+  void undo_grant(std::size_t node, const LockValue& value, std::string_view channel,
+                  TimePoint expires_at);
+  [[nodiscard]] TimePoint grant_expiry() const;
   void succeed(Microseconds validity);
   void complete(std::error_code error);
   void finish(std::error_code error);

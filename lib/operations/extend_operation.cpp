@@ -44,6 +44,14 @@ ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held, Mil
   return {std::error_code{}, validity};
 }
 
+Decision count_extend_answer(QuorumRound& round, std::size_t node, const NodeResponse& response,
+                             std::size_t& not_held) {
+  NodeOutcome& outcome = round.answer(node, response);
+  parse_flag_response(response, NodeStatus::extended, outcome);
+  if (outcome.status == NodeStatus::not_held) ++not_held;
+  return round.vote(outcome.status == NodeStatus::extended);
+}
+
 ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                                  AsyncClient::ExtendCallback callback)
     : Operation(core),
@@ -79,10 +87,7 @@ void ExtendOperation::start() {
 void ExtendOperation::on_response(std::size_t node, std::uint32_t tag,
                                   const NodeResponse& response) {
   if (!round_.counts(tag, response)) return;
-  NodeOutcome& outcome = round_.answer(node, response);
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::not_held) ++not_held_;
-  if (round_.vote(outcome.status == NodeStatus::extended) != Decision::pending) decide();
+  if (count_extend_answer(round_, node, response, not_held_) != Decision::pending) decide();
 }
 
 void ExtendOperation::decide() {

@@ -44,6 +44,13 @@ struct ExtendVerdict {
                                            Milliseconds ttl, const RoundTiming& timing,
                                            Milliseconds drift, Milliseconds min_validity) noexcept;
 
+// Counts one node's answer to an extend — an extend call's or a guard's
+// renewal round — that `round` counts: parses it into the node's outcome,
+// votes yes when extended, adds a "not held" answer to `not_held`. Returns
+// the round's decision so far.
+Decision count_extend_answer(QuorumRound& round, std::size_t node, const NodeResponse& response,
+                             std::size_t& not_held);
+
 class ExtendOperation final : public Operation {
  public:
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,

@@ -25,7 +25,6 @@ void ReleaseOperation::start() {
   round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
-  waiting_ = nodes.size();
   auto self = shared_from_this();
   for (auto& node : nodes) {
     node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false,
@@ -41,18 +40,17 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
   const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
   if (unreachable || left_unsent) resend_when_reachable(node);
-  const bool released = outcome.status == NodeStatus::released;
-  if (released) ++result_.released;
-  (void)round_.vote(released);
-  --waiting_;
+  (void)round_.vote(outcome.status == NodeStatus::released);
+  const QuorumTally& votes = round_.votes();
+  result_.released = votes.yes_count();
   const bool majority_released =
-      core_.config().lock.release_at_majority && result_.released >= core_.quorum();
-  if (waiting_ == 0 || majority_released) {
+      core_.config().lock.release_at_majority && votes.yes_count() >= core_.quorum();
+  if (votes.pending() == 0 || majority_released) {
     (void)round_.close(core_.clock().now());
     core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
     // A majority deleted the lock: that is a release, whatever an earlier
     // answer said (the same failure arriving later would never be heard).
-    complete(waiting_ > 0 ? std::error_code() : summary());
+    complete(votes.pending() > 0 ? std::error_code() : summary());
   }
 }
 

@@ -30,7 +30,6 @@ class ReleaseOperation final : public Operation {
   // A release is a round whose votes are deletions; it ends when every node
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;
-  std::size_t waiting_ = 0;
   bool finished_ = false;
   ReleaseResult result_;
 };

@@ -73,7 +73,6 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       node_(node),
       setup_(std::move(setup)),
       stats_(stats),
-      clock_is_steady_(loop.clock_is_steady()),
       request_timeout_(effective_node_timeout(lock, node)),
       connect_timeout_(lock.connect_timeout),
       wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
@@ -527,8 +526,8 @@ void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
   for (Slot& slot : slots) {
     if (slot.cleanup && slot.received == 0) {
       // Reset before the node answered: it may not have run it.
-      defer_cleanup(*slot.script, std::move(slot.tail), slot.layout, slot.key_count, slot.argc,
-                    slot.expires_at);
+      defer_cleanup(DeferredCleanup{slot.script, std::move(slot.tail), slot.layout, slot.key_count,
+                                    slot.argc, slot.expires_at});
       continue;
     }
     if (slot.handshake || slot.answered || !slot.sink) continue;

@@ -299,20 +299,29 @@ class NodeConnection final : public Flushable {
                      TimePoint received_at);
   void start_write();
   void want_flush();
-  // Queues the deferred cleanups that have not expired (the session has
-  // just become ready).
+  // A cleanup request (send_cleanup), encoded, while it waits for the
+  // node to be reachable again or for its queue slot.
+  struct DeferredCleanup {
+    const Script* script;
+    std::string tail;
+    TailLayout layout;
+    std::size_t key_count;
+    std::size_t argc;
+    TimePoint expires_at;
+  };
+  // Queues `cleanup` as a request on this session.
+  void queue_cleanup(DeferredCleanup cleanup, TimePoint now);
+  // Keeps `cleanup` until the next handshake, unless it has expired.
+  void defer_cleanup(DeferredCleanup cleanup);
+  // Queues the kept cleanups that have not expired (the session has just
+  // become ready).
   void resend_deferred_cleanups();
-  void defer_cleanup(const Script& script, std::string tail, TailLayout layout,
-                     std::size_t key_count, std::size_t argc, TimePoint expires_at);
 
   LoopContext& loop_;
   std::size_t index_;
   NodeConfig node_;
   SessionSetup setup_;
   NodeMetrics& stats_;
-  // The client's clock is the steady clock that request deadlines are
-  // measured on, so one reading serves both.
-  bool clock_is_steady_;
   Microseconds request_timeout_;
   Milliseconds connect_timeout_;
   Milliseconds wait_timeout_;
@@ -350,14 +359,6 @@ class NodeConnection final : public Flushable {
   std::string appendonly_;
   std::string appendfsync_;
   // Cleanups waiting for the node to be reachable again (send_cleanup).
-  struct DeferredCleanup {
-    const Script* script;
-    std::string tail;
-    TailLayout layout;
-    std::size_t key_count;
-    std::size_t argc;
-    TimePoint expires_at;
-  };
   static constexpr std::size_t kMaxDeferredCleanups = 4096;
   std::vector<DeferredCleanup> deferred_cleanups_;
 };

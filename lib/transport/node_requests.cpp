@@ -149,35 +149,35 @@ void NodeConnection::send_cleanup(const Script& script,
                                   std::initializer_list<std::string_view> args,
                                   TimePoint expires_at) {
   if (state_ == State::closed) return;
-  TailLayout layout;
-  std::string tail = encode_tail(keys, args, layout);
-  const std::size_t argc = 3 + keys.size() + args.size();
+  DeferredCleanup cleanup{&script, {}, {}, keys.size(), 3 + keys.size() + args.size(), expires_at};
+  cleanup.tail = encode_tail(keys, args, cleanup.layout);
   if (state_ == State::backoff || state_ == State::idle) {
-    defer_cleanup(script, std::move(tail), layout, keys.size(), argc, expires_at);
+    defer_cleanup(std::move(cleanup));
     return;
   }
-  const bool batchable = script.batched;
-  if (!batchable) emit_pending();
-  Slot& slot = slots_.emplace_back();
-  slot.script = &script;
-  slot.argc = argc;
-  slot.tail = std::move(tail);
-  slot.layout = layout;
-  slot.key_count = static_cast<std::uint16_t>(keys.size());
-  slot.cleanup = true;
-  slot.expires_at = expires_at;
-  queue_script(slot, loop_.clock().now(), batchable);
+  if (!script.batched) emit_pending();
+  queue_cleanup(std::move(cleanup), loop_.clock().now());
 }
 
-void NodeConnection::defer_cleanup(const Script& script, std::string tail, TailLayout layout,
-                                   std::size_t key_count, std::size_t argc, TimePoint expires_at) {
-  if (state_ == State::closed || loop_.clock().now() >= expires_at) return;
+void NodeConnection::queue_cleanup(DeferredCleanup cleanup, TimePoint now) {
+  Slot& slot = slots_.emplace_back();
+  slot.script = cleanup.script;
+  slot.argc = cleanup.argc;
+  slot.tail = std::move(cleanup.tail);
+  slot.layout = cleanup.layout;
+  slot.key_count = static_cast<std::uint16_t>(cleanup.key_count);
+  slot.cleanup = true;
+  slot.expires_at = cleanup.expires_at;
+  queue_script(slot, now, slot.script->batched);
+}
+
+void NodeConnection::defer_cleanup(DeferredCleanup cleanup) {
+  if (state_ == State::closed || loop_.clock().now() >= cleanup.expires_at) return;
   if (deferred_cleanups_.size() >= kMaxDeferredCleanups) {
     // Bounded: the oldest entry is the one closest to expiring by itself.
     deferred_cleanups_.erase(deferred_cleanups_.begin());
   }
-  deferred_cleanups_.push_back(
-      DeferredCleanup{&script, std::move(tail), layout, key_count, argc, expires_at});
+  deferred_cleanups_.push_back(std::move(cleanup));
 }
 
 void NodeConnection::resend_deferred_cleanups() {
@@ -185,16 +185,7 @@ void NodeConnection::resend_deferred_cleanups() {
   std::vector<DeferredCleanup> due = std::exchange(deferred_cleanups_, {});
   const TimePoint now = loop_.clock().now();
   for (DeferredCleanup& entry : due) {
-    if (now >= entry.expires_at) continue;
-    Slot& slot = slots_.emplace_back();
-    slot.script = entry.script;
-    slot.argc = entry.argc;
-    slot.tail = std::move(entry.tail);
-    slot.layout = entry.layout;
-    slot.key_count = static_cast<std::uint16_t>(entry.key_count);
-    slot.cleanup = true;
-    slot.expires_at = entry.expires_at;
-    queue_script(slot, now, true);
+    if (now < entry.expires_at) queue_cleanup(std::move(entry), now);
   }
 }
 
@@ -206,7 +197,9 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   // process on a slower network. Validity still counts from t0.
   slot.before_ready = state_ != State::ready;
   const Microseconds setup = slot.before_ready ? Microseconds(connect_timeout_) : Microseconds(0);
-  const TimePoint now = clock_is_steady_ ? sent_at : SteadyClock::now();
+  // With the steady clock as the client's clock (loop_context.hpp), one
+  // reading serves validity and the request deadline alike.
+  const TimePoint now = loop_.clock_is_steady() ? sent_at : SteadyClock::now();
   slot.deadline = now + setup + request_timeout_ +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
   // Nothing that could grant leaves before the handshake has been
