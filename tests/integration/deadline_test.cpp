@@ -29,12 +29,16 @@ QuorumConfig short_lease_config(RedisCluster& cluster) {
   return config;
 }
 
+ClientOptions on_clock(const ManualClock& clock) {
+  ClientOptions options;
+  options.clock = &clock;
+  return options;
+}
+
 TEST(RoundDeadline, AnExtendAnsweredAfterTheDeadlineIsLost) {
   RedisCluster cluster{3};
   ManualClock clock;
-  ClientOptions options;
-  options.clock = &clock;
-  LoopRun run(short_lease_config(cluster), options);
+  LoopRun run(short_lease_config(cluster), on_clock(clock));
   AcquireResult acquired;
   std::optional<ExtendResult> extended;
   ASSERT_TRUE(run.run([&] {
@@ -68,9 +72,7 @@ TEST(RoundDeadline, AnExtendAnsweredAfterTheDeadlineIsLost) {
 TEST(RoundDeadline, AGuardWhoseRenewalIsAnsweredAfterTheDeadlineIsLostOnce) {
   RedisCluster cluster{3};
   ManualClock clock;
-  ClientOptions options;
-  options.clock = &clock;
-  LoopRun run(short_lease_config(cluster), options);
+  LoopRun run(short_lease_config(cluster), on_clock(clock));
   RedisProbe slow_node(cluster.node(1).port());
   std::shared_ptr<detail::GuardState> guard;
   AcquireResult acquired;

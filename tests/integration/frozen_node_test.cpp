@@ -35,7 +35,6 @@ TEST(FrozenNodes, ALongLivedClientStartedAgainstFrozenNodesCanTakeTheLockOnceThe
   AcquireResult failed;
   AcquireResult retried;
   bool reconnected = false;
-  std::function<void()> acquire_when_connected;
   ASSERT_TRUE(run.run(
       [&] {
         run.client().acquire(Resource("r7"), {}, [&](AcquireResult result) {
@@ -43,18 +42,13 @@ TEST(FrozenNodes, ALongLivedClientStartedAgainstFrozenNodesCanTakeTheLockOnceThe
           for (std::size_t i = 0; i < 3; ++i) cluster.node(i).resume();
           // The same client, once its connections to the resumed nodes are up
           // again (bounded by the run's watchdog).
-          acquire_when_connected = [&] {
-            if (!all_connected(run.client())) {
-              run.after(milliseconds(10), acquire_when_connected);
-              return;
-            }
+          when_connected(run, [&] {
             reconnected = true;
             run.client().acquire(Resource("r7"), {}, [&](AcquireResult again) {
               retried = std::move(again);
               run.done();
             });
-          };
-          acquire_when_connected();
+          });
         });
       },
       std::chrono::seconds(20)));
@@ -95,57 +89,30 @@ TEST(FrozenNodes, AnUnlockWhoseConnectionWasResetIsSentAfterTheReconnect) {
   LoopRun run(config);
   AcquireResult failed;
   bool released_on_node0 = false;
-  std::function<void()> reset_once_granted;
-  std::function<void()> done_once_released;
   // Bounded: the grant's TTL is 10 s; the unlock comes within a reconnect.
-  // The pollers below stop by themselves, also when the run's watchdog
-  // ends it first.
-  const auto give_up = std::chrono::steady_clock::now() + milliseconds(4000);
-  bool finished = false;
-  auto stopped = [&] { return finished || std::chrono::steady_clock::now() > give_up; };
-  std::function<void()> acquire_once_connected;
   const bool in_time = run.run(
       [&] {
         // The session is set up first: nothing would be sent behind a
         // handshake whose answers the proxy holds back.
-        acquire_once_connected = [&] {
-          if (stopped()) return;
-          if (!all_connected(run.client())) {
-            run.after(milliseconds(5), acquire_once_connected);
-            return;
-          }
+        when_connected(run, [&] {
           proxy.set_mode(link, chaos::Direction::down, chaos::LinkMode::timeout);
           run.client().acquire(Resource("ledger"), {}, [&](AcquireResult result) {
             failed = std::move(result);
             // The same client lives on: the unlock waits for its reconnect.
-            done_once_released();
+            run.when([&] { return !node0.exists(key_of("ledger")); },
+                     [&] {
+                       released_on_node0 = true;
+                       run.done();
+                     },
+                     milliseconds(5));
           });
-          reset_once_granted();
-        };
-        // Once node 0 has run the grant (its answer held in the proxy), the
-        // timeout ends: both sides of the connection are reset.
-        reset_once_granted = [&] {
-          if (stopped()) return;
-          if (!node0.exists(key_of("ledger"))) {
-            run.after(milliseconds(2), reset_once_granted);
-            return;
-          }
-          proxy.set_mode(link, chaos::Direction::both, chaos::LinkMode::pass);
-        };
-        done_once_released = [&] {
-          if (stopped()) return;
-          if (node0.exists(key_of("ledger"))) {
-            run.after(milliseconds(5), done_once_released);
-            return;
-          }
-          released_on_node0 = true;
-          finished = true;
-          run.done();
-        };
-        acquire_once_connected();
+          // Once node 0 has run the grant (its answer held in the proxy), the
+          // timeout ends: both sides of the connection are reset.
+          run.when([&] { return node0.exists(key_of("ledger")); },
+                   [&] { proxy.set_mode(link, chaos::Direction::both, chaos::LinkMode::pass); });
+        });
       },
       milliseconds(5000));
-  finished = true;
   EXPECT_TRUE(in_time);
   EXPECT_EQ(failed.error, errc::no_quorum) << failed.error.message();
   ASSERT_FALSE(failed.nodes.empty());

@@ -90,6 +90,18 @@ class LoopRun {
     client_->close();
   }
 
+  // Runs `fn` on the loop once `condition` holds, checking every `every`.
+  // Checking stops once the run is done (done() or the watchdog), so a
+  // condition that never holds cannot keep the loop alive.
+  void when(std::function<bool()> condition, std::function<void()> fn,
+            std::chrono::milliseconds every = std::chrono::milliseconds(2)) {
+    if (closed_) return;
+    if (condition()) return fn();
+    after(every, [this, condition = std::move(condition), fn = std::move(fn), every]() mutable {
+      when(std::move(condition), std::move(fn), every);
+    });
+  }
+
   // Runs `fn` after `delay` on the loop (a one-shot timer the harness owns).
   void after(std::chrono::milliseconds delay, std::function<void()> fn) {
     auto* timer = new Timer{{}, std::move(fn)};
@@ -131,9 +143,7 @@ inline bool all_connected(const AsyncClient& client) {
 // requests made in one loop turn do once they leave: requests made earlier
 // wait for their connection's handshake.
 inline void when_connected(LoopRun& run, std::function<void()> fn) {
-  if (all_connected(run.client())) return fn();
-  run.after(std::chrono::milliseconds(2),
-            [&run, fn = std::move(fn)]() mutable { when_connected(run, std::move(fn)); });
+  run.when([&run] { return all_connected(run.client()); }, std::move(fn));
 }
 
 // Acquire, then stop the loop: the common one-shot case.
