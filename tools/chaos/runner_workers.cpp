@@ -17,6 +17,9 @@ namespace redlock::chaos::runner_internal {
 void Run::start_workers() {
   phase("starting clients");
   const bool fenced = variant_ == Variant::fenced;
+  // The clients' start stagger comes from the run's seed so that a run can
+  // be repeated; lock values never come from here (the library draws them
+  // from getrandom).
   std::mt19937_64 random(options_.seed);
   workers_.clear();
   for (int c = 0; c < client_count(); ++c) {
