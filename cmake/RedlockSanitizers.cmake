@@ -8,3 +8,22 @@ if(REDLOCK_SANITIZE)
   add_compile_options(${_flags})
   add_link_options(-fsanitize=${REDLOCK_SANITIZE})
 endif()
+
+# REDLOCK_FUZZ=ON (fuzz/CMakeLists.txt): every object is built with
+# libFuzzer's coverage instrumentation plus ASan and UBSan
+# (-fsanitize=fuzzer-no-link,...), so the targets see coverage inside the
+# library, toml++ included; only the fuzz targets themselves link the
+# libFuzzer runtime (-fsanitize=fuzzer).
+if(REDLOCK_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "REDLOCK_FUZZ needs clang (libFuzzer): configure with "
+      "-DCMAKE_CXX_COMPILER=clang++ (got ${CMAKE_CXX_COMPILER_ID})")
+  endif()
+  if(REDLOCK_SANITIZE)
+    message(FATAL_ERROR "REDLOCK_FUZZ brings its own sanitizers (address,undefined); "
+      "leave REDLOCK_SANITIZE empty")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
+    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=address,undefined)
+endif()

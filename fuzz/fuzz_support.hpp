@@ -1,0 +1,142 @@
+// What the fuzz targets share (docs/testing.md, "Fuzzing"): the input bound,
+// the skip of toml++'s own known crashes, and a check that aborts, so that a
+// broken property is a crash libFuzzer keeps.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redlock::fuzz {
+
+// No input surface of the project is meant for more than this; longer inputs
+// only slow the run down. Each target returns early past it (and
+// scripts/fuzz-smoke passes -max_len as well).
+inline constexpr std::size_t kMaxInputBytes = 64 * 1024;
+
+[[nodiscard]] inline std::string_view as_text(const std::uint8_t* data, std::size_t size) noexcept {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// REDLOCK_FUZZ_SHOW=1 in the environment: each target prints what the
+// reader made of an input (run it on one file to see why it is interesting).
+[[nodiscard]] inline bool showing() noexcept {
+  static const bool show = std::getenv("REDLOCK_FUZZ_SHOW") != nullptr;
+  return show;
+}
+
+// Two crashes of toml++ 3.3.0 itself, which the project's readers bound
+// before toml++ is called (docs/testing.md, "Fuzzing"); until every reader
+// does, the TOML targets skip such inputs so that the known crashes do not
+// drown the run.
+//
+// Deep nesting: toml++ recurses once per level of a dotted key
+// ([a.a.a...], a.a.a... = 1) and overflows the stack some tens of
+// thousands of levels down (arrays and inline tables it bounds itself, at
+// 256). Caught here as more than `limit` of '.', '[' and '{' with only key
+// characters between them.
+[[nodiscard]] inline bool deeply_nested(std::string_view text, int limit = 64) noexcept {
+  int run = 0;
+  for (const char c : text) {
+    if (c == '.' || c == '[' || c == '{') {
+      if (++run > limit) return true;
+    } else if (c == '\n' || c == ']' || c == '}' || c == ',' || c == '#' || c == '=') {
+      run = 0;
+    }
+  }
+  return false;
+}
+
+// Non-ASCII bare keys: a byte >= 0x80 where toml++ reads a bare key reaches
+// an unreachable point (undefined behaviour) or an assertion in its Unicode
+// tables. Caught here as such a byte anywhere outside a string or a comment
+// (where it could only be a bare key or a syntax error anyway).
+[[nodiscard]] inline bool non_ascii_outside_strings(std::string_view text) noexcept {
+  std::size_t i = 0;
+  const auto starts = [&](std::string_view token) { return text.substr(i, token.size()) == token; };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) return true;
+    if (c == '#') {
+      const std::size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) return false;
+      i = end + 1;
+    } else if (starts(R"(""")") || starts("'''")) {
+      const std::string_view close = text.substr(i, 3);
+      const bool escapes = c == '"';
+      i += 3;
+      while (i < text.size() && !starts(close)) i += (escapes && text[i] == '\\') ? 2 : 1;
+      i += 3;
+    } else if (c == '"' || c == '\'') {
+      const bool escapes = c == '"';
+      ++i;
+      while (i < text.size() && text[i] != c && text[i] != '\n') {
+        i += (escapes && text[i] == '\\') ? 2 : 1;
+      }
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return false;
+}
+
+// Whether a TOML target skips this input (see above).
+[[nodiscard]] inline bool hits_known_toml_crash(std::string_view text) noexcept {
+  return deeply_nested(text) || non_ascii_outside_strings(text);
+}
+
+// Whether `c` may stand in a password without a %XX escape and without
+// meaning anything to TOML inside a string.
+[[nodiscard]] inline bool plain_password_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("-._~!$&()*+,;=").find(c) != std::string_view::npos;
+}
+
+// `text` with the password of every redis:// address replaced by as many
+// 'x' (where it is written in plain characters), or nullopt when there is
+// none. An address ends at `end_chars`; within it the password is what lies
+// between the first ':' after "redis://" and the last '@', as the address
+// reader takes it. The readers' verdict must not depend on what a password
+// says, so their messages can never quote one (docs/configuration.md,
+// "Secrets").
+[[nodiscard]] inline std::optional<std::string> with_passwords_masked(std::string_view text,
+                                                                      std::string_view end_chars) {
+  constexpr std::string_view kScheme = "redis://";
+  std::string masked(text);
+  bool any = false;
+  for (std::size_t start = text.find(kScheme); start != std::string_view::npos;
+       start = text.find(kScheme, start + 1)) {
+    const std::size_t body = start + kScheme.size();
+    const std::size_t end = std::min(text.size(), text.find_first_of(end_chars, body));
+    const std::string_view address = text.substr(body, end - body);
+    const std::size_t at = address.rfind('@');
+    const std::size_t colon = address.find(':');
+    if (at == std::string_view::npos || colon == std::string_view::npos || colon + 1 >= at) {
+      continue;
+    }
+    const std::string_view password = address.substr(colon + 1, at - colon - 1);
+    if (!std::all_of(password.begin(), password.end(), plain_password_char)) continue;
+    masked.replace(body + colon + 1, password.size(), password.size(), 'x');
+    any = any || password.find_first_not_of('x') != std::string_view::npos;
+  }
+  if (!any) return std::nullopt;
+  return masked;
+}
+
+}  // namespace redlock::fuzz
+
+// Aborts with the failed condition: a property that does not hold is a
+// finding, like a sanitizer report.
+#define REDLOCK_FUZZ_CHECK(condition)                                                    \
+  do {                                                                                   \
+    if (!(condition)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                      \
+    }                                                                                    \
+  } while (false)
