@@ -100,20 +100,25 @@ inline constexpr std::size_t kMaxInputBytes = 64 * 1024;
 
 // `text` with the password of every redis:// address replaced by as many
 // 'x' (where it is written in plain characters), or nullopt when there is
-// none. An address ends at `end_chars`; within it the password is what lies
-// between the first ':' after "redis://" and the last '@', as the address
-// reader takes it. The readers' verdict must not depend on what a password
-// says, so their messages can never quote one (docs/configuration.md,
-// "Secrets").
+// none. Within an address the password is what lies between the first ':'
+// after "redis://" and the last '@', as the address reader takes it.
+// `in_strings`: only addresses that open a TOML string count (a quote just
+// before "redis://"), and each ends at a quote or the end of its line.
+// The readers' verdict must not depend on what a password says, so their
+// messages can never quote one (docs/configuration.md, "Secrets").
 [[nodiscard]] inline std::optional<std::string> with_passwords_masked(std::string_view text,
-                                                                      std::string_view end_chars) {
+                                                                      bool in_strings) {
   constexpr std::string_view kScheme = "redis://";
   std::string masked(text);
   bool any = false;
   for (std::size_t start = text.find(kScheme); start != std::string_view::npos;
        start = text.find(kScheme, start + 1)) {
+    if (in_strings && (start == 0 || (text[start - 1] != '"' && text[start - 1] != '\''))) {
+      continue;
+    }
     const std::size_t body = start + kScheme.size();
-    const std::size_t end = std::min(text.size(), text.find_first_of(end_chars, body));
+    const std::size_t end =
+        in_strings ? std::min(text.size(), text.find_first_of("\"'\n", body)) : text.size();
     const std::string_view address = text.substr(body, end - body);
     const std::size_t at = address.rfind('@');
     const std::size_t colon = address.find(':');
