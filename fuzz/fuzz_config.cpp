@@ -64,9 +64,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     check_error(result.error, text);
   }
-  // A password in an address (a string: it ends at a quote or the line's
-  // end) must not change what the reader says.
-  if (const auto masked = redlock::fuzz::with_passwords_masked(text, true)) {
+  // A password in an address must not change what the reader says, once
+  // toml++ has taken the text (before that, the password may not even be
+  // inside a string).
+  const bool valid_toml = result.ok() || !result.error.message.starts_with("invalid TOML");
+  if (const auto masked = redlock::fuzz::with_passwords_masked(text, true); masked && valid_toml) {
     const redlock::ConfigResult same = redlock::parse_config(*masked, kSource);
     REDLOCK_FUZZ_CHECK(same.ok() == result.ok());
     REDLOCK_FUZZ_CHECK(same.error.to_string() == result.error.to_string());

@@ -2,13 +2,14 @@
 // reader the node connection uses (its reply constructors from
 // transport/reply_pool.hpp), and every reply that comes out is handed to
 // every reply parser of scripts/reply_parse.hpp, as the answer of each
-// script. The first input byte picks how the bytes are cut into reads, as
+// script, and so is every element of an array reply (a batched call's
+// answers). The first input byte picks how the bytes are cut into reads, as
 // the socket would deliver them. Nothing may crash or leak, and each parser
 // may only report what its script can mean.
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 
-#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -70,17 +71,30 @@ void parse_as_probe(const redisReply* const* replies) {
   }
 }
 
+// The answers to one request: `first`, and WAIT's after it when there is one.
+void parse_as_every_script(const redisReply* first, const redisReply* wait) {
+  const std::array<const redisReply*, 2> replies{first, wait};
+  const std::size_t with_wait = wait != nullptr ? 2 : 1;
+  parse_as_acquire(replies.data(), 1, 0);
+  parse_as_acquire(replies.data(), with_wait, 1);
+  parse_as_acquire(replies.data(), with_wait, 3);
+  parse_as_flag(replies.data(), NodeStatus::extended);
+  parse_as_flag(replies.data(), NodeStatus::released);
+  parse_as_fence(replies.data());
+  parse_as_probe(replies.data());
+}
+
 void parse_every_way(const std::vector<redisReply*>& replies) {
   for (std::size_t i = 0; i < replies.size(); ++i) {
-    const redisReply* const* at = replies.data() + i;
-    const std::size_t with_wait = std::min<std::size_t>(2, replies.size() - i);
-    parse_as_acquire(at, 1, 0);
-    parse_as_acquire(at, with_wait, 1);
-    parse_as_acquire(at, with_wait, 3);
-    parse_as_flag(at, NodeStatus::extended);
-    parse_as_flag(at, NodeStatus::released);
-    parse_as_fence(at);
-    parse_as_probe(at);
+    const redisReply* wait = i + 1 < replies.size() ? replies[i + 1] : nullptr;
+    parse_as_every_script(replies[i], wait);
+    // A batched call answers with one element per request, each handed to
+    // the parser as that request's reply (NodeConnection::complete_batch).
+    if (replies[i]->type == REDIS_REPLY_ARRAY) {
+      for (std::size_t e = 0; e < replies[i]->elements; ++e) {
+        parse_as_every_script(replies[i]->element[e], wait);
+      }
+    }
   }
 }
 

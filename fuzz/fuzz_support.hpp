@@ -98,12 +98,20 @@ inline constexpr std::size_t kMaxInputBytes = 64 * 1024;
          std::string_view("-._~!$&()*+,;=").find(c) != std::string_view::npos;
 }
 
+// Whether the text at `at` is the first character of a string value: a
+// quote just before it, and before that '=' (blanks aside).
+[[nodiscard]] inline bool opens_string_value(std::string_view text, std::size_t at) noexcept {
+  if (at == 0 || (text[at - 1] != '"' && text[at - 1] != '\'')) return false;
+  const std::size_t before = text.find_last_not_of(" \t", at - 2);
+  return at >= 2 && before != std::string_view::npos && text[before] == '=';
+}
+
 // `text` with the password of every redis:// address replaced by as many
 // 'x' (where it is written in plain characters), or nullopt when there is
 // none. Within an address the password is what lies between the first ':'
 // after "redis://" and the last '@', as the address reader takes it.
-// `in_strings`: only addresses that open a TOML string count (a quote just
-// before "redis://"), and each ends at a quote or the end of its line.
+// `in_strings`: only addresses that open a TOML string value count (`= "`
+// just before "redis://"), and each ends at a quote or the end of its line.
 // The readers' verdict must not depend on what a password says, so their
 // messages can never quote one (docs/configuration.md, "Secrets").
 [[nodiscard]] inline std::optional<std::string> with_passwords_masked(std::string_view text,
@@ -113,9 +121,7 @@ inline constexpr std::size_t kMaxInputBytes = 64 * 1024;
   bool any = false;
   for (std::size_t start = text.find(kScheme); start != std::string_view::npos;
        start = text.find(kScheme, start + 1)) {
-    if (in_strings && (start == 0 || (text[start - 1] != '"' && text[start - 1] != '\''))) {
-      continue;
-    }
+    if (in_strings && !opens_string_value(text, start)) continue;
     const std::size_t body = start + kScheme.size();
     const std::size_t end =
         in_strings ? std::min(text.size(), text.find_first_of("\"'\n", body)) : text.size();
