@@ -89,22 +89,12 @@ void* create_integer_reply(const redisReadTask* task, long long value) {
   return reply;
 }
 
-// hiredis allocates an array's element pointers as soon as its header
-// arrives, before any element has: refusing a header beyond the bound makes
-// the reader fail (a protocol error, and the connection resets) instead of
-// allocating.
-void* create_array_reply(const redisReadTask* task, int elements) {
-  if (elements > kMaxReplyArrayElements) return nullptr;
-  return hiredis_reply_functions().createArray(task, elements);
-}
-
 }  // namespace
 
 redisReplyObjectFunctions* pooled_reply_functions() {
   static redisReplyObjectFunctions functions = [] {
     redisReplyObjectFunctions copy = hiredis_reply_functions();
     copy.createInteger = &create_integer_reply;
-    copy.createArray = &create_array_reply;
     return copy;
   }();
   return &functions;
