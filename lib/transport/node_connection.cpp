@@ -14,6 +14,7 @@
 #include "transport/loop_context.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/reply_pool.hpp"
+#include "transport/reply_reader.hpp"
 #include "transport/resp_writer.hpp"
 
 namespace redlock::detail {
@@ -80,9 +81,7 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       reconnect_max_(lock.reconnect_max),
       backoff_(lock.reconnect_min) {}
 
-NodeConnection::~NodeConnection() {
-  if (reader_ != nullptr) redisReaderFree(reader_);
-}
+NodeConnection::~NodeConnection() = default;
 
 void NodeConnection::start() {
   if (state_ == State::closed) return;
@@ -136,7 +135,8 @@ void NodeConnection::begin_resolve() {
 
 void NodeConnection::connect_to(const sockaddr* address) {
   state_ = State::connecting;
-  reader_ = redisReaderCreateWithFunctions(pooled_reply_functions());
+  connect_started_ = SteadyClock::now();
+  reader_ = std::make_unique<ReplyReader>();
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->loop = &loop_;
@@ -172,6 +172,9 @@ void NodeConnection::on_connected(int status) {
     return;
   }
   state_ = State::handshaking;
+  // An idle connection (a subscriber's, a quiet client's) to a host that
+  // vanished is noticed by the kernel's probes; one in use by stall_limit().
+  (void)uv_tcp_keepalive(&tcp_->tcp, 1, kKeepAliveSeconds);
   const int rc = uv_read_start(
       reinterpret_cast<uv_stream_t*>(&tcp_->tcp),
       [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
@@ -319,21 +322,30 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
                           : uv_error_text("read", static_cast<int>(nread)));
     return;
   }
-  if (redisReaderFeed(reader_, data, static_cast<std::size_t>(nread)) != REDIS_OK) {
-    reset("protocol error");
+  if (!reader_->feed(data, static_cast<std::size_t>(nread))) {
+    reset("protocol error: " + std::string(reader_->error()));
     return;
   }
   // Every reply in this read had arrived by now: one reading serves them all.
   const TimePoint received_at = loop_.clock().now();
   const std::uint64_t generation = generation_;
   while (generation == generation_) {
-    void* reply = nullptr;
-    if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
-      reset(std::string("protocol error: ") + reader_->errstr);
-      return;
+    // A reply is charged to the request at the front of the queue, the one
+    // it answers (a published message to the default budget).
+    const Script* script = slots_.empty() ? nullptr : slots_.front().script;
+    const std::size_t budget =
+        script != nullptr ? script->max_reply_bytes : ReplyReader::kDefaultBudget;
+    redisReply* reply = nullptr;
+    switch (reader_->next(reply, budget)) {
+      case ReplyReader::Next::error:
+        reset("protocol error: " + std::string(reader_->error()));
+        return;
+      case ReplyReader::Next::incomplete:
+        return;
+      case ReplyReader::Next::reply:
+        on_reply(reply, received_at);
+        break;
     }
-    if (reply == nullptr) return;
-    on_reply(static_cast<redisReply*>(reply), received_at);
   }
 }
 
@@ -447,6 +459,11 @@ void NodeConnection::arm_deadline() {
   for (const Slot& slot : slots_) {
     if (!slot.handshake && !slot.answered) earliest = std::min(earliest, slot.deadline);
   }
+  // And the moment a node that owes an answer to a timed-out request has
+  // stalled for good (on_deadline resets the connection then).
+  if (const Slot* oldest = oldest_timed_out(); oldest != nullptr) {
+    earliest = std::min(earliest, oldest->deadline - request_timeout_ + stall_limit());
+  }
   if (earliest == deadline_armed_for_) return;
   loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
@@ -473,16 +490,64 @@ void NodeConnection::on_deadline() {
     slot.answered = true;
     if (!slot.sink) continue;
     stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
-    std::shared_ptr<ResponseSink> sink = slot.sink;
+    // From now on the slot only keeps its place for the late reply, which
+    // nobody reads: the operation (the sink) and the request's bytes go
+    // now, not when the node answers — a stalled node must not keep every
+    // operation sent to it alive. A cleanup keeps its bytes: it is sent
+    // again after a reset.
+    std::shared_ptr<ResponseSink> sink = std::move(slot.sink);
+    slot.prepared = nullptr;
+    if (!slot.cleanup) std::string().swap(slot.tail);
     NodeResponse response;
     response.kind = NodeResponse::Kind::timeout;
     response.detail = detail;
     response.may_have_run = slot.written;
     response.latency = std::chrono::ceil<Microseconds>(loop_.clock().now() - slot.sent_at);
-    sink->on_response(index_, slot.tag, response);
+    const std::uint32_t tag = slot.tag;
+    sink->on_response(index_, tag, response);
     if (generation != generation_) return;
   }
+  if (stalled(now)) {
+    reset("no answer for " +
+          number_text(std::chrono::duration_cast<Milliseconds>(stall_limit()).count()) +
+          " ms: connection reset");
+    return;
+  }
   arm_deadline();
+}
+
+Microseconds NodeConnection::stall_limit() const noexcept {
+  return request_timeout_ * kStallTimeouts + Microseconds(wait_timeout_);
+}
+
+const NodeConnection::Slot* NodeConnection::oldest_timed_out() const noexcept {
+  // Replies come in order, so the first request still waiting is the one
+  // the node owes first; the handshake has the connect timeout, and a
+  // command without deadline (SUBSCRIBE) is not a request.
+  for (const Slot& slot : slots_) {
+    if (slot.handshake || slot.deadline == TimePoint::max()) continue;
+    return slot.answered ? &slot : nullptr;
+  }
+  return nullptr;
+}
+
+bool NodeConnection::stalled(TimePoint now) const noexcept {
+  const Slot* oldest = oldest_timed_out();
+  return oldest != nullptr && now >= oldest->deadline - request_timeout_ + stall_limit();
+}
+
+bool NodeConnection::unresponsive() const noexcept {
+  if (slots_.size() < kMaxQueuedWhileUnresponsive) return false;
+  // A session still being set up a request timeout after the connect began
+  // is as overdue as a request that timed out.
+  const bool setup_overdue = (state_ == State::connecting || state_ == State::handshaking) &&
+                             SteadyClock::now() - connect_started_ >= request_timeout_;
+  return setup_overdue || oldest_timed_out() != nullptr;
+}
+
+std::string NodeConnection::unresponsive_text() const {
+  return "unresponsive: " + number_text(static_cast<long long>(slots_.size())) +
+         " requests unanswered";
 }
 
 void NodeConnection::reset(std::string why) {
@@ -503,10 +568,7 @@ void NodeConnection::reset(std::string why) {
       loop->handle_closed();
     });
   }
-  if (reader_ != nullptr) {
-    redisReaderFree(reader_);
-    reader_ = nullptr;
-  }
+  reader_.reset();
   outbuf_.clear();
   pending_count_ = 0;
   write_in_flight_ = false;
