@@ -517,7 +517,8 @@ void NodeConnection::on_deadline() {
 }
 
 Microseconds NodeConnection::stall_limit() const noexcept {
-  return request_timeout_ * kStallTimeouts + Microseconds(wait_timeout_);
+  const Microseconds wait = node_.min_replicas > 0 ? Microseconds(wait_timeout_) : Microseconds(0);
+  return request_timeout_ * kStallTimeouts + wait;
 }
 
 const NodeConnection::Slot* NodeConnection::oldest_timed_out() const noexcept {

@@ -19,6 +19,21 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A sanitizer's allocator keeps freed memory in quarantine, so the resident
+// size says nothing about what the client holds: the bounds on it are
+// checked in the plain build only (the rest of each test runs everywhere).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kResidentSizeMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kResidentSizeMeaningful = false;
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+#else
+constexpr bool kResidentSizeMeaningful = true;
+#endif
+
 QuorumConfig quick_config(const RedisCluster& cluster) {
   QuorumConfig config = config_for(cluster);
   config.lock.node_timeout = milliseconds(100);
@@ -40,13 +55,17 @@ struct LockLoop {
 void lock_loop(LoopRun& run, milliseconds duration, std::size_t hostile_index, LockLoop& out,
                std::function<void()> then) {
   const auto until = SteadyClock::now() + duration;
-  auto next = std::make_shared<std::function<void()>>();
-  *next = [&run, until, hostile_index, &out, then = std::move(then), next] {
+  // The step holds itself only weakly; the callback waiting for the
+  // client holds it strongly, so it lives exactly as long as the loop.
+  auto step = std::make_shared<std::function<void()>>();
+  *step = [&run, until, hostile_index, &out, then = std::move(then),
+           weak = std::weak_ptr<std::function<void()>>(step)] {
     if (SteadyClock::now() >= until) {
       then();
       return;
     }
     const TimePoint started = SteadyClock::now();
+    auto next = weak.lock();
     run.client().acquire(Resource("hostile-loop"), {}, [&, started, next](AcquireResult result) {
       out.slowest = std::max(
           out.slowest, std::chrono::duration_cast<Microseconds>(SteadyClock::now() - started));
@@ -62,7 +81,7 @@ void lock_loop(LoopRun& run, milliseconds duration, std::size_t hostile_index, L
       run.client().release(*result.lock, [next](ReleaseResult) { (*next)(); });
     });
   };
-  (*next)();
+  (*step)();
 }
 
 // Without a mode: five real nodes, the figures to compare with.
@@ -71,6 +90,7 @@ class HostileNodeAmongReal : public ::testing::TestWithParam<std::optional<Hosti
 TEST_P(HostileNodeAmongReal, CostsOnlyItsVote) {
   const bool control = !GetParam().has_value();
   RedisCluster cluster{control ? 5U : 4U};
+  initialise_quorum(cluster);
   std::optional<HostileNode> hostile;
   QuorumConfig config = quick_config(cluster);
   constexpr std::size_t kHostile = 2;
@@ -110,8 +130,10 @@ TEST_P(HostileNodeAmongReal, CostsOnlyItsVote) {
   // made every acquire wait for it.
   EXPECT_GE(measured.acquired, 20);
   EXPECT_LT(measured.slowest, Microseconds(std::chrono::seconds(1)));
-  EXPECT_LT(after_kib - before_kib, 64 * 1024)
-      << "the client grew by " << after_kib - before_kib << " KiB in 2 s";
+  if (kResidentSizeMeaningful) {
+    EXPECT_LT(after_kib - before_kib, 64 * 1024)
+        << "the client grew by " << after_kib - before_kib << " KiB in 2 s";
+  }
   const std::vector<NodeHealth> health = run.client().node_health();
   if (!control) {
     EXPECT_FALSE(health[kHostile].last_error.empty() && health[kHostile].connected)
@@ -232,8 +254,40 @@ TEST(StalledNodes, MemoryStaysFlatWhileTwoOfFiveAreStopped) {
   EXPECT_EQ(failures, 0);
   // 8000 acquisitions and releases: at the ~3.4 KiB each that a kept
   // operation costs, 27 MiB.
-  EXPECT_LT(after_kib - before_kib, 8 * 1024)
-      << "the client grew by " << after_kib - before_kib << " KiB";
+  if (kResidentSizeMeaningful) {
+    EXPECT_LT(after_kib - before_kib, 8 * 1024)
+        << "the client grew by " << after_kib - before_kib << " KiB";
+  }
+}
+
+// A node that stops answering after its session was set up (SIGSTOP): once
+// the oldest request has gone unanswered for four node timeouts the
+// connection is reset, so what was queued to it fails instead of waiting.
+TEST(StalledNodes, AConnectionOwingAnAnswerForTheStallLimitIsReset) {
+  RedisCluster cluster{3};
+  QuorumConfig config = quick_config(cluster);
+  LoopRun run(config);
+  std::string seen;
+  AcquireResult first;
+  ASSERT_TRUE(run.run(
+      [&] {
+        run.client().acquire(Resource("stall"), {}, [&](AcquireResult taken) {
+          first = std::move(taken);
+          cluster.node(0).pause();
+          run.client().acquire(Resource("stall-2"), {}, [&](AcquireResult) {
+            run.when(
+                [&] {
+                  seen = run.client().node_health()[0].last_error;
+                  return seen.find("connection reset") != std::string::npos;
+                },
+                [&] { run.done(); });
+          });
+        });
+      },
+      std::chrono::seconds(10)));
+  cluster.node(0).resume();
+  ASSERT_TRUE(first.ok()) << first.error.message();
+  EXPECT_EQ(seen, "no answer for 400 ms: connection reset");
 }
 
 }  // namespace
