@@ -36,9 +36,15 @@ struct NodeConnection::HandshakeStep {
   std::string what;  // the command, for error messages
   // An error is tolerated (CONFIG GET may be denied).
   bool optional = false;
-  // CONFIG GET appendonly / appendfsync: which persistence field it reads.
-  int persistence_field = 0;
 };
+
+namespace {
+
+// The settings persistence() is made of, in Slot::persistence_field order.
+constexpr std::array<std::string_view, 3> kPersistenceSettings{"appendonly", "appendfsync",
+                                                               "no-appendfsync-on-rewrite"};
+
+}  // namespace
 
 struct NodeConnection::TcpHolder {
   uv_tcp_t tcp{};
@@ -202,11 +208,12 @@ void NodeConnection::queue_handshake() {
   std::string head;
   std::deque<Slot> handshake;
   handshake_steps_.clear();
-  auto add = [&](std::string what, bool optional = false, int persistence_field = 0) {
+  auto add = [&](std::string what, bool optional = false, std::uint8_t persistence_field = 0) {
     Slot slot;
     slot.handshake = true;
     slot.step = static_cast<std::uint8_t>(handshake_steps_.size());
-    handshake_steps_.push_back(HandshakeStep{std::move(what), optional, persistence_field});
+    slot.persistence_field = persistence_field;
+    handshake_steps_.push_back(HandshakeStep{std::move(what), optional});
     handshake.push_back(std::move(slot));
   };
   if (!node_.password.empty()) {
@@ -224,11 +231,13 @@ void NodeConnection::queue_handshake() {
   // Persistence, where the node allows CONFIG GET.
   appendonly_.clear();
   appendfsync_.clear();
+  no_fsync_on_rewrite_.clear();
   if (setup_.read_persistence) {
-    append_command(head, {"CONFIG", "GET", "appendonly"});
-    add("CONFIG GET appendonly", true, 1);
-    append_command(head, {"CONFIG", "GET", "appendfsync"});
-    add("CONFIG GET appendfsync", true, 2);
+    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
+      append_command(head, {"CONFIG", "GET", kPersistenceSettings[i]});
+      add("CONFIG GET " + std::string(kPersistenceSettings[i]), true,
+          static_cast<std::uint8_t>(i + 1));
+    }
   }
   for (const Script* script : setup_.scripts) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
@@ -370,6 +379,13 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
+  if (front.persistence_field != 0) {
+    record_persistence(front.persistence_field, front.replies[0].get());
+    if (!front.handshake) {
+      slots_.drop_front();
+      return;
+    }
+  }
   if (front.handshake) {
     Slot slot = slots_.take_front();
     on_handshake_reply(slot);
@@ -421,11 +437,6 @@ void NodeConnection::deliver_front(const redisReply* const* views, std::size_t r
 void NodeConnection::on_handshake_reply(Slot& slot) {
   const redisReply* reply = slot.replies[0].get();
   const HandshakeStep& step = handshake_steps_[slot.step];
-  if (step.persistence_field != 0 && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-      reply->element[1]->type == REDIS_REPLY_STRING) {
-    std::string value(reply->element[1]->str, reply->element[1]->len);
-    (step.persistence_field == 1 ? appendonly_ : appendfsync_) = std::move(value);
-  }
   if (reply->type == REDIS_REPLY_ERROR && !step.optional) {
     reset(step.what + " failed: " + std::string(reply->str, reply->len));
     return;
@@ -450,8 +461,49 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     // still live on the node first.
     resend_deferred_cleanups();
     if (pending_count_ > 0) want_flush();
+    schedule_persistence_recheck();
     if (ready_handler_) ready_handler_();
   }
+}
+
+void NodeConnection::record_persistence(std::uint8_t field, const redisReply* reply) {
+  // A denied CONFIG GET (an error) leaves the setting unknown.
+  std::string value;
+  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[1]->type == REDIS_REPLY_STRING) {
+    value.assign(reply->element[1]->str, reply->element[1]->len);
+  }
+  switch (field) {
+    case 1:
+      appendonly_ = std::move(value);
+      break;
+    case 2:
+      appendfsync_ = std::move(value);
+      break;
+    default:
+      no_fsync_on_rewrite_ = std::move(value);
+      break;
+  }
+}
+
+void NodeConnection::schedule_persistence_recheck() {
+  if (!setup_.read_persistence || setup_.persistence_recheck <= Milliseconds(0)) return;
+  loop_.timers().cancel(recheck_timer_);
+  recheck_timer_ = loop_.timers().schedule_after(setup_.persistence_recheck, [this] {
+    recheck_timer_ = TimerQueue::kNone;
+    if (state_ != State::ready) return;  // the next handshake reads them anyway
+    // Behind what is pending, like any command; the replies carry no
+    // deadline (a node that stops answering is noticed by its requests).
+    emit_pending();
+    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
+      append_command(outbuf_, {"CONFIG", "GET", kPersistenceSettings[i]});
+      Slot& slot = slots_.emplace_back();
+      slot.deadline = TimePoint::max();
+      slot.persistence_field = static_cast<std::uint8_t>(i + 1);
+    }
+    want_flush();
+    schedule_persistence_recheck();
+  });
 }
 
 void NodeConnection::arm_deadline() {
@@ -559,6 +611,8 @@ void NodeConnection::reset(std::string why) {
   loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
   deadline_armed_for_ = TimePoint::max();
+  loop_.timers().cancel(recheck_timer_);
+  recheck_timer_ = TimerQueue::kNone;
   if (tcp_ != nullptr) {
     TcpHolder* holder = std::exchange(tcp_, nullptr);
     holder->owner = nullptr;
@@ -627,7 +681,11 @@ void NodeConnection::schedule_reconnect() {
 Persistence NodeConnection::persistence() const noexcept {
   if (appendonly_.empty()) return Persistence::unknown;
   if (appendonly_ != "yes") return Persistence::none;
-  if (appendfsync_ == "always") return Persistence::aof_always;
+  if (appendfsync_ == "always") {
+    // Unknown counts as "yes": durability is what has to be shown.
+    return no_fsync_on_rewrite_ == "no" ? Persistence::aof_always
+                                        : Persistence::aof_always_but_rewrite;
+  }
   if (appendfsync_ == "everysec") return Persistence::aof_everysec;
   if (appendfsync_ == "no") return Persistence::aof_no;
   return Persistence::unknown;

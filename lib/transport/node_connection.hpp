@@ -172,8 +172,11 @@ class Fifo {
 struct SessionSetup {
   // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them.
   std::vector<const Script*> scripts;
-  // Read appendonly / appendfsync with CONFIG GET (persistence()).
+  // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
+  // GET (persistence()) at connect, and again every `persistence_recheck`
+  // while connected.
   bool read_persistence = false;
+  Milliseconds persistence_recheck{5000};
 };
 
 class NodeConnection final : public Flushable {
@@ -258,6 +261,10 @@ class NodeConnection final : public Flushable {
   void on_reply(redisReply* reply, TimePoint received_at);
   void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);
+  // The reply to a CONFIG GET of persistence setting `field` (Slot).
+  void record_persistence(std::uint8_t field, const redisReply* reply);
+  // Reads the persistence settings again after setup_.persistence_recheck.
+  void schedule_persistence_recheck();
   void on_deadline();
   void arm_deadline();
   // How long past its own timeout the oldest request may stay unanswered
@@ -377,6 +384,8 @@ class NodeConnection final : public Flushable {
   std::function<void()> ready_handler_;
   std::string appendonly_;
   std::string appendfsync_;
+  std::string no_fsync_on_rewrite_;
+  TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).
   static constexpr std::size_t kMaxDeferredCleanups = 4096;
   std::vector<DeferredCleanup> deferred_cleanups_;
