@@ -13,6 +13,7 @@
 #include <memory>
 #include <stop_token>
 
+#include "redlock/client_options.hpp"
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
 #include "redlock/guard.hpp"
@@ -26,6 +27,9 @@ class REDLOCK_API BlockingClient {
  public:
   // `metrics`: where to record (shared to aggregate clients); null makes one.
   explicit BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics = nullptr);
+  // With the options of an AsyncClient (clock, metrics, persistence
+  // re-reads); the clock must outlive the client.
+  BlockingClient(QuorumConfig config, ClientOptions options);
   ~BlockingClient();
   BlockingClient(const BlockingClient&) = delete;
   BlockingClient& operator=(const BlockingClient&) = delete;

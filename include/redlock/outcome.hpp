@@ -90,7 +90,11 @@ struct ExtendResult {
 // A node's persistence, as its configuration says (CONFIG GET appendonly,
 // appendfsync at connect). Only aof_always keeps every acknowledged write
 // through a crash, which fencing counters need (see docs/engine.md).
-enum class Persistence { unknown, none, aof_no, aof_everysec, aof_always };
+// What a node keeps of acknowledged writes, from its CONFIG: `aof_always`
+// only with appendonly yes, appendfsync always and no-appendfsync-on-rewrite
+// no (with "yes" the node skips its fsyncs while an AOF rewrite runs:
+// `aof_always_but_rewrite`, not durable).
+enum class Persistence { unknown, none, aof_no, aof_everysec, aof_always, aof_always_but_rewrite };
 
 [[nodiscard]] REDLOCK_API std::string_view to_string(Persistence persistence) noexcept;
 

@@ -12,13 +12,13 @@ namespace redlock {
 
 namespace detail {
 
-BlockingClientImpl::BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metrics> metrics)
-    : config_(config), metrics_(metrics ? std::move(metrics) : std::make_shared<Metrics>()) {
+BlockingClientImpl::BlockingClientImpl(QuorumConfig config, ClientOptions options)
+    : config_(config),
+      metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, &BlockingClientImpl::on_wake);
   wake_.data = this;
   // Built before the thread starts: nothing else touches the loop yet.
-  ClientOptions options;
   options.metrics = metrics_;
   client_.emplace(&loop_, std::move(config), options);
   thread_ = std::thread([this] {
@@ -134,7 +134,10 @@ ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState
 }  // namespace detail
 
 BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics)
-    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config), std::move(metrics))) {}
+    : BlockingClient(std::move(config), ClientOptions{.metrics = std::move(metrics)}) {}
+
+BlockingClient::BlockingClient(QuorumConfig config, ClientOptions options)
+    : impl_(std::make_shared<detail::BlockingClientImpl>(std::move(config), std::move(options))) {}
 
 BlockingClient::~BlockingClient() = default;
 

@@ -27,7 +27,7 @@ class ClientAccess {
 
 class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImpl> {
  public:
-  BlockingClientImpl(QuorumConfig config, std::shared_ptr<Metrics> metrics);
+  BlockingClientImpl(QuorumConfig config, ClientOptions options);
   ~BlockingClientImpl();
   BlockingClientImpl(const BlockingClientImpl&) = delete;
   BlockingClientImpl& operator=(const BlockingClientImpl&) = delete;

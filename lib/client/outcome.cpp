@@ -44,6 +44,8 @@ std::string_view to_string(Persistence persistence) noexcept {
       return "aof-everysec";
     case Persistence::aof_always:
       return "aof-always";
+    case Persistence::aof_always_but_rewrite:
+      return "aof-always-no-fsync-on-rewrite";
   }
   return "unknown";
 }

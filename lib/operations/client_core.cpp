@@ -43,6 +43,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   SessionSetup setup;
   for (const Script& entry : script_table()) setup.scripts.push_back(&entry);
   setup.read_persistence = true;
+  setup.persistence_recheck = options.persistence_recheck;
   nodes_.reserve(config_.nodes.size());
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
     nodes_.push_back(std::make_unique<NodeConnection>(*context_,

@@ -62,9 +62,21 @@ RecoveryPlan plan_recovery(const std::vector<NodeProbe>& probes) {
       plan.targets.clear();
       return plan;
     }
-    if (all_blank) {
+    if (all_blank && answered == nodes) {
       plan.action = RecoveryAction::initialise;
-      plan.reason = "brand-new quorum: every node that answered is empty";
+      plan.reason = "brand-new quorum: every node answered and is empty";
+      return plan;
+    }
+    if (all_blank) {
+      // A majority that lost its data while the rest are unreachable looks
+      // just like a brand-new quorum: only every node's answer tells them
+      // apart. Marked now, but with the delay.
+      plan.action = RecoveryAction::recover;
+      plan.delayed = true;
+      plan.reason = "every node that answered is empty, but only " + std::to_string(answered) +
+                    " of " + std::to_string(nodes) +
+                    " answered (a majority that lost its data looks the same): recovering with "
+                    "a delay";
       return plan;
     }
     // Data but no markers anywhere: a quorum used without the defence, or a

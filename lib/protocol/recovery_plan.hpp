@@ -22,7 +22,8 @@ struct NodeProbe {
 
 enum class RecoveryAction {
   none,        // every node that answered carries its marker
-  initialise,  // a brand-new quorum: mark the blank nodes, no delay
+  initialise,  // a brand-new quorum (every node answered, all empty): mark
+               // them, no delay
   recover,     // mark the unmarked nodes after merging fence counters, with
                // a delay of max_ttl before they may grant again
   wait,        // not enough known to act safely; try again later

@@ -251,12 +251,14 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string acquire = std::string(kNodeRules) + std::string(kAcquireBatch);
   static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
   static const std::array<Script, kScriptCount> table{{
-      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4},
-      {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2},
-      {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2},
-      {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3},
-      {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0},
-      {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0},
+      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4, kScriptReplyBytes},
+      {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2,
+       kScriptReplyBytes},
+      {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2,
+       kScriptReplyBytes},
+      {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
+      {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
+      {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
   }};
   return table;
 }

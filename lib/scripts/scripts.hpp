@@ -48,7 +48,16 @@ struct Script {
   bool batched;
   std::size_t shared_keys;
   std::size_t args_per_request;
+  // The most one reply of it may cost the client (transport/reply_reader.hpp):
+  // a lock script's reply is a batch of small arrays; the probe's carries a
+  // node's whole fence hash.
+  std::size_t max_reply_bytes;
 };
+
+// What a lock script's or the recover script's reply may cost, and the
+// probe's (a fence hash of about a million resources).
+inline constexpr std::size_t kScriptReplyBytes = std::size_t{1} << 20;  // 1 MiB
+inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 MiB
 
 // acquire — request KEYS: lock key; shared: node marker, recovering key,
 //   fence hash. ARGV: value, ttl ms, resource (empty for an unfenced

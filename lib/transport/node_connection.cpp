@@ -14,6 +14,7 @@
 #include "transport/loop_context.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/reply_pool.hpp"
+#include "transport/reply_reader.hpp"
 #include "transport/resp_writer.hpp"
 
 namespace redlock::detail {
@@ -35,9 +36,15 @@ struct NodeConnection::HandshakeStep {
   std::string what;  // the command, for error messages
   // An error is tolerated (CONFIG GET may be denied).
   bool optional = false;
-  // CONFIG GET appendonly / appendfsync: which persistence field it reads.
-  int persistence_field = 0;
 };
+
+namespace {
+
+// The settings persistence() is made of, in Slot::persistence_field order.
+constexpr std::array<std::string_view, 3> kPersistenceSettings{"appendonly", "appendfsync",
+                                                               "no-appendfsync-on-rewrite"};
+
+}  // namespace
 
 struct NodeConnection::TcpHolder {
   uv_tcp_t tcp{};
@@ -80,9 +87,7 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       reconnect_max_(lock.reconnect_max),
       backoff_(lock.reconnect_min) {}
 
-NodeConnection::~NodeConnection() {
-  if (reader_ != nullptr) redisReaderFree(reader_);
-}
+NodeConnection::~NodeConnection() = default;
 
 void NodeConnection::start() {
   if (state_ == State::closed) return;
@@ -136,7 +141,8 @@ void NodeConnection::begin_resolve() {
 
 void NodeConnection::connect_to(const sockaddr* address) {
   state_ = State::connecting;
-  reader_ = redisReaderCreateWithFunctions(pooled_reply_functions());
+  connect_started_ = SteadyClock::now();
+  reader_ = std::make_unique<ReplyReader>();
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->loop = &loop_;
@@ -172,6 +178,9 @@ void NodeConnection::on_connected(int status) {
     return;
   }
   state_ = State::handshaking;
+  // An idle connection (a subscriber's, a quiet client's) to a host that
+  // vanished is noticed by the kernel's probes; one in use by stall_limit().
+  (void)uv_tcp_keepalive(&tcp_->tcp, 1, kKeepAliveSeconds);
   const int rc = uv_read_start(
       reinterpret_cast<uv_stream_t*>(&tcp_->tcp),
       [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
@@ -199,11 +208,12 @@ void NodeConnection::queue_handshake() {
   std::string head;
   std::deque<Slot> handshake;
   handshake_steps_.clear();
-  auto add = [&](std::string what, bool optional = false, int persistence_field = 0) {
+  auto add = [&](std::string what, bool optional = false, std::uint8_t persistence_field = 0) {
     Slot slot;
     slot.handshake = true;
     slot.step = static_cast<std::uint8_t>(handshake_steps_.size());
-    handshake_steps_.push_back(HandshakeStep{std::move(what), optional, persistence_field});
+    slot.persistence_field = persistence_field;
+    handshake_steps_.push_back(HandshakeStep{std::move(what), optional});
     handshake.push_back(std::move(slot));
   };
   if (!node_.password.empty()) {
@@ -221,11 +231,13 @@ void NodeConnection::queue_handshake() {
   // Persistence, where the node allows CONFIG GET.
   appendonly_.clear();
   appendfsync_.clear();
+  no_fsync_on_rewrite_.clear();
   if (setup_.read_persistence) {
-    append_command(head, {"CONFIG", "GET", "appendonly"});
-    add("CONFIG GET appendonly", true, 1);
-    append_command(head, {"CONFIG", "GET", "appendfsync"});
-    add("CONFIG GET appendfsync", true, 2);
+    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
+      append_command(head, {"CONFIG", "GET", kPersistenceSettings[i]});
+      add("CONFIG GET " + std::string(kPersistenceSettings[i]), true,
+          static_cast<std::uint8_t>(i + 1));
+    }
   }
   for (const Script* script : setup_.scripts) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
@@ -319,21 +331,30 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
                           : uv_error_text("read", static_cast<int>(nread)));
     return;
   }
-  if (redisReaderFeed(reader_, data, static_cast<std::size_t>(nread)) != REDIS_OK) {
-    reset("protocol error");
+  if (!reader_->feed(data, static_cast<std::size_t>(nread))) {
+    reset("protocol error: " + std::string(reader_->error()));
     return;
   }
   // Every reply in this read had arrived by now: one reading serves them all.
   const TimePoint received_at = loop_.clock().now();
   const std::uint64_t generation = generation_;
   while (generation == generation_) {
-    void* reply = nullptr;
-    if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
-      reset(std::string("protocol error: ") + reader_->errstr);
-      return;
+    // A reply is charged to the request at the front of the queue, the one
+    // it answers (a published message to the default budget).
+    const Script* script = slots_.empty() ? nullptr : slots_.front().script;
+    const std::size_t budget =
+        script != nullptr ? script->max_reply_bytes : ReplyReader::kDefaultBudget;
+    redisReply* reply = nullptr;
+    switch (reader_->next(reply, budget)) {
+      case ReplyReader::Next::error:
+        reset("protocol error: " + std::string(reader_->error()));
+        return;
+      case ReplyReader::Next::incomplete:
+        return;
+      case ReplyReader::Next::reply:
+        on_reply(reply, received_at);
+        break;
     }
-    if (reply == nullptr) return;
-    on_reply(static_cast<redisReply*>(reply), received_at);
   }
 }
 
@@ -358,6 +379,13 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
+  if (front.persistence_field != 0) {
+    record_persistence(front.persistence_field, front.replies[0].get());
+    if (!front.handshake) {
+      slots_.drop_front();
+      return;
+    }
+  }
   if (front.handshake) {
     Slot slot = slots_.take_front();
     on_handshake_reply(slot);
@@ -409,11 +437,6 @@ void NodeConnection::deliver_front(const redisReply* const* views, std::size_t r
 void NodeConnection::on_handshake_reply(Slot& slot) {
   const redisReply* reply = slot.replies[0].get();
   const HandshakeStep& step = handshake_steps_[slot.step];
-  if (step.persistence_field != 0 && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-      reply->element[1]->type == REDIS_REPLY_STRING) {
-    std::string value(reply->element[1]->str, reply->element[1]->len);
-    (step.persistence_field == 1 ? appendonly_ : appendfsync_) = std::move(value);
-  }
   if (reply->type == REDIS_REPLY_ERROR && !step.optional) {
     reset(step.what + " failed: " + std::string(reply->str, reply->len));
     return;
@@ -438,14 +461,60 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     // still live on the node first.
     resend_deferred_cleanups();
     if (pending_count_ > 0) want_flush();
+    schedule_persistence_recheck();
     if (ready_handler_) ready_handler_();
   }
+}
+
+void NodeConnection::record_persistence(std::uint8_t field, const redisReply* reply) {
+  // A denied CONFIG GET (an error) leaves the setting unknown.
+  std::string value;
+  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[1]->type == REDIS_REPLY_STRING) {
+    value.assign(reply->element[1]->str, reply->element[1]->len);
+  }
+  switch (field) {
+    case 1:
+      appendonly_ = std::move(value);
+      break;
+    case 2:
+      appendfsync_ = std::move(value);
+      break;
+    default:
+      no_fsync_on_rewrite_ = std::move(value);
+      break;
+  }
+}
+
+void NodeConnection::schedule_persistence_recheck() {
+  if (!setup_.read_persistence || setup_.persistence_recheck <= Milliseconds(0)) return;
+  loop_.timers().cancel(recheck_timer_);
+  recheck_timer_ = loop_.timers().schedule_after(setup_.persistence_recheck, [this] {
+    recheck_timer_ = TimerQueue::kNone;
+    if (state_ != State::ready) return;  // the next handshake reads them anyway
+    // Behind what is pending, like any command; the replies carry no
+    // deadline (a node that stops answering is noticed by its requests).
+    emit_pending();
+    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
+      append_command(outbuf_, {"CONFIG", "GET", kPersistenceSettings[i]});
+      Slot& slot = slots_.emplace_back();
+      slot.deadline = TimePoint::max();
+      slot.persistence_field = static_cast<std::uint8_t>(i + 1);
+    }
+    want_flush();
+    schedule_persistence_recheck();
+  });
 }
 
 void NodeConnection::arm_deadline() {
   TimePoint earliest = TimePoint::max();
   for (const Slot& slot : slots_) {
     if (!slot.handshake && !slot.answered) earliest = std::min(earliest, slot.deadline);
+  }
+  // And the moment a node that owes an answer to a timed-out request has
+  // stalled for good (on_deadline resets the connection then).
+  if (const Slot* oldest = oldest_timed_out(); oldest != nullptr) {
+    earliest = std::min(earliest, oldest->deadline - request_timeout_ + stall_limit());
   }
   if (earliest == deadline_armed_for_) return;
   loop_.timers().cancel(deadline_timer_);
@@ -473,16 +542,65 @@ void NodeConnection::on_deadline() {
     slot.answered = true;
     if (!slot.sink) continue;
     stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
-    std::shared_ptr<ResponseSink> sink = slot.sink;
+    // From now on the slot only keeps its place for the late reply, which
+    // nobody reads: the operation (the sink) and the request's bytes go
+    // now, not when the node answers — a stalled node must not keep every
+    // operation sent to it alive. A cleanup keeps its bytes: it is sent
+    // again after a reset.
+    std::shared_ptr<ResponseSink> sink = std::move(slot.sink);
+    slot.prepared = nullptr;
+    if (!slot.cleanup) std::string().swap(slot.tail);
     NodeResponse response;
     response.kind = NodeResponse::Kind::timeout;
     response.detail = detail;
     response.may_have_run = slot.written;
     response.latency = std::chrono::ceil<Microseconds>(loop_.clock().now() - slot.sent_at);
-    sink->on_response(index_, slot.tag, response);
+    const std::uint32_t tag = slot.tag;
+    sink->on_response(index_, tag, response);
     if (generation != generation_) return;
   }
+  if (stalled(now)) {
+    reset("no answer for " +
+          number_text(std::chrono::duration_cast<Milliseconds>(stall_limit()).count()) +
+          " ms: connection reset");
+    return;
+  }
   arm_deadline();
+}
+
+Microseconds NodeConnection::stall_limit() const noexcept {
+  const Microseconds wait = node_.min_replicas > 0 ? Microseconds(wait_timeout_) : Microseconds(0);
+  return request_timeout_ * kStallTimeouts + wait;
+}
+
+const NodeConnection::Slot* NodeConnection::oldest_timed_out() const noexcept {
+  // Replies come in order, so the first request still waiting is the one
+  // the node owes first; the handshake has the connect timeout, and a
+  // command without deadline (SUBSCRIBE) is not a request.
+  for (const Slot& slot : slots_) {
+    if (slot.handshake || slot.deadline == TimePoint::max()) continue;
+    return slot.answered ? &slot : nullptr;
+  }
+  return nullptr;
+}
+
+bool NodeConnection::stalled(TimePoint now) const noexcept {
+  const Slot* oldest = oldest_timed_out();
+  return oldest != nullptr && now >= oldest->deadline - request_timeout_ + stall_limit();
+}
+
+bool NodeConnection::unresponsive() const noexcept {
+  if (slots_.size() < kMaxQueuedWhileUnresponsive) return false;
+  // A session still being set up a request timeout after the connect began
+  // is as overdue as a request that timed out.
+  const bool setup_overdue = (state_ == State::connecting || state_ == State::handshaking) &&
+                             SteadyClock::now() - connect_started_ >= request_timeout_;
+  return setup_overdue || oldest_timed_out() != nullptr;
+}
+
+std::string NodeConnection::unresponsive_text() const {
+  return "unresponsive: " + number_text(static_cast<long long>(slots_.size())) +
+         " requests unanswered";
 }
 
 void NodeConnection::reset(std::string why) {
@@ -493,6 +611,8 @@ void NodeConnection::reset(std::string why) {
   loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
   deadline_armed_for_ = TimePoint::max();
+  loop_.timers().cancel(recheck_timer_);
+  recheck_timer_ = TimerQueue::kNone;
   if (tcp_ != nullptr) {
     TcpHolder* holder = std::exchange(tcp_, nullptr);
     holder->owner = nullptr;
@@ -503,10 +623,7 @@ void NodeConnection::reset(std::string why) {
       loop->handle_closed();
     });
   }
-  if (reader_ != nullptr) {
-    redisReaderFree(reader_);
-    reader_ = nullptr;
-  }
+  reader_.reset();
   outbuf_.clear();
   pending_count_ = 0;
   write_in_flight_ = false;
@@ -564,7 +681,11 @@ void NodeConnection::schedule_reconnect() {
 Persistence NodeConnection::persistence() const noexcept {
   if (appendonly_.empty()) return Persistence::unknown;
   if (appendonly_ != "yes") return Persistence::none;
-  if (appendfsync_ == "always") return Persistence::aof_always;
+  if (appendfsync_ == "always") {
+    // Unknown counts as "yes": durability is what has to be shown.
+    return no_fsync_on_rewrite_ == "no" ? Persistence::aof_always
+                                        : Persistence::aof_always_but_rewrite;
+  }
   if (appendfsync_ == "everysec") return Persistence::aof_everysec;
   if (appendfsync_ == "no") return Persistence::aof_no;
   return Persistence::unknown;

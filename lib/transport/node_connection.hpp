@@ -31,12 +31,12 @@
 #include "transport/loop_turn.hpp"
 #include "transport/timer_queue.hpp"
 
-struct redisReader;
 struct redisReply;
 
 namespace redlock::detail {
 
 class LoopContext;
+class ReplyReader;
 
 struct NodeResponse {
   enum class Kind { reply, timeout, unreachable };
@@ -172,8 +172,11 @@ class Fifo {
 struct SessionSetup {
   // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them.
   std::vector<const Script*> scripts;
-  // Read appendonly / appendfsync with CONFIG GET (persistence()).
+  // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
+  // GET (persistence()) at connect, and again every `persistence_recheck`
+  // while connected.
   bool read_persistence = false;
+  Milliseconds persistence_recheck{5000};
 };
 
 class NodeConnection final : public Flushable {
@@ -258,8 +261,26 @@ class NodeConnection final : public Flushable {
   void on_reply(redisReply* reply, TimePoint received_at);
   void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);
+  // The reply to a CONFIG GET of persistence setting `field` (Slot).
+  void record_persistence(std::uint8_t field, const redisReply* reply);
+  // Reads the persistence settings again after setup_.persistence_recheck.
+  void schedule_persistence_recheck();
   void on_deadline();
   void arm_deadline();
+  // How long past its own timeout the oldest request may stay unanswered
+  // before the connection is reset: the node has stalled (stopped, frozen,
+  // its link dropping everything) and everything queued to it is waiting
+  // in vain.
+  [[nodiscard]] Microseconds stall_limit() const noexcept;
+  // The oldest request the node has not answered, when it has timed out.
+  [[nodiscard]] const Slot* oldest_timed_out() const noexcept;
+  [[nodiscard]] bool stalled(TimePoint now) const noexcept;
+  // A node with kMaxQueuedWhileUnresponsive requests queued and either a
+  // timed-out request unanswered or a session set-up overdue gets no more
+  // until it answers: they fail at once as unreachable, so the queue and the
+  // output buffer stay bounded.
+  [[nodiscard]] bool unresponsive() const noexcept;
+  [[nodiscard]] std::string unresponsive_text() const;
   void reset(std::string why);
   void fail_slots(Fifo<Slot>& slots, std::string_view why);
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
@@ -334,7 +355,7 @@ class NodeConnection final : public Flushable {
   // socket (connect, read, resolve) recognise they are stale.
   std::uint64_t generation_ = 0;
   TcpHolder* tcp_ = nullptr;
-  redisReader* reader_ = nullptr;
+  std::unique_ptr<ReplyReader> reader_;
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   std::size_t handshake_pending_ = 0;
@@ -347,17 +368,24 @@ class NodeConnection final : public Flushable {
   // At most this many requests per batched call: a script blocks its node
   // while it runs.
   static constexpr std::size_t kMaxBatch = 64;
+  // stall_limit(): the request timeout this many times over (plus WAIT's).
+  static constexpr int kStallTimeouts = 4;
+  static constexpr std::size_t kMaxQueuedWhileUnresponsive = 4096;
+  static constexpr int kKeepAliveSeconds = 15;
   bool write_in_flight_ = false;
   bool flush_wanted_ = false;  // this connection is on the loop turn's list
   TimerQueue::Id deadline_timer_ = TimerQueue::kNone;
   TimePoint deadline_armed_for_ = TimePoint::max();
   TimerQueue::Id connect_timer_ = TimerQueue::kNone;
+  TimePoint connect_started_{};  // steady clock
   TimerQueue::Id reconnect_timer_ = TimerQueue::kNone;
   std::string last_error_;
   std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
   std::string appendonly_;
   std::string appendfsync_;
+  std::string no_fsync_on_rewrite_;
+  TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).
   static constexpr std::size_t kMaxDeferredCleanups = 4096;
   std::vector<DeferredCleanup> deferred_cleanups_;

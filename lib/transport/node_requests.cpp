@@ -101,6 +101,10 @@ void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sen
                last_error_.empty() ? std::string("not connected") : last_error_);
     return;
   }
+  if (unresponsive()) {
+    fail_later(std::move(sink), tag, unresponsive_text());
+    return;
+  }
   // Built in its place in the queue: a slot is large, and moving it per
   // request was a measurable part of a renewal. An extend waits for the
   // turn's flush like the other batchable requests: the renewals of many
@@ -125,6 +129,10 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
+    return;
+  }
+  if (unresponsive()) {
+    fail_later(std::move(sink), tag, unresponsive_text());
     return;
   }
   const bool with_wait = require_replicas && node_.min_replicas > 0;
@@ -328,22 +336,30 @@ void NodeConnection::append_request(const Slot& slot, bool use_eval) {
 void NodeConnection::resend_with_eval(std::size_t count) {
   // The node lost its script cache (restart, SCRIPT FLUSH): the request, or
   // the batch, goes again with its script's body; EVAL also caches the
-  // script again for the next EVALSHA.
+  // script again for the next EVALSHA. A request that timed out meanwhile
+  // does not go again: it was reported as not answered, and running it now,
+  // behind the clean-ups sent since, could leave a grant nobody undoes.
   std::vector<Slot> again;
   again.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) again.push_back(slots_.take_front());
+  for (std::size_t i = 0; i < count; ++i) {
+    Slot slot = slots_.take_front();
+    if (slot.answered && !slot.cleanup) continue;
+    again.push_back(std::move(slot));
+  }
+  if (again.empty()) return;
   emit_pending();
   const std::size_t first = slots_.size();
   for (Slot& slot : again) {
     slot.evaled = true;
     slot.received = 0;
     slot.replies = {};
+    slot.batch_size = 0;
     slots_.push_back(std::move(slot));
   }
-  if (count == 1) {
+  if (again.size() == 1) {
     encode_lone(first, true);
   } else {
-    append_batch(first, count, true);
+    append_batch(first, again.size(), true);
   }
   want_flush();
 }

@@ -136,6 +136,36 @@ TEST(Persistence, StrictModeRefusesVotesOfNodesThatCanForget) {
   EXPECT_TRUE(held.ok()) << held.error.message();
 }
 
+TEST(Persistence, ReadAgainWhileConnectedSoAChangeAtRunTimeIsRefused) {
+  RedisCluster durable{3, test::Persistence::aof_always};
+  QuorumConfig config = config_for(durable);
+  config.lock.strict_persistence = true;
+  ClientOptions options;
+  options.persistence_recheck = milliseconds(50);
+  BlockingClient client(config, options);
+  AcquireResult held = client.acquire(Resource("recheck"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  (void)client.release(*held.lock);
+  // Two nodes stop fsyncing every write, without a restart: the same
+  // connections must notice.
+  ASSERT_TRUE(
+      durable.node(0).probe().command({"CONFIG", "SET", "appendfsync", "everysec"}).is_ok());
+  ASSERT_TRUE(durable.node(1)
+                  .probe()
+                  .command({"CONFIG", "SET", "no-appendfsync-on-rewrite", "yes"})
+                  .is_ok());
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<NodeHealth> health = client.node_health();
+    return health[0].persistence == redlock::Persistence::aof_everysec &&
+           health[1].persistence == redlock::Persistence::aof_always_but_rewrite;
+  })) << "persistence was not read again";
+  const AcquireResult refused = client.acquire(Resource("recheck"));
+  EXPECT_EQ(refused.error, errc::no_quorum);
+  EXPECT_NE(refused.nodes[1].detail.find("aof-always-no-fsync-on-rewrite"), std::string::npos)
+      << refused.nodes[1].detail;
+  for (const NodeHealth& node : client.node_health()) EXPECT_TRUE(node.connected) << node.name;
+}
+
 TEST(Persistence, UnknownWhenConfigIsDeniedAndLockingStillWorks) {
   RedisServer server;
   ASSERT_TRUE(

@@ -23,6 +23,7 @@ using std::chrono::milliseconds;
 // Three nodes with a 200 ms TTL, as a holder of a short lease would run
 // them, and the third node stopped: every round needs both of the others.
 QuorumConfig short_lease_config(RedisCluster& cluster) {
+  initialise_quorum(cluster);
   cluster.node(2).stop();
   QuorumConfig config = config_for(cluster, milliseconds(200));
   config.lock.node_timeout = milliseconds(150);

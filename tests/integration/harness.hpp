@@ -146,6 +146,25 @@ inline void when_connected(LoopRun& run, std::function<void()> fn) {
   run.when([&run] { return all_connected(run.client()); }, std::move(fn));
 }
 
+// Marks the nodes `indices` of `cluster` (every node when empty) with the
+// amnesia defence's identity marker, as a quorum in use has them: a
+// brand-new quorum is initialised without the recovery delay only when
+// every configured node answers (docs/algorithm.md, "The amnesia defence"),
+// so a test that starts with nodes down, or with a node that never answers,
+// initialises the others first.
+inline void initialise_quorum(const RedisCluster& cluster, std::vector<std::size_t> indices = {}) {
+  if (indices.empty()) {
+    for (std::size_t i = 0; i < cluster.size(); ++i) indices.push_back(i);
+  }
+  QuorumConfig config = config_for(cluster);
+  config.nodes.clear();
+  for (std::size_t i : indices) config.nodes.push_back(node_at(cluster.node(i).port()));
+  BlockingClient client(config);
+  const AcquireResult taken = client.acquire(Resource("initialise-quorum"));
+  ASSERT_TRUE(taken.ok()) << taken.error.message();
+  (void)client.release(*taken.lock);
+}
+
 // Acquire, then stop the loop: the common one-shot case.
 inline AcquireResult acquire_once(LoopRun& run, const Resource& resource,
                                   const AcquireOptions& options = {}) {

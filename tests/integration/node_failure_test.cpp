@@ -23,6 +23,7 @@ class NodeFailure : public ::testing::Test {
 };
 
 TEST_F(NodeFailure, AcquiresWithTwoOfFiveDown) {
+  initialise_quorum(cluster);
   cluster.node(0).stop();
   cluster.node(3).stop();
   BlockingClient client(config_for(cluster));
@@ -109,6 +110,7 @@ TEST_F(NodeFailure, ThreeSilentNodesFailAfterTheNodeTimeout) {
 TEST_F(NodeFailure, UnreachableNodeIsNamed) {
   QuorumConfig config = config_for(cluster);
   const std::uint16_t dead_port = cluster.node(4).port();
+  initialise_quorum(cluster);
   cluster.node(4).stop();
   config.nodes[4].name = "the-dead-one";
   BlockingClient client(config);

@@ -91,6 +91,7 @@ TEST(Recovery, NodeDownAtStartIsPickedUpWhenItAppears) {
   config.lock.reconnect_min = milliseconds(20);
   config.lock.reconnect_max = milliseconds(100);
   cluster.node(2).stop();
+  initialise_quorum(cluster, {0, 1});
   BlockingClient client(config);
   AcquireResult without = client.acquire(Resource("late-node"));
   ASSERT_TRUE(without.ok());

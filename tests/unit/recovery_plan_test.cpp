@@ -45,10 +45,22 @@ TEST(RecoveryPlan, BrandNewQuorumIsInitialisedWithoutDelay) {
   EXPECT_EQ(plan.targets.size(), 5u);
 }
 
-TEST(RecoveryPlan, BrandNewNeedsAMajorityToAnswer) {
-  EXPECT_EQ(plan_recovery({blank(), blank(), silent()}).action, RecoveryAction::initialise);
-  EXPECT_EQ(plan_recovery({blank(), silent(), silent()}).action, RecoveryAction::wait);
+TEST(RecoveryPlan, BrandNewNeedsEveryNodeToAnswer) {
+  EXPECT_EQ(plan_recovery({blank(), blank(), blank()}).action, RecoveryAction::initialise);
   EXPECT_EQ(plan_recovery({blank()}).action, RecoveryAction::initialise);  // N = 1
+  EXPECT_EQ(plan_recovery({blank(), silent(), silent()}).action, RecoveryAction::wait);
+}
+
+TEST(RecoveryPlan, EmptyNodesWithOneSilentAreRecoveredWithTheDelay) {
+  // A majority that lost its data while the third node is unreachable looks
+  // exactly like a brand-new quorum with one node down: only the delay is
+  // safe for both.
+  const auto plan = plan_recovery({blank(), blank(), silent()});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_TRUE(plan.delayed);
+  EXPECT_EQ(plan.targets, (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(plan.merged_fence.empty());
+  EXPECT_NE(plan.reason.find("only 2 of 3 answered"), std::string::npos) << plan.reason;
 }
 
 TEST(RecoveryPlan, AmnesiacNodeIsRecoveredWithMergedCountersAndADelay) {
