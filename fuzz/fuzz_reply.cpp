@@ -1,17 +1,20 @@
-// The reply path (docs/engine.md): bytes from a node go through the hiredis
-// reader the node connection uses (its reply constructors from
-// transport/reply_pool.hpp), and every reply that comes out is handed to
-// every reply parser of scripts/reply_parse.hpp, as the answer of each
-// script, and so is every element of an array reply (a batched call's
-// answers). The first input byte picks how the bytes are cut into reads, as
-// the socket would deliver them. Nothing may crash or leak, and each parser
-// may only report what its script can mean.
+// The reply path (docs/engine.md): bytes from a node go through the reader
+// the node connection uses (transport/reply_reader.hpp: hiredis's reader,
+// each reply charged against its request's budget), and every reply that
+// comes out is handed to every reply parser of scripts/reply_parse.hpp, as
+// the answer of each script, and so is every element of an array reply (a
+// batched call's answers). The first input byte picks how the bytes are cut
+// into reads, as the socket would deliver them, and the budget (a lock
+// script's or the probe's). Nothing may crash or leak, no reply may cost
+// more than its budget, and each parser may only report what its script can
+// mean.
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,8 +23,10 @@
 #include "protocol/recovery_plan.hpp"
 #include "redlock/outcome.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/scripts.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/reply_pool.hpp"
+#include "transport/reply_reader.hpp"
 
 namespace {
 
@@ -98,36 +103,66 @@ void parse_every_way(const std::vector<redisReply*>& replies) {
   }
 }
 
+// What a reply tree costs as ReplyReader charges it: each object, each
+// string's bytes and terminator, each array's element pointers.
+std::size_t cost_of(const redisReply* reply) {
+  std::size_t cost = sizeof(redisReply);
+  switch (reply->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+      cost += reply->len + 1;
+      break;
+    case REDIS_REPLY_ARRAY:
+      cost += reply->elements * sizeof(redisReply*);
+      for (std::size_t i = 0; i < reply->elements; ++i) cost += cost_of(reply->element[i]);
+      break;
+    default:
+      break;
+  }
+  return cost;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0 || size > redlock::fuzz::kMaxInputBytes) return -1;
-  // 0: one read of everything; n: reads of n bytes.
-  const std::size_t read_size = data[0] == 0 ? size : data[0];
+  // The low 7 bits: 0 for one read of everything, n for reads of n bytes.
+  // The high bit: the probe's reply budget instead of a lock script's.
+  const std::size_t read_size = (data[0] & 0x7F) == 0 ? size : (data[0] & 0x7F);
+  const std::size_t budget = (data[0] & 0x80) != 0 ? redlock::detail::kProbeReplyBytes
+                                                   : redlock::detail::kScriptReplyBytes;
   const std::string_view bytes = redlock::fuzz::as_text(data + 1, size - 1);
 
-  redisReader* reader = redisReaderCreateWithFunctions(redlock::detail::pooled_reply_functions());
-  REDLOCK_FUZZ_CHECK(reader != nullptr);
   std::vector<redisReply*> replies;
   bool failed = false;
-  for (std::size_t offset = 0; offset < bytes.size() && !failed; offset += read_size) {
-    const std::string_view chunk = bytes.substr(offset, read_size);
-    if (redisReaderFeed(reader, chunk.data(), chunk.size()) != REDIS_OK) break;
-    for (;;) {
-      void* reply = nullptr;
-      if (redisReaderGetReply(reader, &reply) != REDIS_OK) {
-        failed = true;  // a protocol error: the connection would reset
+  {
+    redlock::detail::ReplyReader reader;
+    for (std::size_t offset = 0; offset < bytes.size() && !failed; offset += read_size) {
+      const std::string_view chunk = bytes.substr(offset, read_size);
+      if (!reader.feed(chunk.data(), chunk.size())) {
+        failed = true;
         break;
       }
-      if (reply == nullptr) break;
-      replies.push_back(static_cast<redisReply*>(reply));
+      for (;;) {
+        redisReply* reply = nullptr;
+        const auto next = reader.next(reply, budget);
+        if (next == redlock::detail::ReplyReader::Next::error) {
+          REDLOCK_FUZZ_CHECK(!reader.error().empty());
+          failed = true;  // the connection would reset
+          break;
+        }
+        if (next == redlock::detail::ReplyReader::Next::incomplete) break;
+        REDLOCK_FUZZ_CHECK(reply != nullptr);
+        replies.push_back(reply);
+        REDLOCK_FUZZ_CHECK(cost_of(reply) <= budget);
+      }
+    }
+    if (redlock::fuzz::showing()) {
+      std::fprintf(stderr, "%zu replies%s%s\n", replies.size(), failed ? ", then: " : "",
+                   failed ? std::string(reader.error()).c_str() : "");
     }
   }
-  if (redlock::fuzz::showing()) {
-    std::fprintf(stderr, "%zu replies%s\n", replies.size(),
-                 failed ? ", then a protocol error" : "");
-  }
-  redisReaderFree(reader);
   parse_every_way(replies);
   for (redisReply* reply : replies) redlock::detail::free_reply(reply);
   return 0;

@@ -186,6 +186,44 @@ TEST(HistoryTest, MalformedLinesAreRejectedWithAReason) {
   }
 }
 
+// Found by fuzz/fuzz_history (corpus entry regress-ttl-overflow.jsonl): a
+// TTL of 10^13 ms read fine, and the checker's start_t + (ttl - drift) ns
+// overflowed (undefined behaviour) computing the grant's expiry.
+TEST(HistoryTest, ValuesOutsideTheCheckersArithmeticAreRejected) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {R"({"t":0,"proc":"","kind":"acquire","phase":"ok","value":"0","ttl_ms":10999999999992,"start_t":2})",
+       "\"ttl_ms\""},
+      {R"({"t":-1,"proc":"c0","kind":"read"})", "\"t\""},
+      {R"({"t":2305843009213693953,"proc":"c0","kind":"read"})", "\"t\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","start_t":-5})", "\"start_t\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","deadline_t":9223372036854775807})",
+       "\"deadline_t\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","validity_ms":-1099511627777})", "\"validity_ms\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","drift_ms":1099511627777})", "\"drift_ms\""},
+      {R"({"t":1,"proc":"probe","kind":"acquire","budget_ms":9223372036854775807})",
+       "\"budget_ms\""},
+      {R"({"t":1,"proc":"harness","kind":"snapshot","pttl_ms":-9223372036854775808})",
+       "\"pttl_ms\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","nodes":[{"node":2147483647}]})", "\"nodes\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","nodes":[{"node":-1}]})", "\"nodes\""},
+  };
+  for (const auto& [line, reason] : cases) {
+    std::string error;
+    EXPECT_FALSE(parse_event_line(line, error)) << line;
+    EXPECT_NE(error.find(reason), std::string::npos) << line << " -> " << error;
+  }
+  // The bounds themselves are fine.
+  std::string error;
+  const std::optional<Event> edge = parse_event_line(
+      R"({"t":2305843009213693952,"proc":"c0","kind":"acquire","ttl_ms":1099511627776,)"
+      R"("validity_ms":-1099511627776,"pttl_ms":-2,"nodes":[{"node":65535}]})",
+      error);
+  ASSERT_TRUE(edge) << error;
+  EXPECT_EQ(edge->t, std::int64_t{1} << 61);
+  EXPECT_EQ(edge->ttl_ms, std::int64_t{1} << 40);
+  EXPECT_EQ(edge->nodes.at(0).node, 65535);
+}
+
 TEST_F(HistoryFileTest, LoadMergesFilesByTimeStably) {
   const fs::path a = write_file("c0.jsonl", line_of(simple_event(10, "c0", 1)) +
                                                 line_of(simple_event(30, "c0", 2)) +

@@ -73,6 +73,35 @@ constexpr std::array<Field<std::string>, 7> kStringFields{{
     {"detail", &Event::detail},
 }};
 
+// The ranges history.hpp gives times, durations and node indices, within
+// which the checker's arithmetic on them cannot overflow; a line outside
+// them is refused.
+constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 61;      // 73 years
+constexpr std::int64_t kMaxDurationMs = std::int64_t{1} << 40;  // 34 years
+constexpr std::int64_t kMaxNodeIndex = (std::int64_t{1} << 16) - 1;
+
+struct Range {
+  std::string_view name;
+  std::int64_t Event::*member;
+  std::int64_t minimum;
+  std::int64_t maximum;
+};
+
+constexpr std::array<Range, 8> kRanges{{
+    {"t", &Event::t, 0, kMaxTimeNs},
+    {"start_t", &Event::start_t, 0, kMaxTimeNs},
+    {"deadline_t", &Event::deadline_t, 0, kMaxTimeNs},
+    {"ttl_ms", &Event::ttl_ms, -kMaxDurationMs, kMaxDurationMs},
+    {"validity_ms", &Event::validity_ms, -kMaxDurationMs, kMaxDurationMs},
+    {"drift_ms", &Event::drift_ms, -kMaxDurationMs, kMaxDurationMs},
+    {"pttl_ms", &Event::pttl_ms, -kMaxDurationMs, kMaxDurationMs},
+    {"budget_ms", &Event::budget_ms, -kMaxDurationMs, kMaxDurationMs},
+}};
+
+std::string range_text(std::int64_t minimum, std::int64_t maximum) {
+  return "an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]";
+}
+
 JsonValue node_reply_to_json(const NodeReply& reply) {
   JsonObject object;
   object.emplace("node", reply.node);
@@ -128,7 +157,7 @@ class EventReader {
       if (!read_string(field.name, event.*field.member)) return std::nullopt;
     }
     if (!read_bool("fenced", event.fenced) || !read_nodes(event.nodes) ||
-        !read_entries(event.entries)) {
+        !read_entries(event.entries) || !in_range(event)) {
       return std::nullopt;
     }
     return event;
@@ -138,6 +167,16 @@ class EventReader {
   bool wrong_type(std::string_view key, std::string_view expected) {
     error_ = "key \"" + std::string(key) + "\": expected " + std::string(expected);
     return false;
+  }
+
+  bool in_range(const Event& event) {
+    for (const Range& range : kRanges) {
+      const std::int64_t value = event.*range.member;
+      if (value < range.minimum || value > range.maximum) {
+        return wrong_type(range.name, range_text(range.minimum, range.maximum));
+      }
+    }
+    return true;
   }
 
   bool read_required(Event& event) {
@@ -207,6 +246,9 @@ class EventReader {
       if (!well_typed) {
         return wrong_type("nodes",
                           "objects {\"node\":int,\"status\":string,\"fence_counter\":int}");
+      }
+      if (node.as_int() < 0 || node.as_int() > kMaxNodeIndex) {
+        return wrong_type("nodes", "node indices " + range_text(0, kMaxNodeIndex));
       }
       out.push_back(
           NodeReply{static_cast<int>(node.as_int()), status.as_string(), fence_counter.as_int()});

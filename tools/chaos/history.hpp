@@ -44,6 +44,12 @@
 //                         complete an acquire within this (C11)
 //   fenced       bool     run: whether clients take fenced locks
 //   entries      array    snapshot (resource): the log, as strings, in order
+//
+// The reader refuses a line whose times (t, start_t, deadline_t) are outside
+// [0, 2^61] ns, whose durations (the *_ms keys) are beyond ±2^40 ms, or
+// whose node indices are outside [0, 65535]: within those, the checker's
+// arithmetic on them (a time plus a duration in ns, the difference of two
+// times, a node count from the highest index) cannot overflow.
 #pragma once
 
 #include <cstdint>
