@@ -93,12 +93,15 @@ void NodeConnection::start() {
   if (state_ == State::closed) return;
   ++generation_;
   last_error_.clear();
+  addresses_.clear();
+  next_address_ = 0;
   sockaddr_storage address{};
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
   if (uv_ip4_addr(node_.host.c_str(), node_.port, v4) == 0 ||
       uv_ip6_addr(node_.host.c_str(), node_.port, v6) == 0) {
-    connect_to(reinterpret_cast<const sockaddr*>(&address));
+    addresses_.push_back(address);
+    connect_next();
   } else {
     begin_resolve();
   }
@@ -123,7 +126,21 @@ void NodeConnection::begin_resolve() {
           if (status < 0 || result == nullptr) {
             self->reset(uv_error_text("cannot resolve " + self->node_.host, status));
           } else {
-            self->connect_to(result->ai_addr);
+            // Every address, in the resolver's order: a name whose first
+            // address is ::1 may serve on 127.0.0.1 only.
+            for (const addrinfo* entry = result; entry != nullptr; entry = entry->ai_next) {
+              if (entry->ai_addr == nullptr || entry->ai_addrlen > sizeof(sockaddr_storage)) {
+                continue;
+              }
+              sockaddr_storage address{};
+              std::memcpy(&address, entry->ai_addr, entry->ai_addrlen);
+              self->addresses_.push_back(address);
+            }
+            if (self->addresses_.empty()) {
+              self->reset("cannot resolve " + self->node_.host + ": no address");
+            } else {
+              self->connect_next();
+            }
           }
         }
         uv_freeaddrinfo(result);
@@ -139,10 +156,19 @@ void NodeConnection::begin_resolve() {
   }
 }
 
-void NodeConnection::connect_to(const sockaddr* address) {
+void NodeConnection::connect_next() {
+  const bool first = next_address_ == 0;
+  const sockaddr_storage& address = addresses_[next_address_++];
   state_ = State::connecting;
-  connect_started_ = SteadyClock::now();
-  reader_ = std::make_unique<ReplyReader>();
+  if (first) {
+    // One deadline for every address tried, and for the handshake.
+    connect_started_ = SteadyClock::now();
+    reader_ = std::make_unique<ReplyReader>();
+    connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
+      connect_timer_ = TimerQueue::kNone;
+      reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
+    });
+  }
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->loop = &loop_;
@@ -152,14 +178,10 @@ void NodeConnection::connect_to(const sockaddr* address) {
   loop_.handle_opened();
   uv_tcp_nodelay(&tcp_->tcp, 1);
 
-  connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
-    connect_timer_ = TimerQueue::kNone;
-    reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
-  });
-
   auto* request = new ConnectRequest{};
-  const int rc =
-      uv_tcp_connect(&request->req, &tcp_->tcp, address, [](uv_connect_t* req, int status) {
+  const int rc = uv_tcp_connect(
+      &request->req, &tcp_->tcp, reinterpret_cast<const sockaddr*>(&address),
+      [](uv_connect_t* req, int status) {
         auto* holder = static_cast<TcpHolder*>(req->handle->data);
         delete reinterpret_cast<ConnectRequest*>(req);
         if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
@@ -168,13 +190,21 @@ void NodeConnection::connect_to(const sockaddr* address) {
       });
   if (rc < 0) {
     delete request;
-    reset(uv_error_text("connect", rc));
+    on_connected(rc);
   }
 }
 
 void NodeConnection::on_connected(int status) {
   if (status < 0) {
-    reset(uv_error_text("connect", status));
+    if (next_address_ < addresses_.size()) {
+      close_socket();
+      connect_next();
+      return;
+    }
+    reset(uv_error_text("connect", status) +
+          (addresses_.size() > 1
+               ? " (" + number_text(static_cast<long long>(addresses_.size())) + " addresses tried)"
+               : std::string()));
     return;
   }
   state_ = State::handshaking;
@@ -613,16 +643,7 @@ void NodeConnection::reset(std::string why) {
   deadline_armed_for_ = TimePoint::max();
   loop_.timers().cancel(recheck_timer_);
   recheck_timer_ = TimerQueue::kNone;
-  if (tcp_ != nullptr) {
-    TcpHolder* holder = std::exchange(tcp_, nullptr);
-    holder->owner = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
-      auto* closing = static_cast<TcpHolder*>(handle->data);
-      LoopContext* loop = closing->loop;
-      delete closing;
-      loop->handle_closed();
-    });
-  }
+  close_socket();
   reader_.reset();
   outbuf_.clear();
   pending_count_ = 0;
@@ -637,6 +658,18 @@ void NodeConnection::reset(std::string why) {
   }
   const std::string detail = last_error_;
   fail_slots(failed, detail);
+}
+
+void NodeConnection::close_socket() {
+  if (tcp_ == nullptr) return;
+  TcpHolder* holder = std::exchange(tcp_, nullptr);
+  holder->owner = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
+    auto* closing = static_cast<TcpHolder*>(handle->data);
+    LoopContext* loop = closing->loop;
+    delete closing;
+    loop->handle_closed();
+  });
 }
 
 void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {

@@ -253,7 +253,11 @@ class NodeConnection final : public Flushable {
   struct HandshakeStep;
   struct TcpHolder;
 
-  void connect_to(const struct sockaddr* address);
+  // Connects to addresses_[next_address_] (and arms the connect deadline,
+  // which covers every address and the handshake, on the first).
+  void connect_next();
+  // Closes the socket, if any, without touching the queue.
+  void close_socket();
   void begin_resolve();
   void on_connected(int status);
   void queue_handshake();
@@ -355,6 +359,10 @@ class NodeConnection final : public Flushable {
   // socket (connect, read, resolve) recognise they are stale.
   std::uint64_t generation_ = 0;
   TcpHolder* tcp_ = nullptr;
+  // The node's addresses (the host resolved, or the address itself), tried
+  // in order until one connects.
+  std::vector<sockaddr_storage> addresses_;
+  std::size_t next_address_ = 0;
   std::unique_ptr<ReplyReader> reader_;
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
