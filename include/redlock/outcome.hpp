@@ -104,6 +104,14 @@ struct NodeHealth {
   bool connected = false;  // handshake done, not failed since
   Persistence persistence = Persistence::unknown;
   std::string last_error;  // why it is not connected (empty when it is)
+  // The server's run_id (INFO server), read at connect; empty when unknown
+  // (INFO denied, or not connected yet).
+  std::string run_id;
+  // The name of an earlier node of the quorum that answered with the same
+  // run_id: one server named twice (under two addresses), whose two votes
+  // fail together — the quorum tolerates fewer failures than it seems.
+  // Empty otherwise.
+  std::string same_server_as;
 };
 
 struct ReleaseResult {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -40,9 +41,29 @@ struct NodeConnection::HandshakeStep {
 
 namespace {
 
-// The settings persistence() is made of, in Slot::persistence_field order.
-constexpr std::array<std::string_view, 3> kPersistenceSettings{"appendonly", "appendfsync",
-                                                               "no-appendfsync-on-rewrite"};
+// The settings persistence() is made of.
+struct PersistenceSetting {
+  std::string_view name;
+  ServerFact fact;
+};
+constexpr std::array<PersistenceSetting, 3> kPersistenceSettings{{
+    {"appendonly", ServerFact::appendonly},
+    {"appendfsync", ServerFact::appendfsync},
+    {"no-appendfsync-on-rewrite", ServerFact::no_fsync_on_rewrite},
+}};
+
+// "run_id:<40 hex>" in INFO server's text; empty when absent.
+std::string run_id_in(std::string_view info) {
+  constexpr std::string_view kField = "run_id:";
+  const std::size_t at = info.find(kField);
+  if (at == std::string_view::npos || (at > 0 && info[at - 1] != '\n')) return {};
+  const std::size_t begin = at + kField.size();
+  std::size_t end = begin;
+  while (end < info.size() && end - begin < 64 &&
+         std::isxdigit(static_cast<unsigned char>(info[end])))
+    ++end;
+  return std::string(info.substr(begin, end - begin));
+}
 
 }  // namespace
 
@@ -238,11 +259,11 @@ void NodeConnection::queue_handshake() {
   std::string head;
   std::deque<Slot> handshake;
   handshake_steps_.clear();
-  auto add = [&](std::string what, bool optional = false, std::uint8_t persistence_field = 0) {
+  auto add = [&](std::string what, bool optional = false, ServerFact fact = ServerFact::none) {
     Slot slot;
     slot.handshake = true;
     slot.step = static_cast<std::uint8_t>(handshake_steps_.size());
-    slot.persistence_field = persistence_field;
+    slot.fact = fact;
     handshake_steps_.push_back(HandshakeStep{std::move(what), optional});
     handshake.push_back(std::move(slot));
   };
@@ -262,12 +283,14 @@ void NodeConnection::queue_handshake() {
   appendonly_.clear();
   appendfsync_.clear();
   no_fsync_on_rewrite_.clear();
+  run_id_.clear();
   if (setup_.read_persistence) {
-    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
-      append_command(head, {"CONFIG", "GET", kPersistenceSettings[i]});
-      add("CONFIG GET " + std::string(kPersistenceSettings[i]), true,
-          static_cast<std::uint8_t>(i + 1));
+    for (const PersistenceSetting& setting : kPersistenceSettings) {
+      append_command(head, {"CONFIG", "GET", setting.name});
+      add("CONFIG GET " + std::string(setting.name), true, setting.fact);
     }
+    append_command(head, {"INFO", "server"});
+    add("INFO server", true, ServerFact::run_id);
   }
   for (const Script* script : setup_.scripts) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
@@ -409,8 +432,8 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
-  if (front.persistence_field != 0) {
-    record_persistence(front.persistence_field, front.replies[0].get());
+  if (front.fact != ServerFact::none) {
+    record_fact(front.fact, front.replies[0].get());
     if (!front.handshake) {
       slots_.drop_front();
       return;
@@ -496,18 +519,24 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
 }
 
-void NodeConnection::record_persistence(std::uint8_t field, const redisReply* reply) {
+void NodeConnection::record_fact(ServerFact fact, const redisReply* reply) {
+  if (fact == ServerFact::run_id) {
+    run_id_ = reply->type == REDIS_REPLY_STRING
+                  ? run_id_in(std::string_view(reply->str, reply->len))
+                  : std::string();
+    return;
+  }
   // A denied CONFIG GET (an error) leaves the setting unknown.
   std::string value;
   if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
       reply->element[1]->type == REDIS_REPLY_STRING) {
     value.assign(reply->element[1]->str, reply->element[1]->len);
   }
-  switch (field) {
-    case 1:
+  switch (fact) {
+    case ServerFact::appendonly:
       appendonly_ = std::move(value);
       break;
-    case 2:
+    case ServerFact::appendfsync:
       appendfsync_ = std::move(value);
       break;
     default:
@@ -525,11 +554,11 @@ void NodeConnection::schedule_persistence_recheck() {
     // Behind what is pending, like any command; the replies carry no
     // deadline (a node that stops answering is noticed by its requests).
     emit_pending();
-    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
-      append_command(outbuf_, {"CONFIG", "GET", kPersistenceSettings[i]});
+    for (const PersistenceSetting& setting : kPersistenceSettings) {
+      append_command(outbuf_, {"CONFIG", "GET", setting.name});
       Slot& slot = slots_.emplace_back();
       slot.deadline = TimePoint::max();
-      slot.persistence_field = static_cast<std::uint8_t>(i + 1);
+      slot.fact = setting.fact;
     }
     want_flush();
     schedule_persistence_recheck();
@@ -730,6 +759,7 @@ NodeHealth NodeConnection::health() const {
   health.connected = state_ == State::ready;
   health.persistence = persistence();
   health.last_error = last_error_;
+  health.run_id = state_ == State::ready ? run_id_ : std::string();
   return health;
 }
 

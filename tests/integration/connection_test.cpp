@@ -228,5 +228,32 @@ TEST(Connection, EveryAddressOfAHostNameIsTriedInOrder) {
   (void)client.release(*held.lock);
 }
 
+// One server named twice — here as 127.0.0.1:P and localhost:P — looks like
+// two masters to the quorum arithmetic; the client reads each server's
+// run_id at connect and names the pair, so the false fault tolerance can be
+// seen (docs/operations.md).
+TEST(Connection, OneServerUnderTwoNamesIsReported) {
+  RedisServer first;
+  RedisServer second;
+  QuorumConfig config = single_node(first);
+  NodeConfig alias = config.nodes[0];
+  alias.host = "localhost";
+  alias.name = "localhost:" + std::to_string(first.port());
+  config.nodes.push_back(alias);
+  config.nodes.push_back(single_node(second).nodes[0]);
+  BlockingClient client(config);
+  const AcquireResult held = client.acquire(Resource("named-twice"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  (void)client.release(*held.lock);
+  const std::vector<NodeHealth> health = client.node_health();
+  ASSERT_EQ(health.size(), 3U);
+  EXPECT_EQ(health[0].run_id.size(), 40U) << health[0].run_id;
+  EXPECT_EQ(health[1].run_id, health[0].run_id);
+  EXPECT_NE(health[2].run_id, health[0].run_id);
+  EXPECT_TRUE(health[0].same_server_as.empty());
+  EXPECT_EQ(health[1].same_server_as, config.nodes[0].name);
+  EXPECT_TRUE(health[2].same_server_as.empty());
+}
+
 }  // namespace
 }  // namespace redlock::test
