@@ -5,7 +5,8 @@ the way MODE says. It stops by itself after LIFETIME seconds (default 60),
 so a test that dies cannot leave it running for long.
 
 Modes:
-  slow          one byte of a reply per second, never a whole reply
+  slow          one byte of a reply every quarter second, never a whole
+                reply: each read returns well inside any per-read timeout
   endless-line  an error line that never ends (no CRLF), as fast as it goes
   endless-bulk  a bulk string announced as 1e12 bytes, streamed endlessly
   error TEXT    every command answered with the error reply -TEXT (the
@@ -25,7 +26,7 @@ def serve(connection, mode, text):
             connection.recv(4096)
             for byte in b"+" + b"x" * 1000:
                 connection.sendall(bytes([byte]))
-                time.sleep(1)
+                time.sleep(0.25)
         elif mode == "endless-line":
             connection.recv(4096)
             connection.sendall(b"-ERR ")

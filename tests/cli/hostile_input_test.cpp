@@ -63,8 +63,8 @@ TEST(HostileNode, AnErrorReplyCannotForgeLinesOrSendEscapes) {
   EXPECT_NE(status.err.find(std::string("PING: ") + kForgery), std::string::npos) << status.err;
 }
 
-// A node answering one byte a second kept `status` reading for ever: each
-// read was bounded, the whole probe was not.
+// A node answering a byte every quarter second kept `status` reading for
+// ever: each read was bounded, the whole probe was not.
 TEST(HostileNode, StatusEndsWithinTheConnectTimeoutWhenANodeTrickles) {
   FakeNode node({"slow"});
   TempDir work;

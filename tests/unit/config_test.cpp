@@ -736,7 +736,7 @@ TEST(ParseConfig, RefusesNonAsciiOutsideStringsAndComments) {
       {"a\xc3\xa9 = 1\n", 1, 2, bare_key},
       {"\xc3\xa9 = 1\n", 1, 1, bare_key},
       {kOneNode + "[lock]\nttl.\xc3\xa9t\xc3\xa9 = 1\n", 4, 5, bare_key},
-      {"[n\xc3\xb6" "de]\n", 1, 3, bare_key},
+      {"[n\u00f6de]\n", 1, 3, bare_key},
       {"a = { b\xff = 1 }\n", 1, 8, bare_key},
       {"a = \xc3\xa9\n", 1, 5, elsewhere},
       {"a = [1, \xe2\x82\xac]\n", 1, 9, elsewhere},
