@@ -1,6 +1,7 @@
 // The quorum file: TOML text to QuorumConfig.
 //
-// A pre-scan (config_prescan.hpp) bounds what toml++ is given, toml++
+// The file's bytes are read by config_file.hpp, a pre-scan
+// (config_prescan.hpp) bounds what toml++ is given, toml++
 // checks the syntax; this file checks everything after it (types,
 // ranges, unknown keys, rules between keys) and pins each error on the
 // offending key or value as file:line:col. The first error wins. Keys are
@@ -11,17 +12,11 @@
 // config_reader.hpp's.
 #include "redlock/config.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <toml++/toml.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/config_file.hpp"
 #include "config/config_internal.hpp"
 #include "config/config_prescan.hpp"
 #include "protocol/validity.hpp"
@@ -42,6 +38,8 @@ using detail::escape_text;
 using detail::find_repeated;
 using detail::node_from_address;
 using detail::QuorumFileReader;
+using detail::read_quorum_file;
+using detail::too_large_message;
 
 // The automatic node timeout: min(ttl / 100, 50 ms), never below 2 ms, so
 // that a short TTL still leaves a node time for one round trip.
@@ -70,48 +68,6 @@ ConfigResult without_exceptions(std::string_view source, Body&& body) {
                                "invalid TOML: " + escape_text(error.description())});
   } catch (const std::exception& error) {
     return failure(error_without_position(source, std::string("internal error: ") + error.what()));
-  }
-}
-
-std::string too_large() {
-  return "larger than " + std::to_string(kMaxConfigFileBytes) +
-         " bytes, the most a quorum file may hold";
-}
-
-// Reads a whole regular file of at most kMaxConfigFileBytes, or says why it
-// could not ("cannot open: ..."). Opened without blocking, so that a FIFO
-// named as the file cannot hang the open, and refused unless fstat says it
-// is a regular file: /dev/zero or a pipe would never end.
-std::optional<std::string> read_file(const std::filesystem::path& file, std::string& text) {
-  struct CloseFd {
-    int fd;
-    ~CloseFd() {
-      if (fd >= 0) (void)::close(fd);
-    }
-  };
-  const CloseFd opened{::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
-  if (opened.fd < 0) return "cannot open: " + std::generic_category().message(errno);
-  struct stat status {};
-  if (::fstat(opened.fd, &status) != 0) {
-    return "cannot read: " + std::generic_category().message(errno);
-  }
-  if (S_ISDIR(status.st_mode)) return "cannot read: " + std::generic_category().message(EISDIR);
-  if (!S_ISREG(status.st_mode)) {
-    return "cannot read: not a regular file (a quorum file is never a device, pipe or socket)";
-  }
-  if (static_cast<std::uintmax_t>(status.st_size) > kMaxConfigFileBytes) return too_large();
-  // The file may grow while it is read: one byte past the limit is enough
-  // to know.
-  char buffer[16384];
-  for (;;) {
-    const ssize_t count = ::read(opened.fd, buffer, sizeof buffer);
-    if (count < 0) {
-      if (errno == EINTR) continue;
-      return "cannot read: " + std::generic_category().message(errno);
-    }
-    if (count == 0) return std::nullopt;
-    text.append(buffer, static_cast<std::size_t>(count));
-    if (text.size() > kMaxConfigFileBytes) return too_large();
   }
 }
 
@@ -165,7 +121,7 @@ std::string ConfigError::to_string() const {
 ConfigResult parse_config(std::string_view toml_text, std::string_view source_name) {
   return without_exceptions(source_name, [&] {
     if (toml_text.size() > kMaxConfigFileBytes) {
-      return failure(error_without_position(source_name, too_large()));
+      return failure(error_without_position(source_name, too_large_message()));
     }
     if (auto problem = detail::prescan_toml(toml_text)) {
       return failure(ConfigError{std::string(source_name), problem->line, problem->column,
@@ -179,7 +135,7 @@ ConfigResult parse_config(std::string_view toml_text, std::string_view source_na
 ConfigResult load_config(const std::filesystem::path& file) {
   return without_exceptions(file.native(), [&] {
     std::string text;
-    if (auto problem = read_file(file, text)) {
+    if (auto problem = read_quorum_file(file, text)) {
       return failure(error_without_position(file.native(), std::move(*problem)));
     }
     return parse_config(text, file.native());

@@ -11,6 +11,7 @@
 // values; every other syntax error is left to toml++.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>

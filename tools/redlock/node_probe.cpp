@@ -244,6 +244,7 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
       return report;
     }
     if (context->err != 0) {
+      // hiredis reports its own connect timeout as ETIMEDOUT.
       const bool expired = errno == ETIMEDOUT || SteadyClock::now() >= deadline;
       report.error = "connect: " + (expired ? timed_out(timeout) : std::string(context->errstr));
       return report;
@@ -269,8 +270,9 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
     if (const auto info = info_section(session, "replication")) {
       report.role = info_field(*info, "role").value_or("unknown");
     }
-    if (const auto info = info_section(session, "server"))
+    if (const auto info = info_section(session, "server")) {
       report.run_id = info_field(*info, "run_id");
+    }
     report.appendonly = config_value(session, "appendonly");
     report.appendfsync = config_value(session, "appendfsync");
     probe_amnesia_state(session, key_prefix, report);
