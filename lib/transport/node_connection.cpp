@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "redlock/clock.hpp"
+#include "text/escape.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/reply_pool.hpp"
@@ -664,7 +665,9 @@ std::string NodeConnection::unresponsive_text() const {
 
 void NodeConnection::reset(std::string why) {
   ++generation_;
-  last_error_ = std::move(why);
+  // `why` may quote the node's error reply or the reader's error: escaped,
+  // as it ends up in NodeHealth::last_error and in request details.
+  last_error_ = escape_text(why);
   loop_.timers().cancel(connect_timer_);
   connect_timer_ = TimerQueue::kNone;
   loop_.timers().cancel(deadline_timer_);

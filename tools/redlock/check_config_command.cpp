@@ -1,6 +1,5 @@
 // `redlock check-config FILE`: load the file exactly as the other
 // subcommands would and summarise what it means.
-#include <cmath>
 #include <string>
 
 #include "commands.hpp"
@@ -37,9 +36,7 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
   const LockConfig& lock = config.lock;
   const std::size_t count = config.nodes.size();
   const std::size_t quorum = majority_of(count);
-  const auto drift = Milliseconds(static_cast<Milliseconds::rep>(
-                         std::ceil(static_cast<double>(lock.ttl.count()) * lock.drift_factor))) +
-                     lock.drift_ms;
+  const Milliseconds drift = lock_drift(lock, lock.ttl);
   std::string out = printable(file) + ": valid\n";
   out += std::to_string(count) + (count == 1 ? " node" : " nodes") + ", quorum " +
          std::to_string(quorum) + " (tolerates " + std::to_string(count - quorum) +
