@@ -12,6 +12,8 @@
 #include <system_error>
 #include <vector>
 
+#include "transport/reply_reader.hpp"
+
 namespace redlock::cli {
 namespace {
 
@@ -82,8 +84,8 @@ class Session {
       // a bulk string or an error line is buffered whole until it ends.
       const redisReader& reader = *context_->reader;
       if (reader.len - reader.pos > kMaxReplyBytes || received > kMaxReplyBytes) {
-        return fail(
-            what, "protocol error: reply larger than " + std::to_string(kMaxReplyBytes) + " bytes");
+        return fail(what,
+                    "protocol error: reply larger than " + detail::byte_size_text(kMaxReplyBytes));
       }
       if (!wait_for(POLLIN, what)) return nullptr;
       char buffer[16384];
