@@ -89,8 +89,7 @@ TEST(HostileNode, StatusRefusesRepliesLargerThanTheLimit) {
     EXPECT_FALSE(result.timed_out) << mode << ": " << describe(result);
     EXPECT_EQ(result.exit_code, 75) << mode << ": " << describe(result);
     EXPECT_LT(result.elapsed, milliseconds(1000 + 2000)) << mode << ": " << describe(result);
-    EXPECT_NE(result.err.find("PING: protocol error: reply larger than 1 MiB"),
-              std::string::npos)
+    EXPECT_NE(result.err.find("PING: protocol error: reply larger than 1 MiB"), std::string::npos)
         << mode << ": " << result.err;
   }
 }
