@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "scripts/scripts.hpp"
 #include "transport/reply_reader.hpp"
 
 namespace redlock::cli {
@@ -192,9 +193,13 @@ std::string handshake(Session& session, const NodeConfig& node) {
 }
 
 void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeReport& report) {
-  if (ReplyPtr reply = session.command({"EXISTS", key_prefix + "node"});
-      reply && reply->type == REDIS_REPLY_INTEGER) {
-    report.marked = reply->integer == 1;
+  if (ReplyPtr reply = session.command({"GET", detail::marker_key(key_prefix)}); reply) {
+    if (reply->type == REDIS_REPLY_NIL) {
+      report.marked = false;
+    } else if (reply->type == REDIS_REPLY_STRING) {
+      report.marked = true;
+      report.marker_max_ttl = detail::marker_max_ttl(std::string_view(reply->str, reply->len));
+    }
   }
   if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
       reply && reply->type == REDIS_REPLY_INTEGER && reply->integer != -2) {
@@ -227,7 +232,11 @@ void probe_resource(Session& session, const std::string& key_prefix, const std::
 std::string persistence_mode(const NodeReport& report) {
   if (report.appendonly == "no") return "off";
   if (report.appendonly != "yes") return "unknown";
-  if (report.appendfsync == "always") return "aof always";
+  if (report.appendfsync == "always") {
+    // With no-appendfsync-on-rewrite yes the node skips its fsyncs while an
+    // AOF rewrite runs: not durable, whatever appendfsync says.
+    return report.no_fsync_on_rewrite == "no" ? "aof always" : "aof always, no fsync on rewrite";
+  }
   if (report.appendfsync == "everysec") return "aof everysec";
   if (report.appendfsync == "no") return "aof no-fsync";
   return "aof";
@@ -277,6 +286,7 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
     }
     report.appendonly = config_value(session, "appendonly");
     report.appendfsync = config_value(session, "appendfsync");
+    report.no_fsync_on_rewrite = config_value(session, "no-appendfsync-on-rewrite");
     probe_amnesia_state(session, key_prefix, report);
     if (resource) probe_resource(session, key_prefix, *resource, report);
     report.error = session.failure();

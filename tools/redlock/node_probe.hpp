@@ -29,10 +29,14 @@ struct NodeReport {
   // renamed or forbidden by ACL).
   std::string appendonly = "unknown";
   std::string appendfsync = "unknown";
+  std::string no_fsync_on_rewrite = "unknown";  // CONFIG GET no-appendfsync-on-rewrite
   // The node-amnesia defence's state (docs/algorithm.md, "The amnesia defence"): whether the
   // identity marker {prefix}node exists, and the PTTL of {prefix}recovering while the node waits
   // out its post-recovery delay (it grants nothing then).
   std::optional<bool> marked;
+  // The max_ttl recorded in the marker by the client that marked the node
+  // (unset without a marker, or a marker that records none).
+  std::optional<Milliseconds> marker_max_ttl;
   std::optional<std::int64_t> recovering_ms;
 
   // With a resource: PTTL of its lock key (-2 no key, -1 no expiry), the
@@ -43,7 +47,8 @@ struct NodeReport {
   std::optional<std::int64_t> fence_counter;
 };
 
-// "aof always", "aof everysec", "aof no-fsync", "off" (appendonly no: at
+// "aof always", "aof always, no fsync on rewrite", "aof everysec",
+// "aof no-fsync", "off" (appendonly no: at
 // most RDB snapshots, which cannot keep fencing promises), or "unknown".
 [[nodiscard]] std::string persistence_mode(const NodeReport& report);
 

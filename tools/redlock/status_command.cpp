@@ -112,6 +112,12 @@ std::string render_json(const std::vector<NodeReport>& reports, const Summary& s
     } else {
       json.null();
     }
+    json.key("marker_max_ttl_ms");
+    if (report.marker_max_ttl) {
+      json.number(static_cast<std::int64_t>(report.marker_max_ttl->count()));
+    } else {
+      json.null();
+    }
     json.key("recovering_ms").optional_number(report.recovering_ms);
     if (resource) {
       json.key("pttl_ms").optional_number(report.pttl_ms);
@@ -228,6 +234,19 @@ int status_command(const Invocation& invocation) {
     print_error("status: warning: node " + detail::escape_text(reports[i].name) +
                 " is the same server as node " + detail::escape_text(reports[*same[i]].name) +
                 " (one run_id): it counts as one master, not two");
+  }
+  // A node recovered by a client with a shorter max_ttl waited that
+  // client's delay, which may be shorter than this configuration's locks
+  // live (docs/operations.md, "Restarts and the amnesia defence").
+  const Milliseconds max_ttl = effective_max_ttl(config->lock);
+  for (const NodeReport& report : reports) {
+    if (!report.marker_max_ttl || *report.marker_max_ttl == max_ttl) continue;
+    print_error("status: warning: node " + detail::escape_text(report.name) +
+                " was marked by a client with max_ttl " +
+                std::to_string(report.marker_max_ttl->count()) + " ms, this configuration's is " +
+                std::to_string(max_ttl.count()) +
+                " ms: every client of a quorum needs the same max_ttl, or a recovery "
+                "delay is shorter than some lock");
   }
   if (summary.reachable >= summary.quorum) return exit_code::success;
   print_error("status: only " + std::to_string(summary.reachable) + " of " +
