@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli_test_support.hpp"
-#include "fake_node.hpp"
+#include "hostile_node.hpp"
 
 namespace redlock::test {
 namespace {
@@ -43,12 +43,15 @@ void expect_clean_lines(const std::string& err) {
   }
 }
 
-// What the node's error reply holds once it reaches the user: escaped.
+// A node's error reply with a line of its own and a terminal escape in it,
+// and what it must look like once it reaches the user: escaped.
+constexpr const char* kForgeryBytes =
+    "ERR x\nredlock: acquire: node 10.9.9.9:6379: granted\x1b]0;pwned\x07";
 constexpr const char* kForgery =
     "ERR x\\nredlock: acquire: node 10.9.9.9:6379: granted\\x1b]0;pwned\\x07";
 
 TEST(HostileNode, AnErrorReplyCannotForgeLinesOrSendEscapes) {
-  FakeNode node({"error", kForgery});
+  HostileNode node{std::string(kForgeryBytes)};
   const CliResult acquired =
       run_cli({"acquire", "--node", node.address(), "--resource", "r", "--wait", "0"});
   EXPECT_EQ(acquired.exit_code, 75) << describe(acquired);
@@ -66,7 +69,7 @@ TEST(HostileNode, AnErrorReplyCannotForgeLinesOrSendEscapes) {
 // A node answering a byte every quarter second kept `status` reading for
 // ever: each read was bounded, the whole probe was not.
 TEST(HostileNode, StatusEndsWithinTheConnectTimeoutWhenANodeTrickles) {
-  FakeNode node({"slow"});
+  HostileNode node(HostileMode::slow);
   TempDir work;
   const auto file = work / "q.toml";
   write_text(file,
@@ -83,14 +86,15 @@ TEST(HostileNode, StatusEndsWithinTheConnectTimeoutWhenANodeTrickles) {
 // An error line without CRLF and an endless bulk string were buffered
 // whole: gigabytes. A reply past the limit ends the probe.
 TEST(HostileNode, StatusRefusesRepliesLargerThanTheLimit) {
-  for (const std::string mode : {"endless-line", "endless-bulk"}) {
-    FakeNode node({mode});
+  for (const HostileMode mode : {HostileMode::endless_error, HostileMode::endless_bulk}) {
+    HostileNode node(mode);
     const CliResult result = run_cli({"status", "--node", node.address()}, {}, seconds(10));
-    EXPECT_FALSE(result.timed_out) << mode << ": " << describe(result);
-    EXPECT_EQ(result.exit_code, 75) << mode << ": " << describe(result);
-    EXPECT_LT(result.elapsed, milliseconds(1000 + 2000)) << mode << ": " << describe(result);
+    EXPECT_FALSE(result.timed_out) << hostile_mode_name(mode) << ": " << describe(result);
+    EXPECT_EQ(result.exit_code, 75) << hostile_mode_name(mode) << ": " << describe(result);
+    EXPECT_LT(result.elapsed, milliseconds(1000 + 2000))
+        << hostile_mode_name(mode) << ": " << describe(result);
     EXPECT_NE(result.err.find("PING: protocol error: reply larger than 1 MiB"), std::string::npos)
-        << mode << ": " << result.err;
+        << hostile_mode_name(mode) << ": " << result.err;
   }
 }
 

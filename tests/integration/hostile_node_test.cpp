@@ -180,14 +180,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{HostileMode::endless_bulk, "protocol error: reply larger than 1 MiB"},
         // The handshake is never answered, or not in time.
         ErrorCase{HostileMode::silent, "connect timeout after 200 ms"},
-        ErrorCase{HostileMode::trickle, "connect timeout after 200 ms"}),
+        ErrorCase{HostileMode::slow, "connect timeout after 200 ms"}),
     [](const auto& error_case) { return std::string(hostile_mode_name(error_case.param.mode)); });
 
 INSTANTIATE_TEST_SUITE_P(Modes, HostileNodeAmongReal,
                          ::testing::Values(std::nullopt, HostileMode::huge_array,
                                            HostileMode::giant_array, HostileMode::endless_error,
                                            HostileMode::endless_bulk, HostileMode::silent,
-                                           HostileMode::trickle),
+                                           HostileMode::slow),
                          [](const auto& mode) {
                            return mode.param ? std::string(hostile_mode_name(*mode.param))
                                              : std::string("none_five_real_nodes");
