@@ -21,6 +21,7 @@
 // docs/configuration.md lists every key.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -32,6 +33,15 @@
 #include "redlock/types.hpp"
 
 namespace redlock {
+
+// The most nodes a quorum may have (docs/configuration.md). Far above any
+// useful quorum; it bounds the work a file or a command line can ask for
+// (one connection per node, one thread per node in `redlock status`).
+inline constexpr std::size_t kMaxNodes = 255;
+
+// The largest quorum file load_config reads and parse_config accepts, in
+// bytes: a real file is a few KiB (docs/configuration.md).
+inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
 
 // One Redis master of the quorum.
 struct NodeConfig {
@@ -104,6 +114,15 @@ struct LockConfig {
   // for every node and reports each one.
   bool release_at_majority = false;
 };
+
+// The drift allowance of a lock of `ttl`: ceil(ttl * drift_factor) + drift_ms.
+[[nodiscard]] REDLOCK_API Milliseconds lock_drift(const LockConfig& lock,
+                                                  Milliseconds ttl) noexcept;
+
+// Whether a lock of `ttl` could ever be handed out: ttl minus the drift must
+// be above min_validity even when the acquire took no time at all. The one
+// rule behind the quorum file's lock.ttl_ms and the CLI's --ttl.
+[[nodiscard]] REDLOCK_API bool ttl_can_be_valid(const LockConfig& lock, Milliseconds ttl) noexcept;
 
 // The max_ttl in force: max_ttl, or ttl when max_ttl is zero.
 [[nodiscard]] inline Milliseconds effective_max_ttl(const LockConfig& lock) noexcept {

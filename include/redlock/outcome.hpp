@@ -47,7 +47,9 @@ struct NodeOutcome {
   // fenced acquire + granted: the node's fence counter for the resource
   // (an unfenced acquire does not read it: 0).
   std::int64_t fence_counter = 0;
-  // Error text: the node's error reply, or why it was unreachable.
+  // Error text: the node's error reply, or why it was unreachable. What the
+  // node sent is escaped (control characters, ESC, bytes that are not UTF-8
+  // as \n, \xNN), so the text is one line and safe to print.
   std::string detail;
 };
 
@@ -103,7 +105,16 @@ struct NodeHealth {
   std::string name;
   bool connected = false;  // handshake done, not failed since
   Persistence persistence = Persistence::unknown;
-  std::string last_error;  // why it is not connected (empty when it is)
+  // Why it is not connected (empty when it is); escaped as NodeOutcome::detail.
+  std::string last_error;
+  // The server's run_id (INFO server), read at connect; empty when unknown
+  // (INFO denied, or not connected yet).
+  std::string run_id;
+  // The name of an earlier node of the quorum that answered with the same
+  // run_id: one server named twice (under two addresses), whose two votes
+  // fail together — the quorum tolerates fewer failures than it seems.
+  // Empty otherwise.
+  std::string same_server_as;
 };
 
 struct ReleaseResult {

@@ -45,6 +45,15 @@ std::size_t AsyncClient::quorum() const noexcept { return core_->quorum(); }
 std::vector<NodeHealth> AsyncClient::node_health() const {
   std::vector<NodeHealth> health;
   for (const auto& node : core_->nodes()) health.push_back(node->health());
+  for (std::size_t i = 0; i < health.size(); ++i) {
+    if (health[i].run_id.empty()) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (health[j].run_id == health[i].run_id) {
+        health[i].same_server_as = health[j].name;
+        break;
+      }
+    }
+  }
   return health;
 }
 

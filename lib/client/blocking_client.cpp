@@ -13,8 +13,7 @@ namespace redlock {
 namespace detail {
 
 BlockingClientImpl::BlockingClientImpl(QuorumConfig config, ClientOptions options)
-    : config_(config),
-      metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()) {
+    : config_(config), metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, &BlockingClientImpl::on_wake);
   wake_.data = this;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "scripts/sha1.hpp"
+#include "text/escape.hpp"
 #include "transport/sigpipe_guard.hpp"
 
 namespace redlock {
@@ -47,6 +48,7 @@ struct ReplyDeleter {
   void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+using detail::escape_text;
 using detail::ScopedSigpipeBlock;
 
 std::uint64_t to_token(const redisReply* reply) {
@@ -82,7 +84,7 @@ class FenceGate::Connection {
         redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(), lengths.data());
     if (raw == nullptr) {
       error = std::string("resource store ") + store_.name + ": " +
-              (context_->errstr[0] != '\0' ? context_->errstr : "no reply");
+              (context_->errstr[0] != '\0' ? escape_text(context_->errstr) : "no reply");
       drop();
       return nullptr;
     }
@@ -101,7 +103,7 @@ class FenceGate::Connection {
     context_ = redisConnectWithTimeout(store_.host.c_str(), store_.port, tv);
     if (context_ == nullptr || context_->err != 0) {
       error = "resource store " + store_.name + ": " +
-              (context_ != nullptr ? std::string(context_->errstr) : std::string("out of memory"));
+              (context_ != nullptr ? escape_text(context_->errstr) : std::string("out of memory"));
       drop();
       return false;
     }
@@ -125,7 +127,7 @@ class FenceGate::Connection {
     if (!reply) return false;
     if (reply->type == REDIS_REPLY_ERROR) {
       error = "resource store " + store_.name + ": " + what +
-              " failed: " + std::string(reply->str, reply->len);
+              " failed: " + escape_text(std::string_view(reply->str, reply->len));
       drop();
       return false;
     }
@@ -172,7 +174,7 @@ FencedResult FenceGate::run(std::string_view key, std::uint64_t token, std::stri
   }
   if (reply->type == REDIS_REPLY_ERROR) {
     result.error = make_error_code(errc::node_error);
-    result.detail.assign(reply->str, reply->len);
+    result.detail = escape_text(std::string_view(reply->str, reply->len));
     return result;
   }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||

@@ -1,9 +1,17 @@
 // Node addresses: "host[:port]", "[ipv6][:port]" and
 // "redis://[user[:pass]@]host[:port][/db]".
 //
-// Error messages say what was expected and quote only the host, port or db
-// part of the text: the user:password part of a URL is never echoed, so a
-// message can be logged even when the address carried a secret.
+// Error messages say what was expected and what kind of thing was found,
+// and quote nothing of the text: "redis://alice:s3cret" (a URL whose '@host'
+// is missing) reads as host "alice" and port "s3cret", and
+// "redis://alice:1234/s3cret" as a database "s3cret", so any part of an
+// address may be a password. A message can be logged even then.
+//
+// IPv4 literals must be in the strict dotted-quad form (four decimal
+// numbers, no leading zeros, as inet_pton reads them). The forms that only
+// the legacy inet_aton reads ("127.1", "2130706433", "0x7f.0.0.1",
+// "0177.0.0.1") name the same server as a dotted quad, and would let one
+// server count as several masters of a quorum, so they are refused.
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -87,8 +95,16 @@ Problem check_hostname(std::string_view host) {
   for (const char c : host) {
     if (is_ascii_alnum(c) || c == '-' || c == '.' || c == '_') continue;
     if (c == ':') return "expected brackets around an IPv6 address, e.g. [::1]:6379";
-    return "expected a host name or IP address, got an unexpected character '" + std::string(1, c) +
-           "' in the host";
+    return "expected a host name or IP address, got a character other than letters, digits, "
+           "'-', '.' and '_' in the host";
+  }
+  // getaddrinfo reads whatever inet_aton reads as an IPv4 address; only the
+  // dotted quad is the one spelling endpoint identities compare.
+  const std::string text(host);
+  in_addr ipv4{};
+  if (inet_aton(text.c_str(), &ipv4) != 0 && inet_pton(AF_INET, text.c_str(), &ipv4) != 1) {
+    return "expected an IPv4 address as four decimal numbers without leading zeros (a.b.c.d); "
+           "shortened, octal and hexadecimal forms are refused";
   }
   return std::nullopt;
 }
@@ -100,7 +116,7 @@ Problem check_ipv6_literal(std::string_view host) {
   const std::string literal(host.substr(0, zone_start));
   in6_addr parsed{};
   if (inet_pton(AF_INET6, literal.c_str(), &parsed) != 1) {
-    return "expected an IPv6 address inside [ ], got \"" + literal + "\"";
+    return "expected an IPv6 address inside [ ]";
   }
   if (zone_start != std::string_view::npos) {
     const std::string_view zone = host.substr(zone_start + 1);
@@ -116,11 +132,8 @@ Problem parse_port(std::string_view text, std::uint16_t& port) {
   if (text.empty()) return "expected a port number (1..65535) after ':'";
   const auto value = parse_decimal<std::uint32_t>(text);
   if (!value || *value == 0 || *value > std::numeric_limits<std::uint16_t>::max()) {
-    // Only an all-digit port is quoted: anything else may be a mistyped
-    // secret (e.g. "user:password" without the '@host').
-    if (is_all_digits(text)) {
-      return "expected a port in 1..65535, got " + std::string(text);
-    }
+    // Not quoted, digits neither: "redis://user:123456" puts a password here.
+    if (is_all_digits(text)) return "expected a port in 1..65535, got a number outside it";
     return "expected a port number (1..65535) after ':'";
   }
   port = static_cast<std::uint16_t>(*value);
@@ -175,9 +188,8 @@ Problem parse_database(std::string_view text, ParsedAddress& out) {
   // "redis://host/" names no database, as in most Redis client libraries.
   if (text.empty()) return std::nullopt;
   const auto db = parse_decimal<int>(text);
-  if (!db) {
-    return "expected a database number (0, 1, ...) after '/', got \"" + std::string(text) + "\"";
-  }
+  // Not quoted: "redis://user:1234/secret" puts a password here.
+  if (!db) return "expected a database number (0, 1, ...) after '/'";
   out.db = *db;
   return std::nullopt;
 }
@@ -210,8 +222,10 @@ AddressResult parse_address_or_throw(std::string_view text) {
       problem = parse_redis_url_body(text.substr(scheme_end + 3), parsed);
     } else if (scheme == "rediss") {
       problem = "TLS (rediss://) is not supported; expected redis://";
-    } else {
+    } else if (std::all_of(scheme.begin(), scheme.end(), is_ascii_alnum)) {
       problem = "expected redis://, got the scheme \"" + scheme + "://\"";
+    } else {
+      problem = "expected redis:// at the start of the address";
     }
   } else if (text.find_first_of("@/") != std::string_view::npos) {
     problem =

@@ -1,6 +1,8 @@
 // The quorum file: TOML text to QuorumConfig.
 //
-// toml++ checks the syntax; this file checks everything after it (types,
+// The file's bytes are read by config_file.hpp, a pre-scan
+// (config_prescan.hpp) bounds what toml++ is given, toml++
+// checks the syntax; this file checks everything after it (types,
 // ranges, unknown keys, rules between keys) and pins each error on the
 // offending key or value as file:line:col. The first error wins. Keys are
 // read in file order, then the rules between keys are checked, then the
@@ -14,9 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,15 +24,22 @@
 #include <utility>
 #include <vector>
 
+#include "config/config_file.hpp"
 #include "config/config_internal.hpp"
+#include "config/config_prescan.hpp"
+#include "protocol/validity.hpp"
+#include "text/escape.hpp"
 
 namespace redlock {
 namespace {
 
 using detail::endpoint_identity;
+using detail::escape_text;
 using detail::find_repeated;
 using detail::node_from_address;
 using detail::QuorumFileReader;
+using detail::read_quorum_file;
+using detail::too_large_message;
 
 // The automatic node timeout: min(ttl / 100, 50 ms), never below 2 ms, so
 // that a short TTL still leaves a node time for one round trip.
@@ -41,19 +48,6 @@ constexpr Milliseconds kAutoNodeTimeoutFloor{2};
 constexpr int kAutoNodeTimeoutTtlDivisor = 100;
 
 constexpr std::string_view kRootKeys = "[[node]] and [lock]";
-
-// "redis://user:secret@host" becomes "redis://user:***@host", so that an
-// address can be quoted in a message.
-std::string redact_address_password(std::string_view address) {
-  const std::size_t at = address.rfind('@');
-  if (at == std::string_view::npos) return std::string(address);
-  const std::size_t scheme_end = address.find("://");
-  const std::size_t userinfo_start =
-      scheme_end == std::string_view::npos || scheme_end > at ? 0 : scheme_end + 3;
-  const std::size_t colon = address.find(':', userinfo_start);
-  if (colon == std::string_view::npos || colon > at) return std::string(address);
-  return std::string(address.substr(0, colon + 1)) + "***" + std::string(address.substr(at));
-}
 
 ConfigError error_without_position(std::string_view file, std::string message) {
   return ConfigError{std::string(file), 0, 0, std::move(message)};
@@ -69,29 +63,12 @@ ConfigResult without_exceptions(std::string_view source, Body&& body) {
     return body();
   } catch (const toml::parse_error& error) {
     const toml::source_position& at = error.source().begin;
+    // toml++ may quote what it found, which came from the file.
     return failure(ConfigError{std::string(source), at.line, at.column,
-                               "invalid TOML: " + std::string(error.description())});
+                               "invalid TOML: " + escape_text(error.description())});
   } catch (const std::exception& error) {
     return failure(error_without_position(source, std::string("internal error: ") + error.what()));
   }
-}
-
-// Reads a whole file, or says why it could not ("cannot open: ...").
-std::optional<std::string> read_file(const std::filesystem::path& file, std::string& text) {
-  struct CloseFile {
-    void operator()(std::FILE* stream) const noexcept { std::fclose(stream); }
-  };
-  const std::unique_ptr<std::FILE, CloseFile> stream(std::fopen(file.c_str(), "rb"));
-  if (!stream) return "cannot open: " + std::generic_category().message(errno);
-  char buffer[16384];
-  std::size_t count = 0;
-  while ((count = std::fread(buffer, 1, sizeof buffer, stream.get())) > 0) {
-    text.append(buffer, count);
-  }
-  if (std::ferror(stream.get()) != 0) {
-    return "cannot read: " + std::generic_category().message(errno);
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -121,8 +98,8 @@ bool QuorumFileReader::read_root(const toml::table& root) {
   }
   if (!saw_nodes) {
     return reader_.fail_without_position(
-        "no [[node]] table: expected at least one Redis master, e.g.\n"
-        "  [[node]]\n  address = \"127.0.0.1:6379\"");
+        "no [[node]] table: expected at least one Redis master, e.g. [[node]] then "
+        "address = \"127.0.0.1:6379\" on the next line");
   }
   return true;
 }
@@ -132,7 +109,7 @@ bool QuorumFileReader::read_root(const toml::table& root) {
 std::string ConfigError::to_string() const {
   // Appended piece by piece: `":" + std::to_string(...)` inlined here draws
   // a false -Wrestrict from g++ 12 at -O3.
-  std::string out = file;
+  std::string out = escape_text(file);  // a path is anyone's bytes
   if (line > 0) {
     out.append(":").append(std::to_string(line));
     if (column > 0) out.append(":").append(std::to_string(column));
@@ -143,6 +120,13 @@ std::string ConfigError::to_string() const {
 
 ConfigResult parse_config(std::string_view toml_text, std::string_view source_name) {
   return without_exceptions(source_name, [&] {
+    if (toml_text.size() > kMaxConfigFileBytes) {
+      return failure(error_without_position(source_name, too_large_message()));
+    }
+    if (auto problem = detail::prescan_toml(toml_text)) {
+      return failure(ConfigError{std::string(source_name), problem->line, problem->column,
+                                 "invalid TOML: " + std::move(problem->message)});
+    }
     const toml::table root = toml::parse(toml_text, source_name);
     return QuorumFileReader(source_name).read(root);
   });
@@ -151,11 +135,19 @@ ConfigResult parse_config(std::string_view toml_text, std::string_view source_na
 ConfigResult load_config(const std::filesystem::path& file) {
   return without_exceptions(file.native(), [&] {
     std::string text;
-    if (auto problem = read_file(file, text)) {
+    if (auto problem = read_quorum_file(file, text)) {
       return failure(error_without_position(file.native(), std::move(*problem)));
     }
     return parse_config(text, file.native());
   });
+}
+
+Milliseconds lock_drift(const LockConfig& lock, Milliseconds ttl) noexcept {
+  return detail::drift_allowance(ttl, lock.drift_factor, lock.drift_ms);
+}
+
+bool ttl_can_be_valid(const LockConfig& lock, Milliseconds ttl) noexcept {
+  return ttl - lock_drift(lock, ttl) > lock.min_validity;
 }
 
 Milliseconds effective_node_timeout(const LockConfig& lock, const NodeConfig& node) noexcept {
@@ -166,15 +158,11 @@ Milliseconds effective_node_timeout(const LockConfig& lock, const NodeConfig& no
 }
 
 namespace {
-// Builds `"text"` by appending: GCC 12 at -O2 reports a false -Wrestrict for
-// `"\"" + std::string` once inlined here.
-std::string quoted_address(const std::string& address) {
-  std::string out;
-  const std::string redacted = redact_address_password(address);
-  out.reserve(redacted.size() + 2);
-  out.push_back('"');
-  out.append(redacted);
-  out.push_back('"');
+// "address #2": an address is named by its place, never quoted, as any part
+// of it may be a password (address.cpp).
+std::string address_label(std::size_t index) {
+  std::string out = "address #";
+  out.append(std::to_string(index + 1));
   return out;
 }
 }  // namespace
@@ -185,22 +173,29 @@ ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
     if (addresses.empty()) {
       return failure(error_without_position(kSource, "expected at least one node address"));
     }
+    if (addresses.size() > kMaxNodes) {
+      return failure(error_without_position(kSource, address_label(kMaxNodes) +
+                                                         ": too many nodes: a quorum has at most " +
+                                                         std::to_string(kMaxNodes)));
+    }
     QuorumConfig config;
     config.source = std::string(kSource);
-    for (const std::string& text : addresses) {
-      AddressResult parsed = parse_address(text);
-      const std::string quoted = quoted_address(text) + ": ";
-      if (!parsed.address) return failure(error_without_position(kSource, quoted + parsed.error));
+    for (std::size_t index = 0; index < addresses.size(); ++index) {
+      AddressResult parsed = parse_address(addresses[index]);
+      const std::string label = address_label(index) + ": ";
+      if (!parsed.address) {
+        return failure(error_without_position(kSource, label + escape_text(parsed.error)));
+      }
       if (!parsed.address->username.empty() && parsed.address->password.empty()) {
         return failure(error_without_position(
-            kSource, quoted + "a username needs a password: redis://user:password@host"));
+            kSource, label + "a username needs a password: redis://user:password@host"));
       }
       config.nodes.push_back(node_from_address(std::move(*parsed.address)));
     }
     if (const auto repeated = find_repeated(config.nodes, endpoint_identity)) {
       return failure(error_without_position(
-          kSource, quoted_address(addresses[repeated->later]) + ": same host and port as " +
-                       quoted_address(addresses[repeated->earlier]) +
+          kSource, address_label(repeated->later) + ": same host and port as " +
+                       address_label(repeated->earlier) +
                        "; every node must be a different Redis master"));
     }
     return ConfigResult{std::move(config), {}};

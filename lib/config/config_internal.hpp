@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config_reader.hpp"
@@ -58,8 +59,10 @@ struct NodeDraft {
 // after its host and port.
 [[nodiscard]] NodeConfig node_from_address(ParsedAddress address);
 
-// Two spellings of one endpoint compare equal: host names ignore case and
-// IPv6 literals are compared in canonical form ("0:0::1" is "::1").
+// Two spellings of one endpoint compare equal: host names ignore case and a
+// final '.', IPv6 literals are compared in canonical form ("0:0::1" is
+// "::1"), and an IPv4-mapped IPv6 literal ("::ffff:127.0.0.1") is the IPv4
+// address it maps. (parse_address refuses the legacy IPv4 spellings.)
 [[nodiscard]] std::string endpoint_identity(const NodeConfig& node);
 
 struct RepeatedEntry {
@@ -67,16 +70,17 @@ struct RepeatedEntry {
   std::size_t later;
 };
 
-// The first node whose identity (by `identity_of`) an earlier node already has.
+// The first node whose identity (by `identity_of`) an earlier node already
+// has, and the first node that had it. One identity per node and one hash
+// look-up each: linear in the node count.
 template <typename IdentityOf>
 std::optional<RepeatedEntry> find_repeated(const std::vector<NodeConfig>& nodes,
                                            IdentityOf identity_of) {
-  for (std::size_t later = 1; later < nodes.size(); ++later) {
-    for (std::size_t earlier = 0; earlier < later; ++earlier) {
-      if (identity_of(nodes[earlier]) == identity_of(nodes[later])) {
-        return RepeatedEntry{earlier, later};
-      }
-    }
+  std::unordered_map<std::string, std::size_t> first_with;
+  first_with.reserve(nodes.size());
+  for (std::size_t later = 0; later < nodes.size(); ++later) {
+    const auto [entry, inserted] = first_with.emplace(identity_of(nodes[later]), later);
+    if (!inserted) return RepeatedEntry{entry->second, later};
   }
   return std::nullopt;
 }

@@ -2,7 +2,6 @@
 // (node timeout and minimum validity below the TTL, a validity left after
 // the drift, a maximum TTL not below the TTL, reconnect bounds in order).
 #include <algorithm>
-#include <cmath>
 
 #include "config/config_internal.hpp"
 
@@ -104,12 +103,8 @@ bool QuorumFileReader::check_lock_rules() {
   }
   // validity = ttl - elapsed - drift must exceed min_validity; when it
   // cannot even with zero elapsed time, no acquire can ever succeed.
-  // The drift is computed as the library computes it: the scaled part
-  // rounded up to whole milliseconds.
-  const auto scaled_drift =
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(ttl.count()) * lock_.drift_factor));
-  const Milliseconds drift = Milliseconds{scaled_drift} + lock_.drift_ms;
-  if (ttl - drift <= lock_.min_validity) {
+  if (!ttl_can_be_valid(lock_, ttl)) {
+    const Milliseconds drift = lock_drift(lock_, ttl);
     // Point at the drift setting the user wrote, or at the TTL when the
     // default drift is what a too-short TTL cannot carry.
     const char* key = "ttl_ms";

@@ -21,14 +21,21 @@ std::string lowercase(std::string_view text) {
 
 }  // namespace
 
-// Two spellings of one endpoint compare equal: host names ignore case and
-// IPv6 literals are compared in canonical form ("0:0::1" is "::1").
 std::string endpoint_identity(const NodeConfig& node) {
   std::string host = lowercase(node.host);
+  // "redis-a." is the fully qualified spelling of "redis-a".
+  if (host.size() > 1 && host.back() == '.') host.pop_back();
   in6_addr ipv6{};
   if (inet_pton(AF_INET6, host.c_str(), &ipv6) == 1) {
     char canonical[INET6_ADDRSTRLEN] = {};
-    if (inet_ntop(AF_INET6, &ipv6, canonical, sizeof canonical) != nullptr) host = canonical;
+    if (IN6_IS_ADDR_V4MAPPED(&ipv6)) {
+      // ::ffff:a.b.c.d reaches the IPv4 host a.b.c.d.
+      if (inet_ntop(AF_INET, &ipv6.s6_addr[12], canonical, sizeof canonical) != nullptr) {
+        host = canonical;
+      }
+    } else if (inet_ntop(AF_INET6, &ipv6, canonical, sizeof canonical) != nullptr) {
+      host = canonical;
+    }
   }
   return host + " " + std::to_string(node.port);
 }

@@ -49,6 +49,11 @@ bool QuorumFileReader::read_nodes(const toml::node& value) {
   if (tables->empty()) {
     return reader_.fail(value.source(), "node", "expected at least one [[node]] table, got none");
   }
+  if (tables->size() > kMaxNodes) {
+    return reader_.fail(
+        tables->get(kMaxNodes)->source(), "node[" + std::to_string(kMaxNodes) + "]",
+        "too many [[node]] tables: a quorum has at most " + std::to_string(kMaxNodes) + " nodes");
+  }
   for (std::size_t index = 0; index < tables->size(); ++index) {
     const toml::node& element = *tables->get(index);
     const std::string path = "node[" + std::to_string(index) + "]";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "text/escape.hpp"
+
 namespace redlock::detail {
 namespace {
 
@@ -105,7 +107,8 @@ bool ConfigReader::fail(const toml::source_region& where, std::string_view path,
   std::string text(path);
   if (!text.empty()) text += ": ";
   text += message;
-  error_ = ConfigError{source_, where.begin.line, where.begin.column, std::move(text)};
+  // Paths hold key names and messages node names, both from the file.
+  error_ = ConfigError{source_, where.begin.line, where.begin.column, escape_text(text)};
   return false;
 }
 

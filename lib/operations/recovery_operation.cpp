@@ -49,7 +49,7 @@ void RecoveryOperation::act() {
   if (plan_.action == RecoveryAction::wait) return finish(false);
 
   const LockConfig& lock = core_.config().lock;
-  const std::string marker = marker_key(lock.key_prefix);
+  const std::string marker_name = marker_key(lock.key_prefix);
   const std::string recovering = recovering_key(lock.key_prefix);
   const std::string fence = fence_key(lock.key_prefix);
   const std::string delay =
@@ -58,18 +58,19 @@ void RecoveryOperation::act() {
   writes_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (std::size_t target : plan_.targets) {
-    // The marker names the node's incarnation, for diagnosis.
+    // The marker names the node's incarnation, for diagnosis, and the
+    // max_ttl this client's recovery delay is.
     std::uint8_t bytes[8];
     fill_random(bytes, sizeof bytes);
-    const std::string marker_value = "redlock-node-" + to_hex(bytes, sizeof bytes);
+    const std::string marker = marker_value(to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
     // The script takes a variable number of arguments; build them here.
-    std::vector<std::string> args{delay, marker_value, "recovering"};
+    std::vector<std::string> args{delay, marker, "recovering"};
     for (const auto& [field, value] : plan_.merged_fence) {
       args.push_back(field);
       args.push_back(std::to_string(value));
     }
-    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker, recovering, fence}, args,
-                                     writes_.started(), self, writes_.tag());
+    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker_name, recovering, fence},
+                                     args, writes_.started(), self, writes_.tag());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scripts/scripts.hpp"
+#include "text/escape.hpp"
 
 namespace redlock::detail {
 
@@ -29,7 +30,9 @@ bool parse_failure(const NodeResponse& response, NodeOutcome& out) {
   const redisReply* reply = response.replies[0];
   if (reply->type == REDIS_REPLY_ERROR) {
     out.status = NodeStatus::error;
-    out.detail.assign(reply->str, reply->len);
+    // The node's own words, escaped: a reply may carry newlines or
+    // terminal escapes meant for whoever prints the detail.
+    out.detail = escape_text(std::string_view(reply->str, reply->len));
     return true;
   }
   return false;
@@ -93,7 +96,7 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   long long acked = 0;
   if (wait->type == REDIS_REPLY_ERROR) {
     out.status = NodeStatus::error;
-    out.detail = "WAIT: " + std::string(wait->str, wait->len);
+    out.detail = "WAIT: " + escape_text(std::string_view(wait->str, wait->len));
   } else if (!read_integer(wait, acked)) {
     unexpected(wait, out);
   } else if (acked < min_replicas) {

@@ -267,6 +267,28 @@ const Script& script(ScriptId id) { return script_table()[static_cast<std::size_
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
 
+namespace {
+constexpr std::string_view kMaxTtlField = " max_ttl_ms=";
+}  // namespace
+
+std::string marker_value(std::string_view incarnation, Milliseconds max_ttl) {
+  return "redlock-node-" + std::string(incarnation) + std::string(kMaxTtlField) +
+         std::to_string(max_ttl.count());
+}
+
+std::optional<Milliseconds> marker_max_ttl(std::string_view value) {
+  const std::size_t at = value.find(kMaxTtlField);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = value.substr(at + kMaxTtlField.size());
+  if (digits.empty() || digits.size() > 12) return std::nullopt;
+  long long ms = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    ms = ms * 10 + (c - '0');
+  }
+  return Milliseconds(ms);
+}
+
 std::string recovering_key(std::string_view prefix) { return std::string(prefix) + "recovering"; }
 
 std::string lock_pattern(std::string_view prefix) { return std::string(prefix) + "lock:*"; }

@@ -16,8 +16,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "redlock/types.hpp"
 
 namespace redlock::detail {
 
@@ -92,6 +95,14 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 
 // Key names on a node.
 [[nodiscard]] std::string marker_key(std::string_view prefix);
+// The marker's value: the node's incarnation (random hex, for diagnosis)
+// and the max_ttl of the client that marked it — the recovery delay that
+// client applies — so `redlock status` can name nodes marked under another
+// max_ttl than its own.
+[[nodiscard]] std::string marker_value(std::string_view incarnation, Milliseconds max_ttl);
+// The max_ttl a marker value records; none for a value without one (a
+// marker written by another version, or by hand).
+[[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);
 [[nodiscard]] std::string recovering_key(std::string_view prefix);
 [[nodiscard]] std::string lock_pattern(std::string_view prefix);
 [[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <utility>
 
 #include "redlock/clock.hpp"
+#include "text/escape.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_slot.hpp"
 #include "transport/reply_pool.hpp"
@@ -40,9 +42,29 @@ struct NodeConnection::HandshakeStep {
 
 namespace {
 
-// The settings persistence() is made of, in Slot::persistence_field order.
-constexpr std::array<std::string_view, 3> kPersistenceSettings{"appendonly", "appendfsync",
-                                                               "no-appendfsync-on-rewrite"};
+// The settings persistence() is made of.
+struct PersistenceSetting {
+  std::string_view name;
+  ServerFact fact;
+};
+constexpr std::array<PersistenceSetting, 3> kPersistenceSettings{{
+    {"appendonly", ServerFact::appendonly},
+    {"appendfsync", ServerFact::appendfsync},
+    {"no-appendfsync-on-rewrite", ServerFact::no_fsync_on_rewrite},
+}};
+
+// "run_id:<40 hex>" in INFO server's text; empty when absent.
+std::string run_id_in(std::string_view info) {
+  constexpr std::string_view kField = "run_id:";
+  const std::size_t at = info.find(kField);
+  if (at == std::string_view::npos || (at > 0 && info[at - 1] != '\n')) return {};
+  const std::size_t begin = at + kField.size();
+  std::size_t end = begin;
+  while (end < info.size() && end - begin < 64 &&
+         std::isxdigit(static_cast<unsigned char>(info[end])))
+    ++end;
+  return std::string(info.substr(begin, end - begin));
+}
 
 }  // namespace
 
@@ -93,12 +115,15 @@ void NodeConnection::start() {
   if (state_ == State::closed) return;
   ++generation_;
   last_error_.clear();
+  addresses_.clear();
+  next_address_ = 0;
   sockaddr_storage address{};
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
   if (uv_ip4_addr(node_.host.c_str(), node_.port, v4) == 0 ||
       uv_ip6_addr(node_.host.c_str(), node_.port, v6) == 0) {
-    connect_to(reinterpret_cast<const sockaddr*>(&address));
+    addresses_.push_back(address);
+    connect_next();
   } else {
     begin_resolve();
   }
@@ -123,7 +148,21 @@ void NodeConnection::begin_resolve() {
           if (status < 0 || result == nullptr) {
             self->reset(uv_error_text("cannot resolve " + self->node_.host, status));
           } else {
-            self->connect_to(result->ai_addr);
+            // Every address, in the resolver's order: a name whose first
+            // address is ::1 may serve on 127.0.0.1 only.
+            for (const addrinfo* entry = result; entry != nullptr; entry = entry->ai_next) {
+              if (entry->ai_addr == nullptr || entry->ai_addrlen > sizeof(sockaddr_storage)) {
+                continue;
+              }
+              sockaddr_storage address{};
+              std::memcpy(&address, entry->ai_addr, entry->ai_addrlen);
+              self->addresses_.push_back(address);
+            }
+            if (self->addresses_.empty()) {
+              self->reset("cannot resolve " + self->node_.host + ": no address");
+            } else {
+              self->connect_next();
+            }
           }
         }
         uv_freeaddrinfo(result);
@@ -139,10 +178,19 @@ void NodeConnection::begin_resolve() {
   }
 }
 
-void NodeConnection::connect_to(const sockaddr* address) {
+void NodeConnection::connect_next() {
+  const bool first = next_address_ == 0;
+  const sockaddr_storage& address = addresses_[next_address_++];
   state_ = State::connecting;
-  connect_started_ = SteadyClock::now();
-  reader_ = std::make_unique<ReplyReader>();
+  if (first) {
+    // One deadline for every address tried, and for the handshake.
+    connect_started_ = SteadyClock::now();
+    reader_ = std::make_unique<ReplyReader>();
+    connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
+      connect_timer_ = TimerQueue::kNone;
+      reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
+    });
+  }
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->loop = &loop_;
@@ -152,14 +200,10 @@ void NodeConnection::connect_to(const sockaddr* address) {
   loop_.handle_opened();
   uv_tcp_nodelay(&tcp_->tcp, 1);
 
-  connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
-    connect_timer_ = TimerQueue::kNone;
-    reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
-  });
-
   auto* request = new ConnectRequest{};
-  const int rc =
-      uv_tcp_connect(&request->req, &tcp_->tcp, address, [](uv_connect_t* req, int status) {
+  const int rc = uv_tcp_connect(
+      &request->req, &tcp_->tcp, reinterpret_cast<const sockaddr*>(&address),
+      [](uv_connect_t* req, int status) {
         auto* holder = static_cast<TcpHolder*>(req->handle->data);
         delete reinterpret_cast<ConnectRequest*>(req);
         if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
@@ -168,13 +212,21 @@ void NodeConnection::connect_to(const sockaddr* address) {
       });
   if (rc < 0) {
     delete request;
-    reset(uv_error_text("connect", rc));
+    on_connected(rc);
   }
 }
 
 void NodeConnection::on_connected(int status) {
   if (status < 0) {
-    reset(uv_error_text("connect", status));
+    if (next_address_ < addresses_.size()) {
+      close_socket();
+      connect_next();
+      return;
+    }
+    reset(uv_error_text("connect", status) +
+          (addresses_.size() > 1
+               ? " (" + number_text(static_cast<long long>(addresses_.size())) + " addresses tried)"
+               : std::string()));
     return;
   }
   state_ = State::handshaking;
@@ -208,11 +260,11 @@ void NodeConnection::queue_handshake() {
   std::string head;
   std::deque<Slot> handshake;
   handshake_steps_.clear();
-  auto add = [&](std::string what, bool optional = false, std::uint8_t persistence_field = 0) {
+  auto add = [&](std::string what, bool optional = false, ServerFact fact = ServerFact::none) {
     Slot slot;
     slot.handshake = true;
     slot.step = static_cast<std::uint8_t>(handshake_steps_.size());
-    slot.persistence_field = persistence_field;
+    slot.fact = fact;
     handshake_steps_.push_back(HandshakeStep{std::move(what), optional});
     handshake.push_back(std::move(slot));
   };
@@ -232,12 +284,14 @@ void NodeConnection::queue_handshake() {
   appendonly_.clear();
   appendfsync_.clear();
   no_fsync_on_rewrite_.clear();
+  run_id_.clear();
   if (setup_.read_persistence) {
-    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
-      append_command(head, {"CONFIG", "GET", kPersistenceSettings[i]});
-      add("CONFIG GET " + std::string(kPersistenceSettings[i]), true,
-          static_cast<std::uint8_t>(i + 1));
+    for (const PersistenceSetting& setting : kPersistenceSettings) {
+      append_command(head, {"CONFIG", "GET", setting.name});
+      add("CONFIG GET " + std::string(setting.name), true, setting.fact);
     }
+    append_command(head, {"INFO", "server"});
+    add("INFO server", true, ServerFact::run_id);
   }
   for (const Script* script : setup_.scripts) {
     append_command(head, {"SCRIPT", "LOAD", script->body});
@@ -379,8 +433,8 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
-  if (front.persistence_field != 0) {
-    record_persistence(front.persistence_field, front.replies[0].get());
+  if (front.fact != ServerFact::none) {
+    record_fact(front.fact, front.replies[0].get());
     if (!front.handshake) {
       slots_.drop_front();
       return;
@@ -466,18 +520,24 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
 }
 
-void NodeConnection::record_persistence(std::uint8_t field, const redisReply* reply) {
+void NodeConnection::record_fact(ServerFact fact, const redisReply* reply) {
+  if (fact == ServerFact::run_id) {
+    run_id_ = reply->type == REDIS_REPLY_STRING
+                  ? run_id_in(std::string_view(reply->str, reply->len))
+                  : std::string();
+    return;
+  }
   // A denied CONFIG GET (an error) leaves the setting unknown.
   std::string value;
   if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
       reply->element[1]->type == REDIS_REPLY_STRING) {
     value.assign(reply->element[1]->str, reply->element[1]->len);
   }
-  switch (field) {
-    case 1:
+  switch (fact) {
+    case ServerFact::appendonly:
       appendonly_ = std::move(value);
       break;
-    case 2:
+    case ServerFact::appendfsync:
       appendfsync_ = std::move(value);
       break;
     default:
@@ -495,11 +555,11 @@ void NodeConnection::schedule_persistence_recheck() {
     // Behind what is pending, like any command; the replies carry no
     // deadline (a node that stops answering is noticed by its requests).
     emit_pending();
-    for (std::size_t i = 0; i < kPersistenceSettings.size(); ++i) {
-      append_command(outbuf_, {"CONFIG", "GET", kPersistenceSettings[i]});
+    for (const PersistenceSetting& setting : kPersistenceSettings) {
+      append_command(outbuf_, {"CONFIG", "GET", setting.name});
       Slot& slot = slots_.emplace_back();
       slot.deadline = TimePoint::max();
-      slot.persistence_field = static_cast<std::uint8_t>(i + 1);
+      slot.fact = setting.fact;
     }
     want_flush();
     schedule_persistence_recheck();
@@ -605,7 +665,9 @@ std::string NodeConnection::unresponsive_text() const {
 
 void NodeConnection::reset(std::string why) {
   ++generation_;
-  last_error_ = std::move(why);
+  // `why` may quote the node's error reply or the reader's error: escaped,
+  // as it ends up in NodeHealth::last_error and in request details.
+  last_error_ = escape_text(why);
   loop_.timers().cancel(connect_timer_);
   connect_timer_ = TimerQueue::kNone;
   loop_.timers().cancel(deadline_timer_);
@@ -613,16 +675,7 @@ void NodeConnection::reset(std::string why) {
   deadline_armed_for_ = TimePoint::max();
   loop_.timers().cancel(recheck_timer_);
   recheck_timer_ = TimerQueue::kNone;
-  if (tcp_ != nullptr) {
-    TcpHolder* holder = std::exchange(tcp_, nullptr);
-    holder->owner = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
-      auto* closing = static_cast<TcpHolder*>(handle->data);
-      LoopContext* loop = closing->loop;
-      delete closing;
-      loop->handle_closed();
-    });
-  }
+  close_socket();
   reader_.reset();
   outbuf_.clear();
   pending_count_ = 0;
@@ -637,6 +690,18 @@ void NodeConnection::reset(std::string why) {
   }
   const std::string detail = last_error_;
   fail_slots(failed, detail);
+}
+
+void NodeConnection::close_socket() {
+  if (tcp_ == nullptr) return;
+  TcpHolder* holder = std::exchange(tcp_, nullptr);
+  holder->owner = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
+    auto* closing = static_cast<TcpHolder*>(handle->data);
+    LoopContext* loop = closing->loop;
+    delete closing;
+    loop->handle_closed();
+  });
 }
 
 void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
@@ -697,6 +762,7 @@ NodeHealth NodeConnection::health() const {
   health.connected = state_ == State::ready;
   health.persistence = persistence();
   health.last_error = last_error_;
+  health.run_id = state_ == State::ready ? run_id_ : std::string();
   return health;
 }
 

@@ -174,9 +174,18 @@ struct SessionSetup {
   std::vector<const Script*> scripts;
   // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
   // GET (persistence()) at connect, and again every `persistence_recheck`
-  // while connected.
+  // while connected; and the server's run_id (INFO server) at connect.
   bool read_persistence = false;
   Milliseconds persistence_recheck{5000};
+};
+
+// What a connection asks a node about itself besides the lock protocol.
+enum class ServerFact : std::uint8_t {
+  none,
+  appendonly,           // CONFIG GET appendonly
+  appendfsync,          // CONFIG GET appendfsync
+  no_fsync_on_rewrite,  // CONFIG GET no-appendfsync-on-rewrite
+  run_id,               // INFO server
 };
 
 class NodeConnection final : public Flushable {
@@ -253,7 +262,11 @@ class NodeConnection final : public Flushable {
   struct HandshakeStep;
   struct TcpHolder;
 
-  void connect_to(const struct sockaddr* address);
+  // Connects to addresses_[next_address_] (and arms the connect deadline,
+  // which covers every address and the handshake, on the first).
+  void connect_next();
+  // Closes the socket, if any, without touching the queue.
+  void close_socket();
   void begin_resolve();
   void on_connected(int status);
   void queue_handshake();
@@ -261,8 +274,8 @@ class NodeConnection final : public Flushable {
   void on_reply(redisReply* reply, TimePoint received_at);
   void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);
-  // The reply to a CONFIG GET of persistence setting `field` (Slot).
-  void record_persistence(std::uint8_t field, const redisReply* reply);
+  // The reply to a question about the server (Slot::fact).
+  void record_fact(ServerFact fact, const redisReply* reply);
   // Reads the persistence settings again after setup_.persistence_recheck.
   void schedule_persistence_recheck();
   void on_deadline();
@@ -355,6 +368,10 @@ class NodeConnection final : public Flushable {
   // socket (connect, read, resolve) recognise they are stale.
   std::uint64_t generation_ = 0;
   TcpHolder* tcp_ = nullptr;
+  // The node's addresses (the host resolved, or the address itself), tried
+  // in order until one connects.
+  std::vector<sockaddr_storage> addresses_;
+  std::size_t next_address_ = 0;
   std::unique_ptr<ReplyReader> reader_;
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
@@ -385,6 +402,7 @@ class NodeConnection final : public Flushable {
   std::string appendonly_;
   std::string appendfsync_;
   std::string no_fsync_on_rewrite_;
+  std::string run_id_;
   TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).
   static constexpr std::size_t kMaxDeferredCleanups = 4096;

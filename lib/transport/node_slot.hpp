@@ -45,9 +45,9 @@ struct NodeConnection::Slot {
   std::uint8_t expected = 1;
   std::uint8_t received = 0;
   std::uint8_t step = 0;  // handshake: index into handshake_steps_
-  // A CONFIG GET of a persistence setting (1 appendonly, 2 appendfsync, 3
-  // no-appendfsync-on-rewrite) whose reply updates persistence().
-  std::uint8_t persistence_field = 0;
+  // A question about the server itself (a CONFIG GET of a persistence
+  // setting, INFO server), whose reply updates what health() reports.
+  ServerFact fact = ServerFact::none;
   bool handshake = false;
   bool with_wait = false;
   bool evaled = false;

@@ -46,6 +46,21 @@ TEST_F(ConfigTest, CheckConfigSaysWhenAReleaseEndsAtAMajority) {
   EXPECT_NE(result.out.find("release ends at a majority"), std::string::npos) << result.out;
 }
 
+TEST_F(ConfigTest, CheckConfigSaysWhatASingleNodeCannotPromise) {
+  const auto file = work_ / "single.toml";
+  write_text(file, "[[node]]\naddress = \"" + cluster_.node(0).address() + "\"\n");
+  const CliResult result = run_cli({"check-config", file.string()});
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.out.find("1 node, quorum 1 (tolerates 0 unavailable)"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("note: a single node tolerates no failure, and the amnesia defence "
+                            "cannot work with it"),
+            std::string::npos)
+      << result.out;
+  const CliResult three = run_cli({"check-config", config(milliseconds(8000)).string()});
+  EXPECT_EQ(three.out.find("a single node"), std::string::npos) << three.out;
+}
+
 TEST_F(ConfigTest, CheckConfigNamesFileLineAndColumn) {
   const auto file = work_ / "bad.toml";
   write_text(file, "[[node]]\naddress = \"127.0.0.1:7101\"\n\n[lock]\ntll_ms = 5\n");

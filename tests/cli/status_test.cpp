@@ -26,6 +26,27 @@ TEST_F(StatusTest, TableShowsEveryNode) {
   EXPECT_TRUE(result.err.empty()) << result.err;
 }
 
+TEST_F(StatusTest, NamesNodesMarkedUnderAnotherMaxTtl) {
+  // A client with max_ttl 500 ms marks every node; status under a
+  // configuration whose max_ttl is 4000 ms says that their recovery delays
+  // disagree.
+  const auto marked_by = config(milliseconds(500), "max_ttl_ms = 500\n");
+  ASSERT_EQ(run_cli(command("acquire", marked_by, {"--resource", "mark"})).exit_code, 0);
+  const auto file = config(milliseconds(500), "max_ttl_ms = 4000\n");
+  const CliResult result = run_cli(command("status", file, {"--json"}));
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.err.find("was marked by a client with max_ttl 500 ms, this configuration's is "
+                            "4000 ms"),
+            std::string::npos)
+      << result.err;
+  const JsonValue json = parse_output(result);
+  for (const JsonValue& node : json["nodes"].items) {
+    EXPECT_EQ(node["marker_max_ttl_ms"].integer().value_or(-1), 500) << result.out;
+  }
+  const CliResult same = run_cli(command("status", marked_by));
+  EXPECT_EQ(same.err.find("was marked by"), std::string::npos) << same.err;
+}
+
 TEST_F(StatusTest, JsonDescribesEveryNode) {
   const auto file = config();
   const CliResult result = run_cli(command("status", file, {"--json"}));

@@ -1,5 +1,6 @@
 // Session set-up on each node: AUTH, SELECT, and replica acknowledgement.
 #include <gtest/gtest.h>
+#include <netdb.h>
 
 #include <chrono>
 
@@ -198,6 +199,60 @@ TEST(Metrics, CountAcquisitionsAndNodeReplies) {
   const std::string text = client.metrics()->prometheus();
   EXPECT_NE(text.find("redlock_acquires_total{result=\"won\"} 5"), std::string::npos) << text;
   EXPECT_NE(text.find("node=\"" + config_for(cluster).nodes[0].name + "\""), std::string::npos);
+}
+
+// Every address a host name resolves to is tried, in order, within the
+// connect timeout: with "localhost" resolving to ::1 first and the node
+// listening on 127.0.0.1 only, the first attempt is refused and the second
+// connects.
+TEST(Connection, EveryAddressOfAHostNameIsTriedInOrder) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  ASSERT_EQ(::getaddrinfo("localhost", "6379", &hints, &found), 0);
+  std::vector<int> families;
+  for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+    families.push_back(entry->ai_family);
+  }
+  ::freeaddrinfo(found);
+  if (families.size() < 2 || families.front() != AF_INET6) {
+    GTEST_SKIP() << "localhost does not resolve to ::1 before another address on this machine";
+  }
+  RedisServer server;  // listens on 127.0.0.1 only
+  QuorumConfig config = single_node(server);
+  config.nodes[0].host = "localhost";
+  BlockingClient client(config);
+  const AcquireResult held = client.acquire(Resource("every-address"));
+  ASSERT_TRUE(held.ok()) << held.nodes[0].detail;
+  (void)client.release(*held.lock);
+}
+
+// One server named twice — here as 127.0.0.1:P and localhost:P — looks like
+// two masters to the quorum arithmetic; the client reads each server's
+// run_id at connect and names the pair, so the false fault tolerance can be
+// seen (docs/operations.md).
+TEST(Connection, OneServerUnderTwoNamesIsReported) {
+  RedisServer first;
+  RedisServer second;
+  QuorumConfig config = single_node(first);
+  NodeConfig alias = config.nodes[0];
+  alias.host = "localhost";
+  alias.name = "localhost:" + std::to_string(first.port());
+  config.nodes.push_back(alias);
+  config.nodes.push_back(single_node(second).nodes[0]);
+  BlockingClient client(config);
+  const AcquireResult held = client.acquire(Resource("named-twice"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  (void)client.release(*held.lock);
+  const std::vector<NodeHealth> health = client.node_health();
+  ASSERT_EQ(health.size(), 3U);
+  EXPECT_EQ(health[0].run_id.size(), 40U) << health[0].run_id;
+  EXPECT_EQ(health[1].run_id, health[0].run_id);
+  EXPECT_NE(health[2].run_id, health[0].run_id);
+  EXPECT_TRUE(health[0].same_server_as.empty());
+  EXPECT_EQ(health[1].same_server_as, config.nodes[0].name);
+  EXPECT_TRUE(health[2].same_server_as.empty());
 }
 
 }  // namespace

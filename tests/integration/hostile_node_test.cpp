@@ -13,6 +13,9 @@
 #include <string>
 
 #include "harness.hpp"
+#include "scripts/scripts.hpp"
+#include "transport/loop_context.hpp"
+#include "transport/node_connection.hpp"
 
 namespace redlock::test {
 namespace {
@@ -177,14 +180,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{HostileMode::endless_bulk, "protocol error: reply larger than 1 MiB"},
         // The handshake is never answered, or not in time.
         ErrorCase{HostileMode::silent, "connect timeout after 200 ms"},
-        ErrorCase{HostileMode::trickle, "connect timeout after 200 ms"}),
+        ErrorCase{HostileMode::slow, "connect timeout after 200 ms"}),
     [](const auto& error_case) { return std::string(hostile_mode_name(error_case.param.mode)); });
 
 INSTANTIATE_TEST_SUITE_P(Modes, HostileNodeAmongReal,
                          ::testing::Values(std::nullopt, HostileMode::huge_array,
                                            HostileMode::giant_array, HostileMode::endless_error,
                                            HostileMode::endless_bulk, HostileMode::silent,
-                                           HostileMode::trickle),
+                                           HostileMode::slow),
                          [](const auto& mode) {
                            return mode.param ? std::string(hostile_mode_name(*mode.param))
                                              : std::string("none_five_real_nodes");
@@ -288,6 +291,55 @@ TEST(StalledNodes, AConnectionOwingAnAnswerForTheStallLimitIsReset) {
   cluster.node(0).resume();
   ASSERT_TRUE(first.ok()) << first.error.message();
   EXPECT_EQ(seen, "no answer for 400 ms: connection reset");
+}
+
+// The transport itself: a request that timed out lets go of what sent it
+// (its sink, the operation) at the timeout, not when — if ever — the node
+// answers; a stalled node holds no operation alive.
+class CountingSink final : public detail::ResponseSink {
+ public:
+  void on_response(std::size_t, std::uint32_t, const detail::NodeResponse& response) override {
+    if (response.kind == detail::NodeResponse::Kind::timeout) ++timeouts;
+    if (response.late) ++late;
+  }
+  int timeouts = 0;
+  int late = 0;
+};
+
+TEST(StalledNodes, ATimedOutRequestLetsGoOfItsOperationAtTheTimeout) {
+  RedisServer server;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  {
+    detail::LoopContext context(&loop, steady_clock_source());
+    NodeMetrics metrics("node");
+    LockConfig lock;
+    lock.node_timeout = milliseconds(100);
+    detail::SessionSetup setup;
+    setup.scripts.push_back(&detail::script(detail::ScriptId::extend));
+    detail::NodeConnection connection(context, metrics, 0, node_at(server.port()), lock, setup);
+    connection.start();
+    auto run_until = [&](const std::function<bool()>& condition) {
+      const auto give_up = SteadyClock::now() + std::chrono::seconds(5);
+      while (!condition() && SteadyClock::now() < give_up) uv_run(&loop, UV_RUN_ONCE);
+      return condition();
+    };
+    ASSERT_TRUE(run_until([&] { return connection.ready(); }));
+    server.pause();
+    auto sink = std::make_shared<CountingSink>();
+    connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:k"}, {"v", "1000"},
+                    false, steady_clock_source().now(), sink, 1);
+    EXPECT_GT(sink.use_count(), 1) << "the queued request holds its sink";
+    ASSERT_TRUE(run_until([&] { return sink->timeouts == 1; }));
+    EXPECT_EQ(sink.use_count(), 1) << "the timed-out request still holds its operation";
+    server.resume();
+    bool closed = false;
+    context.close([&] { connection.close(); }, [&] { closed = true; });
+    while (!closed) uv_run(&loop, UV_RUN_ONCE);
+    EXPECT_EQ(sink->late, 0);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 }  // namespace

@@ -28,8 +28,11 @@ enum class HostileMode {
   endless_bulk,
   // Reads everything, answers nothing.
   silent,
-  // "+PONG\r\n" over and over, one byte every 100 ms.
-  trickle,
+  // "+" and then one byte every 250 ms, never a whole reply: each read
+  // returns well inside any per-read timeout.
+  slow,
+  // Every command answered with one error reply (HostileNode(error_text)).
+  error_reply,
 };
 
 [[nodiscard]] std::string_view hostile_mode_name(HostileMode mode);
@@ -38,14 +41,22 @@ class HostileNode {
  public:
   // Starts listening; throws std::runtime_error when it cannot.
   explicit HostileNode(HostileMode mode);
+  // error_reply: every command (each whole RESP array it receives) is
+  // answered with "-" + `error_text` + CRLF; the text may hold anything, a
+  // newline or a terminal escape included.
+  explicit HostileNode(std::string error_text);
   ~HostileNode();
   HostileNode(const HostileNode&) = delete;
   HostileNode& operator=(const HostileNode&) = delete;
 
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  // "127.0.0.1:<port>".
+  [[nodiscard]] std::string address() const;
 
  private:
+  void start(HostileMode mode, const std::string& error_text);
+
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
 };

@@ -5,6 +5,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "redlock/config.hpp"
 
@@ -96,21 +98,22 @@ INSTANTIATE_TEST_SUITE_P(
         RejectedCase{"Empty", "",
                      "expected an address (host[:port], [ipv6][:port] or "
                      "redis://[user[:pass]@]host[:port][/db]), got an empty string"},
-        RejectedCase{"PortZero", "h:0", "expected a port in 1..65535, got 0"},
-        RejectedCase{"PortTooLarge", "h:65536", "expected a port in 1..65535, got 65536"},
+        RejectedCase{"PortZero", "h:0", "expected a port in 1..65535, got a number outside it"},
+        RejectedCase{"PortTooLarge", "h:65536",
+                     "expected a port in 1..65535, got a number outside it"},
         RejectedCase{"PortHuge", "h:99999999999999999999",
-                     "expected a port in 1..65535, got 99999999999999999999"},
+                     "expected a port in 1..65535, got a number outside it"},
         RejectedCase{"PortNegative", "h:-1", "expected a port number (1..65535) after ':'"},
         RejectedCase{"PortWithSign", "h:+80", "expected a port number (1..65535) after ':'"},
         RejectedCase{"PortNotANumber", "h:http", "expected a port number (1..65535) after ':'"},
         RejectedCase{"PortMissing", "h:", "expected a port number (1..65535) after ':'"},
         RejectedCase{"HostMissing", ":7101", "expected a host name or IP address before ':'"},
         RejectedCase{"SpaceInHost", "my host:1",
-                     "expected a host name or IP address, got an unexpected character ' ' in "
-                     "the host"},
+                     "expected a host name or IP address, got a character other than letters, "
+                     "digits, '-', '.' and '_' in the host"},
         RejectedCase{"LeadingSpace", " h:1",
-                     "expected a host name or IP address, got an unexpected character ' ' in "
-                     "the host"},
+                     "expected a host name or IP address, got a character other than letters, "
+                     "digits, '-', '.' and '_' in the host"},
         RejectedCase{"TrailingGarbage", "h:1x", "expected a port number (1..65535) after ':'"},
         RejectedCase{"BareIpv6", "::1",
                      "expected brackets around an IPv6 address, e.g. [::1]:6379"},
@@ -118,8 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "expected brackets around an IPv6 address, e.g. [::1]:6379"},
         RejectedCase{"UnclosedBracket", "[::1:7101", "expected ']' after the IPv6 address"},
         RejectedCase{"EmptyBrackets", "[]:1", "expected an IPv6 address inside [ ], got nothing"},
-        RejectedCase{"NotIpv6InBrackets", "[localhost]:1",
-                     "expected an IPv6 address inside [ ], got \"localhost\""},
+        RejectedCase{"NotIpv6InBrackets", "[localhost]:1", "expected an IPv6 address inside [ ]"},
         RejectedCase{"JunkAfterBracket", "[::1]7101", "expected ':port' after ']'"},
         RejectedCase{"BadZone", "[fe80::1%]:1",
                      "expected an interface name after '%' in the IPv6 address"},
@@ -138,11 +140,14 @@ INSTANTIATE_TEST_SUITE_P(
         RejectedCase{"UrlWithOnlyCredentials", "redis://u:pw@",
                      "expected a host name or IP address, got an empty host"},
         RejectedCase{"UrlDbNotANumber", "redis://h/one",
-                     "expected a database number (0, 1, ...) after '/', got \"one\""},
+                     "expected a database number (0, 1, ...) after '/'"},
         RejectedCase{"UrlDbNegative", "redis://h/-1",
-                     "expected a database number (0, 1, ...) after '/', got \"-1\""},
+                     "expected a database number (0, 1, ...) after '/'"},
         RejectedCase{"UrlQueryString", "redis://h/0?timeout=1",
-                     "expected a database number (0, 1, ...) after '/', got \"0?timeout=1\""},
+                     "expected a database number (0, 1, ...) after '/'"},
+        RejectedCase{"SchemeThatIsNoScheme", "u:p w://h",
+                     "expected redis:// at the start of the "
+                     "address"},
         RejectedCase{"UrlBadEscape", "redis://u:p%zz@h",
                      "expected %XX escapes (two hex digits) in the URL's user and password"},
         RejectedCase{"UrlTruncatedEscape", "redis://u:p%4@h",
@@ -151,14 +156,48 @@ INSTANTIATE_TEST_SUITE_P(
                      "expected a password after ':' in the URL (or no ':' at all)"}),
     CaseName<RejectedCase>);
 
-// A message may be logged, so it never quotes the credentials of a URL.
+// One server, one spelling: the forms only inet_aton reads would let one
+// server count as several masters.
+constexpr const char* kLegacyIpv4Error =
+    "expected an IPv4 address as four decimal numbers without leading zeros (a.b.c.d); "
+    "shortened, octal and hexadecimal forms are refused";
+
+INSTANTIATE_TEST_SUITE_P(
+    LegacyIpv4, RejectedAddress,
+    testing::Values(RejectedCase{"TwoParts", "127.1:7101", kLegacyIpv4Error},
+                    RejectedCase{"OneNumber", "2130706433:7101", kLegacyIpv4Error},
+                    RejectedCase{"Hexadecimal", "0x7f.1:7101", kLegacyIpv4Error},
+                    RejectedCase{"HexadecimalNumber", "0x7f000001", kLegacyIpv4Error},
+                    RejectedCase{"Octal", "0177.0.0.1:7101", kLegacyIpv4Error},
+                    RejectedCase{"LeadingZeros", "127.000.000.001:7101", kLegacyIpv4Error},
+                    RejectedCase{"InAUrl", "redis://:pw@127.1:7101", kLegacyIpv4Error}),
+    CaseName<RejectedCase>);
+
+// A message may be logged, so it never quotes the credentials of a URL, nor
+// any part of an address that could be them.
 TEST(ParseAddress, NeverQuotesAPassword) {
-  for (const std::string text :
-       {"redis://u:secret@h:x", "redis://u:secret@h:0", "redis://u:secret@", "redis://u:secret",
-        "redis://u:secret%zz@h", "u:secret@h", "redis://u:secret@h/x y", "redis://u:secret@h h"}) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"redis://u:secret@h:x", "secret"},
+      {"redis://u:secret@h:0", "secret"},
+      {"redis://u:secret@", "secret"},
+      {"redis://u:secret", "secret"},
+      {"redis://u:secret%zz@h", "secret"},
+      {"u:secret@h", "secret"},
+      {"redis://u:secret@h/x y", "secret"},
+      {"redis://u:secret@h h", "secret"},
+      // Without the '@host' the userinfo reads as a host and a port or db.
+      {"redis://alice:s3cretPW", "s3cretPW"},
+      {"redis://alice:1234/s3cretPW", "s3cretPW"},
+      {"redis://alice:123456", "123456"},
+      {"redis://al ice:secret", "al ice"},
+      {"redis://[secret]:1", "secret"},
+      {"alice:123456", "123456"},
+      {"sec\x1bret:1", "\x1b"},
+  };
+  for (const auto& [text, secret] : cases) {
     const AddressResult result = parse_address(text);
     ASSERT_FALSE(result.address.has_value()) << text;
-    EXPECT_EQ(result.error.find("secret"), std::string::npos) << result.error;
+    EXPECT_EQ(result.error.find(secret), std::string::npos) << text << ": " << result.error;
   }
 }
 

@@ -2,7 +2,10 @@
 // and ConfigError::to_string. No network, no Redis.
 #include "redlock/config.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -11,7 +14,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
+
+#include "config/config_internal.hpp"
 
 // The tests change the environment from a single thread; the warning is
 // about threads that read it concurrently.
@@ -428,7 +435,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"AddressIsEmpty", "[[node]]\naddress = \"\"\n", 2, 11,
                   "node[0].address: expected a non-empty string, got an empty string"},
         ErrorCase{"AddressPortIsOutOfRange", "[[node]]\naddress = \"127.0.0.1:70000\"\n", 2, 11,
-                  "node[0].address: expected a port in 1..65535, got 70000"},
+                  "node[0].address: expected a port in 1..65535, got a number outside it"},
         ErrorCase{"AddressInLaterNode", kThreeNodes + "[[node]]\naddress = \"h:x\"\n", 8, 11,
                   "node[3].address: expected a port number (1..65535) after ':'"},
         ErrorCase{"UnknownKeyMisspelt", "[[node]]\nadress = \"a:1\"\n", 2, 1,
@@ -462,6 +469,20 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"SameHostNameInAnotherCase",
                   "[[node]]\naddress = \"redis.local\"\n[[node]]\naddress = \"REDIS.local:6379\"\n",
                   4, 11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"SameIpv4AddressAsAnIpv4MappedIpv6Address",
+                  "[[node]]\naddress = \"127.0.0.1:7101\"\n[[node]]\naddress = "
+                  "\"[::ffff:127.0.0.1]:7101\"\n",
+                  4, 11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"SameIpv4MappedAddressInHexadecimal",
+                  "[[node]]\naddress = \"[::ffff:7f00:1]:7101\"\n[[node]]\naddress = "
+                  "\"127.0.0.1:7101\"\n",
+                  4, 11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"SameHostNameWithAFinalDot",
+                  "[[node]]\naddress = \"redis.local\"\n[[node]]\naddress = \"redis.local.\"\n", 4,
+                  11, "node[1].address: same host and port as node[0]; ..."},
+        ErrorCase{"ALegacyIpv4Spelling",
+                  "[[node]]\naddress = \"127.0.0.1:7101\"\n[[node]]\naddress = \"127.1:7101\"\n", 4,
+                  11, "node[1].address: expected an IPv4 address as four decimal numbers ..."},
         ErrorCase{"SameIpv6AddressSpeltTwoWays",
                   "[[node]]\naddress = \"[::1]:7101\"\n[[node]]\naddress = "
                   "\"redis://[0:0::1]:7101\"\n",
@@ -622,20 +643,258 @@ TEST(ConfigFromAddresses, BuildsOneNodePerAddressWithDefaultTiming) {
 TEST(ConfigFromAddresses, ErrorsNameTheBadAddressButNotItsPassword) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "--node: expected at least one node address"},
-      {{"a:1", "a:99999"}, "--node: \"a:99999\": expected a port in 1..65535, got 99999"},
-      {{"redis://u:secret@a:x"},
-       "--node: \"redis://u:***@a:x\": expected a port number (1..65535) after ':'"},
+      {{"a:1", "a:99999"},
+       "--node: address #2: expected a port in 1..65535, got a number outside it"},
+      {{"redis://u:secret@a:x"}, "--node: address #1: expected a port number (1..65535) after ':'"},
       {{"redis://alice@a"},
-       "--node: \"redis://alice@a\": a username needs a password: redis://user:password@host"},
+       "--node: address #1: a username needs a password: redis://user:password@host"},
       {{"a:1", "A:1"},
-       "--node: \"A:1\": same host and port as \"a:1\"; every node must be a different Redis "
-       "master"},
+       "--node: address #2: same host and port as address #1; every node must be a different "
+       "Redis master"},
+      {{"127.0.0.1:1", "b:2", "[::ffff:127.0.0.1]:1"},
+       "--node: address #3: same host and port as address #1; every node must be a different "
+       "Redis master"},
   };
   for (const auto& [addresses, expected] : cases) {
     const ConfigResult result = config_from_addresses(addresses);
     ASSERT_FALSE(result.ok()) << expected;
     EXPECT_EQ(result.error.file, "--node");
     EXPECT_EQ(result.error.to_string(), expected);
+  }
+}
+
+// What a [[node]] without a password says when --node takes the userinfo
+// for a host: nothing of it, in any form.
+TEST(ConfigFromAddresses, NeverQuotesAnyPartOfAnAddress) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"redis://alice:s3cretPW", "s3cretPW"},
+      {"redis://alice:s3cretPW", "alice"},
+      {"redis://alice:1234/s3cretPW", "s3cretPW"},
+      {"redis://alice:123456", "123456"},
+      {"redis://alice:pw@h:x", "pw@"},
+      {"alice:123456", "123456"},
+  };
+  for (const auto& [address, secret] : cases) {
+    const ConfigResult result = config_from_addresses({"127.0.0.1:7101", address});
+    ASSERT_FALSE(result.ok()) << address;
+    const std::string message = result.error.to_string();
+    EXPECT_EQ(message.find(secret), std::string::npos) << address << ": " << message;
+    EXPECT_NE(message.find("address #2"), std::string::npos) << message;
+  }
+}
+
+std::string repeated(const std::string& piece, std::size_t count, const std::string& separator) {
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += (i == 0 ? "" : separator) + piece;
+  return out;
+}
+
+struct PositionedCase {
+  std::string text;
+  std::uint32_t line;
+  std::uint32_t column;
+  std::string message;
+};
+
+// "[a.a.a....]" with 40 000 segments overflowed toml++'s stack; the pre-scan
+// stops at the first level past the bound and points at it.
+TEST(ParseConfig, BoundsNestingBeforeTomlParsesIt) {
+  const std::string deep =
+      "invalid TOML: nested deeper than 32 levels (table headers, dotted keys, arrays and inline "
+      "tables count one each)";
+  const std::vector<PositionedCase> cases = {
+      {"[" + repeated("a", 40000, ".") + "]\n", 1, 66, deep},
+      {"[[" + repeated("a", 33, ".") + "]]\n", 1, 67, deep},
+      {kOneNode + "[lock]\n" + repeated("a", 40000, ".") + " = 1\n", 4, 63, deep},
+      {kOneNode + "[lock]\n" + repeated("\"a\"", 40, ".") + " = 1\n", 4, 125, deep},
+      {"a = " + std::string(40000, '[') + std::string(40000, ']') + "\n", 1, 36, deep},
+      {"a = " + repeated("{b = ", 40000, "") + "\n", 1, 161, deep},
+      {"[x.y]\nz = [[[" + repeated("{k.l = ", 20, "") + "\n", 2, 100, deep},
+  };
+  for (const PositionedCase& c : cases) {
+    const ConfigResult result = parse_config(c.text, kSource);
+    ASSERT_FALSE(result.ok()) << c.text.substr(0, 80);
+    EXPECT_EQ(result.error.message, c.message) << c.text.substr(0, 80);
+    EXPECT_EQ(result.error.line, c.line) << c.text.substr(0, 80);
+    EXPECT_EQ(result.error.column, c.column) << c.text.substr(0, 80);
+  }
+  // At the bound itself toml++ reads the file (and the schema refuses it).
+  const ConfigResult at_bound = parse_config("[" + repeated("a", 32, ".") + "]\n", kSource);
+  ASSERT_FALSE(at_bound.ok());
+  EXPECT_EQ(at_bound.error.message, "a: unknown key; expected only [[node]] and [lock]");
+}
+
+// toml++ 3.3.0 looks such characters up in tables that end in undefined
+// behaviour; the pre-scan refuses them first, where they are.
+TEST(ParseConfig, RefusesNonAsciiOutsideStringsAndComments) {
+  const std::string bare_key =
+      "invalid TOML: a bare key may hold only ASCII letters, digits, '_' and '-': quote a key "
+      "with other characters (\"...\")";
+  const std::string elsewhere =
+      "invalid TOML: a character outside ASCII may appear only in a string or a comment";
+  const std::vector<PositionedCase> cases = {
+      {"a\xc3\xa9 = 1\n", 1, 2, bare_key},
+      {"\xc3\xa9 = 1\n", 1, 1, bare_key},
+      {kOneNode + "[lock]\nttl.\xc3\xa9t\xc3\xa9 = 1\n", 4, 5, bare_key},
+      {"[n\u00f6de]\n", 1, 3, bare_key},
+      {"a = { b\xff = 1 }\n", 1, 8, bare_key},
+      {"a = \xc3\xa9\n", 1, 5, elsewhere},
+      {"a = [1, \xe2\x82\xac]\n", 1, 9, elsewhere},
+  };
+  for (const PositionedCase& c : cases) {
+    const ConfigResult result = parse_config(c.text, kSource);
+    ASSERT_FALSE(result.ok()) << c.text;
+    EXPECT_EQ(result.error.message, c.message) << c.text;
+    EXPECT_EQ(result.error.line, c.line) << c.text;
+    EXPECT_EQ(result.error.column, c.column) << c.text;
+  }
+}
+
+TEST(ParseConfig, KeepsNonAsciiInStringsCommentsAndQuotedKeys) {
+  const QuorumConfig config = parse_ok(
+      "# caf\xc3\xa9\n[[node]] # n\xc5\x93ud\naddress = \"127.0.0.1:7101\"\nname = "
+      "\"n\xc5\x93ud \xe2\x82\xac\"\n[lock]\nkey_prefix = '''\xc3\xa9\n[x.y]'''\n");
+  ASSERT_EQ(config.nodes.size(), 1U);
+  EXPECT_EQ(config.nodes[0].name, "n\xc5\x93ud \xe2\x82\xac");
+  EXPECT_EQ(config.lock.key_prefix, "\xc3\xa9\n[x.y]");
+  const ConfigResult quoted = parse_config(kOneNode + "[lock]\n\"t\xc3\xa9\" = 1\n", kSource);
+  ASSERT_FALSE(quoted.ok());
+  EXPECT_EQ(quoted.error.message.substr(0, 21), "lock.t\xc3\xa9: unknown key");
+}
+
+TEST(ParseConfig, RefusesTextLargerThanTheLimit) {
+  std::string text = kOneNode;
+  text.append(kMaxConfigFileBytes + 1 - text.size(), '\n');
+  const ConfigResult result = parse_config(text, kSource);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            std::string(kSource) + ": larger than 1048576 bytes, the most a quorum file may hold");
+  text.pop_back();
+  EXPECT_TRUE(parse_config(text, kSource).ok());
+}
+
+TEST(LoadConfig, RefusesAFileLargerThanTheLimit) {
+  const ScopedTemporaryDirectory directory;
+  std::string text = kOneNode;
+  text.append(kMaxConfigFileBytes + 1 - text.size(), '#');
+  const auto file = directory.write("big.toml", text);
+  const ConfigResult result = load_config(file);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            file.string() + ": larger than 1048576 bytes, the most a quorum file may hold");
+}
+
+// /dev/zero never ends: it is refused before anything is read from it.
+TEST(LoadConfig, RefusesADeviceWithoutReadingIt) {
+  const ConfigResult result = load_config("/dev/zero");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            "/dev/zero: cannot read: not a regular file (a quorum file is never a device, pipe "
+            "or socket)");
+}
+
+// Opening a FIFO waits for a writer unless it is opened without blocking.
+// The writer below comes after two seconds, so that a reader that waits for
+// it still ends, and the test fails instead of hanging.
+TEST(LoadConfig, RefusesAFifoWithoutWaitingForAWriter) {
+  const ScopedTemporaryDirectory directory;
+  const auto fifo = directory.path() / "quorum.toml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread late_writer([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const ConfigResult result = load_config(fifo);
+  const auto took = std::chrono::steady_clock::now() - started;
+  late_writer.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            fifo.string() +
+                ": cannot read: not a regular file (a quorum file is never a device, pipe or "
+                "socket)");
+  EXPECT_LT(took, std::chrono::seconds(1));
+}
+
+// Key names, node names and paths come from the file and its name: escaped,
+// so that a message stays one line and sends no terminal escapes.
+TEST(ParseConfig, EscapesWhatTheFileSaysInErrors) {
+  const ConfigResult key =
+      parse_config(kOneNode + "[lock]\n\"ttl\\u001b]0;x\\u0007\\nredlock: ok\" = 1\n", kSource);
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.error.message.substr(0, 48), "lock.ttl\\x1b]0;x\\x07\\nredlock: ok: unknown key; ");
+  const ConfigResult name = parse_config(
+      "[[node]]\naddress = \"a:1\"\nname = \"x\\u001b[2J\"\n[[node]]\naddress = \"b:1\"\nname = "
+      "\"x\\u001b[2J\"\n",
+      kSource);
+  ASSERT_FALSE(name.ok());
+  EXPECT_EQ(name.error.message,
+            "node[1].name: the name \"x\\x1b[2J\" is already used by node[0]; names must be "
+            "unique");
+  const ConfigResult path = parse_config("[lock]\nttl_ms = 0\n", "dir\n/q\x1b.toml");
+  ASSERT_FALSE(path.ok());
+  EXPECT_EQ(path.error.to_string().substr(0, 21), "dir\\n/q\\x1b.toml:2:10");
+}
+
+TEST(ParseConfig, RefusesMoreNodesThanTheLimit) {
+  std::string text;
+  for (std::size_t i = 0; i <= kMaxNodes; ++i) {
+    text += "[[node]]\naddress = \"10.0." + std::to_string(i / 250) + "." +
+            std::to_string(i % 250 + 1) + ":6379\"\n";
+  }
+  const ConfigResult result = parse_config(text, kSource);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.line, 2 * kMaxNodes + 1);
+  EXPECT_EQ(result.error.column, 1U);
+  EXPECT_EQ(result.error.message,
+            "node[255]: too many [[node]] tables: a quorum has at most 255 nodes");
+  text.resize(text.rfind("[[node]]"));
+  EXPECT_EQ(parse_ok(text).nodes.size(), kMaxNodes);
+}
+
+TEST(ConfigFromAddresses, RefusesMoreNodesThanTheLimit) {
+  std::vector<std::string> addresses;
+  for (std::size_t i = 0; i <= kMaxNodes; ++i) addresses.push_back("h" + std::to_string(i));
+  const ConfigResult result = config_from_addresses(addresses);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error.to_string(),
+            "--node: address #256: too many nodes: a quorum has at most 255");
+  addresses.pop_back();
+  EXPECT_TRUE(config_from_addresses(addresses).ok());
+}
+
+// 20 000 nodes took 23 s when every pair was compared; one identity per
+// node and a hash look-up is linear.
+TEST(FindRepeated, IsLinearInTheNodeCount) {
+  std::vector<NodeConfig> nodes(20000);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].host = "10." + std::to_string(i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
+                    std::to_string(i % 256);
+  }
+  nodes.back().host = "::ffff:10.0.0.7";  // node[7], spelt as IPv4-mapped IPv6
+  const auto started = std::chrono::steady_clock::now();
+  const auto repeated_entry = detail::find_repeated(nodes, detail::endpoint_identity);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  ASSERT_TRUE(repeated_entry.has_value());
+  EXPECT_EQ(repeated_entry->earlier, 7U);
+  EXPECT_EQ(repeated_entry->later, nodes.size() - 1);
+}
+
+// The file's ttl_ms and the CLI's --ttl are held to this one rule.
+TEST(TtlCanBeValid, IsTheRuleOfTheFilesTtl) {
+  LockConfig lock;  // drift = ceil(ttl * 0.01) + 2 ms
+  EXPECT_FALSE(ttl_can_be_valid(lock, milliseconds(1)));
+  EXPECT_FALSE(ttl_can_be_valid(lock, milliseconds(3)));
+  EXPECT_TRUE(ttl_can_be_valid(lock, milliseconds(4)));
+  EXPECT_EQ(lock_drift(lock, milliseconds(1000)), milliseconds(12));
+  lock.min_validity = milliseconds(5);
+  EXPECT_FALSE(ttl_can_be_valid(lock, milliseconds(8)));
+  EXPECT_TRUE(ttl_can_be_valid(lock, milliseconds(9)));
+  for (const int ttl : {1, 3, 4}) {
+    const ConfigResult result =
+        parse_config(kOneNode + "[lock]\nttl_ms = " + std::to_string(ttl) + "\n", kSource);
+    EXPECT_EQ(result.ok(), ttl_can_be_valid(LockConfig{}, milliseconds(ttl))) << ttl;
   }
 }
 

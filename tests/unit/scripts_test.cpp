@@ -97,3 +97,20 @@ TEST(ScriptReplyCodes, ExtendAnswersRefusedOrWhatPexpireSays) {
 
 }  // namespace
 }  // namespace redlock::detail
+
+namespace redlock::detail {
+namespace {
+
+TEST(MarkerValue, RecordsTheMaxTtlOfTheClientThatMarkedTheNode) {
+  const std::string value = marker_value("0123abcd", Milliseconds(30000));
+  EXPECT_EQ(value, "redlock-node-0123abcd max_ttl_ms=30000");
+  EXPECT_EQ(marker_max_ttl(value), Milliseconds(30000));
+  // A marker written by hand or by an older client records none.
+  EXPECT_EQ(marker_max_ttl("redlock-node-0123abcd"), std::nullopt);
+  EXPECT_EQ(marker_max_ttl("x max_ttl_ms="), std::nullopt);
+  EXPECT_EQ(marker_max_ttl("x max_ttl_ms=12a"), std::nullopt);
+  EXPECT_EQ(marker_max_ttl("x max_ttl_ms=9999999999999"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace redlock::detail

@@ -1,6 +1,5 @@
 // `redlock check-config FILE`: load the file exactly as the other
 // subcommands would and summarise what it means.
-#include <cmath>
 #include <string>
 
 #include "commands.hpp"
@@ -37,9 +36,7 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
   const LockConfig& lock = config.lock;
   const std::size_t count = config.nodes.size();
   const std::size_t quorum = majority_of(count);
-  const auto drift = Milliseconds(static_cast<Milliseconds::rep>(
-                         std::ceil(static_cast<double>(lock.ttl.count()) * lock.drift_factor))) +
-                     lock.drift_ms;
+  const Milliseconds drift = lock_drift(lock, lock.ttl);
   std::string out = printable(file) + ": valid\n";
   out += std::to_string(count) + (count == 1 ? " node" : " nodes") + ", quorum " +
          std::to_string(quorum) + " (tolerates " + std::to_string(count - quorum) +
@@ -57,7 +54,13 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
   out += std::string("nodes: amnesia defence ") + (lock.amnesia_defence ? "on" : "off") +
          ", strict persistence " + (lock.strict_persistence ? "on" : "off") + "; release ends " +
          (lock.release_at_majority ? "at a majority" : "when every node answered");
-  if (count % 2 == 0) {
+  if (count == 1) {
+    out +=
+        "\nnote: a single node tolerates no failure, and the amnesia defence cannot work with "
+        "it: a restart that lost its data looks like a brand-new quorum (no other node to "
+        "recover from), so every lock and fencing counter is forgotten; only appendfsync "
+        "always keeps them (docs/safety.md)";
+  } else if (count % 2 == 0) {
     out += "\nnote: " + std::to_string(count) + " nodes tolerate no more failures than " +
            std::to_string(count - 1) + "; an odd count gives more per node";
   }

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdio>
 #include <initializer_list>
 
-#include "utf8.hpp"
+#include "text/escape.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -311,46 +310,7 @@ ParseResult parse_arguments(std::span<const std::string_view> arguments) {
 }
 
 std::string printable(std::string_view text) {
-  std::string out = "\"";
-  std::size_t position = 0;
-  while (position < text.size()) {
-    const std::size_t length = utf8_sequence_length(text, position);
-    const auto byte = static_cast<unsigned char>(text[position]);
-    if (length > 1) {
-      out.append(text.substr(position, length));
-      position += length;
-      continue;
-    }
-    ++position;
-    switch (byte) {
-      case '"':
-        out += "\\\"";
-        continue;
-      case '\\':
-        out += "\\\\";
-        continue;
-      case '\n':
-        out += "\\n";
-        continue;
-      case '\r':
-        out += "\\r";
-        continue;
-      case '\t':
-        out += "\\t";
-        continue;
-      default:
-        break;
-    }
-    if (length == 1 && byte >= 0x20 && byte != 0x7F) {
-      out += static_cast<char>(byte);
-    } else {
-      std::array<char, 5> escaped{};
-      std::snprintf(escaped.data(), escaped.size(), "\\x%02x", static_cast<unsigned>(byte));
-      out += escaped.data();
-    }
-  }
-  out += '"';
-  return out;
+  return detail::escape_text(text, detail::Quoting::double_quotes);
 }
 
 }  // namespace redlock::cli

@@ -80,7 +80,8 @@ inline constexpr long long kMaxMilliseconds = 2147483647;
 
 // `text` in double quotes, safe on one terminal line: control characters,
 // quotes, backslashes and bytes that are not UTF-8 become escapes (\n, \",
-// \x1b, ...); valid non-ASCII UTF-8 is kept.
+// \x1b, ...); valid non-ASCII UTF-8 is kept (text/escape.hpp says exactly
+// what is escaped).
 [[nodiscard]] std::string printable(std::string_view text);
 
 }  // namespace redlock::cli

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <charconv>
 
-#include "utf8.hpp"
+#include "text/utf8.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -24,7 +24,7 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t position = 0;
   while (position < text.size()) {
-    const std::size_t length = utf8_sequence_length(text, position);
+    const std::size_t length = detail::utf8_sequence_length(text, position);
     if (length == 0) {
       out += kReplacement;
       ++position;

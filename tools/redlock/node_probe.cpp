@@ -1,12 +1,19 @@
 #include "node_probe.hpp"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <string_view>
+#include <system_error>
 #include <vector>
+
+#include "scripts/scripts.hpp"
+#include "transport/reply_reader.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -32,30 +39,111 @@ std::string address_of(const NodeConfig& node) {
   return (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
 }
 
-// One command; the reply, or nullptr with the context's error set.
-ReplyPtr command(redisContext* context, const std::vector<std::string>& words) {
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  for (const std::string& word : words) {
-    argv.push_back(word.data());
-    lengths.push_back(word.size());
-  }
-  ReplyPtr reply(static_cast<redisReply*>(
-      redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-  return reply;
+std::string timed_out(Milliseconds budget) {
+  return "timed out after " + std::to_string(budget.count()) + " ms";
 }
+
+// One node's connection, every command on it bounded by one deadline for
+// the whole probe and every reply by kMaxReplyBytes: a node that answers a
+// byte a second, or streams an endless line or bulk string, costs no more
+// than the probe's budget in time and about the limit in memory. The first
+// failure is kept and ends the session: later commands are not sent.
+class Session {
+ public:
+  Session(redisContext* context, SteadyClock::time_point deadline, Milliseconds budget)
+      : context_(context), deadline_(deadline), budget_(budget) {}
+
+  [[nodiscard]] const std::string& failure() const noexcept { return failure_; }
+
+  // The reply, or nullptr once the session has failed ("WHAT: why").
+  ReplyPtr command(const std::vector<std::string>& words) {
+    if (!failure_.empty()) return nullptr;
+    const std::string& what = words.front();
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const std::string& word : words) {
+      argv.push_back(word.data());
+      lengths.push_back(word.size());
+    }
+    if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), argv.data(),
+                               lengths.data()) != REDIS_OK) {
+      return fail(what, "cannot allocate the command");
+    }
+    int written = 0;
+    while (written == 0) {
+      if (!wait_for(POLLOUT, what)) return nullptr;
+      if (redisBufferWrite(context_, &written) != REDIS_OK) return fail(what, io_error());
+    }
+    std::size_t received = 0;
+    for (;;) {
+      void* reply = nullptr;
+      if (redisGetReplyFromReader(context_, &reply) != REDIS_OK) {
+        return fail(what, "protocol error: " + std::string(context_->errstr));
+      }
+      if (reply != nullptr) return ReplyPtr(static_cast<redisReply*>(reply));
+      // What the reader holds unparsed, and all that this reply has sent:
+      // a bulk string or an error line is buffered whole until it ends.
+      const redisReader& reader = *context_->reader;
+      if (reader.len - reader.pos > kMaxReplyBytes || received > kMaxReplyBytes) {
+        return fail(what,
+                    "protocol error: reply larger than " + detail::byte_size_text(kMaxReplyBytes));
+      }
+      if (!wait_for(POLLIN, what)) return nullptr;
+      char buffer[16384];
+      const ssize_t count = ::recv(context_->fd, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (count == 0) return fail(what, "the node closed the connection");
+      if (count < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        return fail(what, std::generic_category().message(errno));
+      }
+      received += static_cast<std::size_t>(count);
+      if (redisReaderFeed(context_->reader, buffer, static_cast<std::size_t>(count)) != REDIS_OK) {
+        return fail(what, "cannot allocate the reply");
+      }
+    }
+  }
+
+ private:
+  ReplyPtr fail(const std::string& what, const std::string& why) {
+    failure_ = what + ": " + why;
+    return nullptr;
+  }
+
+  std::string io_error() const {
+    return context_->errstr[0] != '\0' ? std::string(context_->errstr) : std::string("I/O error");
+  }
+
+  // Waits until the socket is ready for `events` or the deadline passed.
+  bool wait_for(short events, const std::string& what) {
+    for (;;) {
+      const auto left = std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now());
+      if (left.count() <= 0) {
+        (void)fail(what, timed_out(budget_));
+        return false;
+      }
+      pollfd watched{context_->fd, events, 0};
+      const int ready = ::poll(&watched, 1, static_cast<int>(left.count()));
+      if (ready > 0) return true;  // readable, writable, or an error the I/O will report
+      if (ready < 0 && errno != EINTR) {
+        (void)fail(what, std::generic_category().message(errno));
+        return false;
+      }
+    }
+  }
+
+  redisContext* context_;
+  SteadyClock::time_point deadline_;
+  Milliseconds budget_;
+  std::string failure_;
+};
 
 std::string text_of(const redisReply& reply) {
   return {reply.str, static_cast<std::size_t>(reply.len)};
 }
 
-std::string io_error(const redisContext& context) {
-  return context.errstr[0] != '\0' ? std::string(context.errstr) : std::string("I/O error");
-}
-
 // CONFIG GET name → its value, or "unknown" when the node refuses.
-std::string config_value(redisContext* context, const std::string& name) {
-  ReplyPtr reply = command(context, {"CONFIG", "GET", name});
+std::string config_value(Session& session, const std::string& name) {
+  ReplyPtr reply = session.command({"CONFIG", "GET", name});
   if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
       reply->element[1]->type != REDIS_REPLY_STRING) {
     return "unknown";
@@ -63,56 +151,73 @@ std::string config_value(redisContext* context, const std::string& name) {
   return text_of(*reply->element[1]);
 }
 
-std::string role_from_info(const std::string& info) {
-  constexpr std::string_view kField = "role:";
-  const std::size_t at = info.find(kField);
-  if (at == std::string::npos) return "unknown";
-  const std::size_t begin = at + kField.size();
-  const std::size_t end = info.find_first_of("\r\n", begin);
-  return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+// The value of "name:value" on a line of an INFO reply.
+std::optional<std::string> info_field(const std::string& info, std::string_view name) {
+  std::size_t line = 0;
+  while (line < info.size()) {
+    std::size_t end = info.find_first_of("\r\n", line);
+    if (end == std::string::npos) end = info.size();
+    const std::string_view text(info.data() + line, end - line);
+    if (text.size() > name.size() && text.starts_with(name) && text[name.size()] == ':') {
+      return std::string(text.substr(name.size() + 1));
+    }
+    line = end + 1;
+  }
+  return std::nullopt;
+}
+
+// INFO SECTION as text, or nullopt when the node refuses or sends no text.
+std::optional<std::string> info_section(Session& session, const std::string& section) {
+  ReplyPtr info = session.command({"INFO", section});
+  if (!info || info->type != REDIS_REPLY_STRING) return std::nullopt;
+  return text_of(*info);
 }
 
 // Runs AUTH and SELECT as configured; an error text, or "" on success.
-std::string handshake(redisContext* context, const NodeConfig& node) {
+std::string handshake(Session& session, const NodeConfig& node) {
   if (!node.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
     if (!node.username.empty()) auth.push_back(node.username);
     auth.push_back(node.password);
-    ReplyPtr reply = command(context, auth);
-    if (!reply) return "AUTH: " + io_error(*context);
+    ReplyPtr reply = session.command(auth);
+    if (!reply) return session.failure();
     // Redis's AUTH errors never repeat the password.
     if (reply->type == REDIS_REPLY_ERROR) return "AUTH failed: " + text_of(*reply);
   }
   if (node.db != 0) {
-    ReplyPtr reply = command(context, {"SELECT", std::to_string(node.db)});
-    if (!reply) return "SELECT: " + io_error(*context);
+    ReplyPtr reply = session.command({"SELECT", std::to_string(node.db)});
+    if (!reply) return session.failure();
     if (reply->type == REDIS_REPLY_ERROR) return "SELECT failed: " + text_of(*reply);
   }
   return "";
 }
 
-void probe_amnesia_state(redisContext* context, const std::string& key_prefix, NodeReport& report) {
-  if (ReplyPtr reply = command(context, {"EXISTS", key_prefix + "node"});
-      reply && reply->type == REDIS_REPLY_INTEGER) {
-    report.marked = reply->integer == 1;
+void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeReport& report) {
+  if (ReplyPtr reply = session.command({"GET", detail::marker_key(key_prefix)}); reply) {
+    if (reply->type == REDIS_REPLY_NIL) {
+      report.marked = false;
+    } else if (reply->type == REDIS_REPLY_STRING) {
+      report.marked = true;
+      report.marker_max_ttl = detail::marker_max_ttl(std::string_view(reply->str, reply->len));
+    }
   }
-  if (ReplyPtr reply = command(context, {"PTTL", key_prefix + "recovering"});
+  if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
       reply && reply->type == REDIS_REPLY_INTEGER && reply->integer != -2) {
     report.recovering_ms = reply->integer;
   }
 }
 
-void probe_resource(redisContext* context, const std::string& key_prefix,
-                    const std::string& resource, NodeReport& report) {
+void probe_resource(Session& session, const std::string& key_prefix, const std::string& resource,
+                    NodeReport& report) {
   const std::string key = key_prefix + "lock:" + resource;
-  if (ReplyPtr reply = command(context, {"PTTL", key});
+  if (ReplyPtr reply = session.command({"PTTL", key});
       reply && reply->type == REDIS_REPLY_INTEGER) {
     report.pttl_ms = reply->integer;
   }
-  if (ReplyPtr reply = command(context, {"GET", key}); reply && reply->type == REDIS_REPLY_STRING) {
+  if (ReplyPtr reply = session.command({"GET", key}); reply && reply->type == REDIS_REPLY_STRING) {
     report.holder = text_of(*reply);
   }
-  if (ReplyPtr reply = command(context, {"HGET", key_prefix + "fence", resource});
+  if (ReplyPtr reply = session.command({"HGET", key_prefix + "fence", resource});
       reply && reply->type == REDIS_REPLY_STRING) {
     try {
       report.fence_counter = std::stoll(text_of(*reply));
@@ -127,7 +232,11 @@ void probe_resource(redisContext* context, const std::string& key_prefix,
 std::string persistence_mode(const NodeReport& report) {
   if (report.appendonly == "no") return "off";
   if (report.appendonly != "yes") return "unknown";
-  if (report.appendfsync == "always") return "aof always";
+  if (report.appendfsync == "always") {
+    // With no-appendfsync-on-rewrite yes the node skips its fsyncs while an
+    // AOF rewrite runs: not durable, whatever appendfsync says.
+    return report.no_fsync_on_rewrite == "no" ? "aof always" : "aof always, no fsync on rewrite";
+  }
   if (report.appendfsync == "everysec") return "aof everysec";
   if (report.appendfsync == "no") return "aof no-fsync";
   return "aof";
@@ -139,25 +248,28 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
   report.name = node.name;
   report.address = address_of(node);
   try {
+    const SteadyClock::time_point deadline = SteadyClock::now() + timeout;
     ContextPtr context(redisConnectWithTimeout(node.host.c_str(), node.port, to_timeval(timeout)));
     if (!context) {
       report.error = "cannot allocate a connection";
       return report;
     }
     if (context->err != 0) {
-      report.error = "connect: " + io_error(*context);
+      // hiredis reports its own connect timeout as ETIMEDOUT.
+      const bool expired = errno == ETIMEDOUT || SteadyClock::now() >= deadline;
+      report.error = "connect: " + (expired ? timed_out(timeout) : std::string(context->errstr));
       return report;
     }
-    (void)redisSetTimeout(context.get(), to_timeval(timeout));
-    if (std::string failed = handshake(context.get(), node); !failed.empty()) {
+    Session session(context.get(), deadline, timeout);
+    if (std::string failed = handshake(session, node); !failed.empty()) {
       report.error = std::move(failed);
       return report;
     }
-    const auto sent = std::chrono::steady_clock::now();
-    ReplyPtr pong = command(context.get(), {"PING"});
-    const auto answered = std::chrono::steady_clock::now();
+    const auto sent = SteadyClock::now();
+    ReplyPtr pong = session.command({"PING"});
+    const auto answered = SteadyClock::now();
     if (!pong) {
-      report.error = "PING: " + io_error(*context);
+      report.error = session.failure();
       return report;
     }
     if (pong->type == REDIS_REPLY_ERROR) {
@@ -166,15 +278,18 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
     }
     report.reachable = true;
     report.round_trip = std::chrono::duration_cast<Microseconds>(answered - sent);
-    if (ReplyPtr info = command(context.get(), {"INFO", "replication"});
-        info && info->type == REDIS_REPLY_STRING) {
-      report.role = role_from_info(text_of(*info));
+    if (const auto info = info_section(session, "replication")) {
+      report.role = info_field(*info, "role").value_or("unknown");
     }
-    report.appendonly = config_value(context.get(), "appendonly");
-    report.appendfsync = config_value(context.get(), "appendfsync");
-    probe_amnesia_state(context.get(), key_prefix, report);
-    if (resource) probe_resource(context.get(), key_prefix, *resource, report);
-    if (context->err != 0) report.error = io_error(*context);
+    if (const auto info = info_section(session, "server")) {
+      report.run_id = info_field(*info, "run_id");
+    }
+    report.appendonly = config_value(session, "appendonly");
+    report.appendfsync = config_value(session, "appendfsync");
+    report.no_fsync_on_rewrite = config_value(session, "no-appendfsync-on-rewrite");
+    probe_amnesia_state(session, key_prefix, report);
+    if (resource) probe_resource(session, key_prefix, *resource, report);
+    report.error = session.failure();
   } catch (const std::exception& error) {
     report.error = error.what();
   }

@@ -1,8 +1,9 @@
-// `redlock status`'s view of one node, gathered with hiredis's blocking API
-// on a fresh connection (not the library's client: status reports what a
-// node says about itself, including things the lock protocol never asks).
+// `redlock status`'s view of one node, gathered with hiredis on a fresh
+// connection (not the library's client: status reports what a node says
+// about itself, including things the lock protocol never asks).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,14 +23,20 @@ struct NodeReport {
   std::optional<Microseconds> round_trip;
   // INFO replication's role ("master", "slave"), or "unknown".
   std::string role = "unknown";
+  // INFO server's run_id: two nodes with one run_id are one server.
+  std::optional<std::string> run_id;
   // CONFIG GET appendonly / appendfsync, or "unknown" (CONFIG denied, e.g.
   // renamed or forbidden by ACL).
   std::string appendonly = "unknown";
   std::string appendfsync = "unknown";
+  std::string no_fsync_on_rewrite = "unknown";  // CONFIG GET no-appendfsync-on-rewrite
   // The node-amnesia defence's state (docs/algorithm.md, "The amnesia defence"): whether the
   // identity marker {prefix}node exists, and the PTTL of {prefix}recovering while the node waits
   // out its post-recovery delay (it grants nothing then).
   std::optional<bool> marked;
+  // The max_ttl recorded in the marker by the client that marked the node
+  // (unset without a marker, or a marker that records none).
+  std::optional<Milliseconds> marker_max_ttl;
   std::optional<std::int64_t> recovering_ms;
 
   // With a resource: PTTL of its lock key (-2 no key, -1 no expiry), the
@@ -40,12 +47,18 @@ struct NodeReport {
   std::optional<std::int64_t> fence_counter;
 };
 
-// "aof always", "aof everysec", "aof no-fsync", "off" (appendonly no: at
+// "aof always", "aof always, no fsync on rewrite", "aof everysec",
+// "aof no-fsync", "off" (appendonly no: at
 // most RDB snapshots, which cannot keep fencing promises), or "unknown".
 [[nodiscard]] std::string persistence_mode(const NodeReport& report);
 
-// Asks one node. Every step is bounded by `timeout` (connect, then each
-// command). Never throws.
+// The largest reply a probe reads, in bytes (INFO is a few KiB); a larger
+// one ends the probe with "protocol error: reply larger than ...".
+inline constexpr std::size_t kMaxReplyBytes = 1024 * 1024;
+
+// Asks one node. The whole probe, connect and every command, is bounded by
+// `timeout`: what is left undone when it runs out ends with "WHAT: timed out
+// after N ms". Never throws.
 [[nodiscard]] NodeReport probe_node(const NodeConfig& node, Milliseconds timeout,
                                     const std::string& key_prefix,
                                     const std::optional<std::string>& resource);

@@ -27,7 +27,16 @@ Milliseconds effective_ttl(const Invocation& invocation, const QuorumConfig& con
 }
 
 std::string ttl_problem(const Invocation& invocation, const QuorumConfig& config) {
-  if (!invocation.ttl || !config.lock.amnesia_defence) return "";
+  if (!invocation.ttl) return "";
+  if (!ttl_can_be_valid(config.lock, *invocation.ttl)) {
+    // The rule the quorum file's ttl_ms is held to (lock.ttl_ms).
+    return "--ttl " + std::to_string(invocation.ttl->count()) +
+           " can never give a valid lock: minus the drift (ttl * drift_factor + drift_ms = " +
+           std::to_string(lock_drift(config.lock, *invocation.ttl).count()) +
+           " ms) it is not above min_validity_ms (" +
+           std::to_string(config.lock.min_validity.count()) + " ms)";
+  }
+  if (!config.lock.amnesia_defence) return "";
   const Milliseconds max_ttl = effective_max_ttl(config.lock);
   if (*invocation.ttl <= max_ttl) return "";
   return "--ttl " + std::to_string(invocation.ttl->count()) + " exceeds the quorum's max_ttl (" +

@@ -20,7 +20,9 @@ namespace redlock::cli {
 [[nodiscard]] Milliseconds effective_ttl(const Invocation& invocation,
                                          const QuorumConfig& config) noexcept;
 
-// Why --ttl cannot be used with this quorum, or "" when it can. With the
+// Why --ttl cannot be used with this quorum, or "" when it can. A TTL that
+// the drift leaves no validity above min_validity_ms can never give a lock
+// (ttl_can_be_valid, the rule of the file's ttl_ms). With the
 // node-amnesia defence on, a node that lost its data waits out max_ttl_ms
 // before granting again; a lock living longer than that could then be
 // granted twice, so the library refuses such acquires, and extend must not

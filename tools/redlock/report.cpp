@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli_args.hpp"
+#include "text/escape.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -35,8 +36,11 @@ void write_all(std::FILE* stream, std::string_view text) {
 }  // namespace
 
 void print_error(std::string_view line) {
+  // Escaped here as well as where each piece was composed: whatever a
+  // caller forgot, nothing can end the line early or reach the terminal
+  // as an escape. Escaping escaped text changes nothing.
   std::string text = "redlock: ";
-  text.append(line);
+  text.append(detail::escape_text(line));
   text += '\n';
   write_all(stderr, text);
 }
@@ -51,9 +55,9 @@ std::size_t print_node_faults(std::string_view operation, const std::vector<Node
   std::size_t printed = 0;
   for (const NodeOutcome& node : nodes) {
     if (!is_fault(node.status)) continue;
-    std::string line =
-        std::string(operation) + ": node " + node.name + ": " + std::string(to_string(node.status));
-    if (!node.detail.empty()) line += ": " + node.detail;
+    std::string line = std::string(operation) + ": node " + detail::escape_text(node.name) + ": " +
+                       std::string(to_string(node.status));
+    if (!node.detail.empty()) line += ": " + detail::escape_text(node.detail);
     print_error(line);
     ++printed;
   }

@@ -2,7 +2,9 @@
 //
 // Every error is one line on stderr, "redlock: ...", naming the node at
 // fault where there is one. User-supplied text in it is quoted with
-// printable(), so it cannot break the line or inject terminal escapes.
+// printable(); text from nodes and files is escaped (text/escape.hpp), and
+// print_error escapes the whole line once more, so nothing can break the
+// line or inject terminal escapes.
 #pragma once
 
 #include <cstddef>

@@ -22,6 +22,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "child_process.hpp"
 #include "commands.hpp"
@@ -81,11 +82,22 @@ std::pair<Guard, int> lock_or_signal(BlockingClient& client, const std::string& 
   return {std::move(guard), received.load()};
 }
 
-ChildSpec child_spec(const Invocation& invocation, const Guard& guard,
-                     const SignalChannel& signals) {
+// The variables that hold the nodes' passwords (password_env): the command
+// gets the lock, not the credentials to the lock's nodes.
+std::vector<std::string> password_variables(const QuorumConfig& config) {
+  std::vector<std::string> names;
+  for (const NodeConfig& node : config.nodes) {
+    if (!node.password_env.empty()) names.push_back(node.password_env);
+  }
+  return names;
+}
+
+ChildSpec child_spec(const Invocation& invocation, const Guard& guard, const SignalChannel& signals,
+                     std::vector<std::string> hidden_variables) {
   const Lock lock = guard.lock();
   ChildSpec spec;
   spec.argv = invocation.command;
+  spec.unset_environment = std::move(hidden_variables);
   spec.set_environment = {
       {"REDLOCK_RESOURCE", lock.resource.str()},
       {"REDLOCK_VALUE", lock.value.str()},
@@ -130,6 +142,7 @@ int run_command(const Invocation& invocation) {
   }
   const std::string& resource = *invocation.resource;
   const Milliseconds grace = invocation.grace.value_or(kDefaultGrace);
+  std::vector<std::string> hidden_variables = password_variables(*config);
 
   BlockingClient client(std::move(*config));
   GuardOptions options;
@@ -156,7 +169,8 @@ int run_command(const Invocation& invocation) {
     return exit_code::signal_base + *signal_number;
   }
 
-  const SpawnResult spawned = spawn_in_new_group(child_spec(invocation, guard, *signals));
+  const SpawnResult spawned =
+      spawn_in_new_group(child_spec(invocation, guard, *signals, std::move(hidden_variables)));
   if (spawned.pid < 0) {
     (void)guard.release();
     print_error("run: cannot run " + printable(invocation.command.front()) + ": " +

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "commands.hpp"
@@ -13,6 +14,7 @@
 #include "node_probe.hpp"
 #include "quorum_setup.hpp"
 #include "report.hpp"
+#include "text/escape.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -38,6 +40,20 @@ Summary summarize(const std::vector<NodeReport>& reports) {
   return summary;
 }
 
+// For each node, the first earlier node that answered with the same run_id
+// (INFO server), if any: one server named twice (two spellings of one
+// address, a host name and its IP) is one master, not two.
+std::vector<std::optional<std::size_t>> same_servers(const std::vector<NodeReport>& reports) {
+  std::vector<std::optional<std::size_t>> same(reports.size());
+  std::unordered_map<std::string, std::size_t> first_with;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!reports[i].run_id || reports[i].run_id->empty()) continue;
+    const auto [entry, inserted] = first_with.emplace(*reports[i].run_id, i);
+    if (!inserted) same[i] = entry->second;
+  }
+  return same;
+}
+
 std::vector<NodeReport> probe_all(const QuorumConfig& config,
                                   const std::optional<std::string>& resource) {
   std::vector<NodeReport> reports(config.nodes.size());
@@ -54,6 +70,7 @@ std::vector<NodeReport> probe_all(const QuorumConfig& config,
 }
 
 std::string render_json(const std::vector<NodeReport>& reports, const Summary& summary,
+                        const std::vector<std::optional<std::size_t>>& same,
                         const std::optional<std::string>& resource) {
   JsonWriter json;
   json.begin_object();
@@ -66,7 +83,8 @@ std::string render_json(const std::vector<NodeReport>& reports, const Summary& s
     json.key("grantable").boolean(summary.grantable());
   }
   json.key("nodes").begin_array();
-  for (const NodeReport& report : reports) {
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const NodeReport& report = reports[i];
     json.begin_object();
     json.key("node").string(report.name);
     json.key("address").string(report.address);
@@ -78,12 +96,25 @@ std::string render_json(const std::vector<NodeReport>& reports, const Summary& s
       json.null();
     }
     json.key("role").string(report.role);
+    json.key("run_id").optional_string(report.run_id);
+    json.key("same_server_as");
+    if (same[i]) {
+      json.string(reports[*same[i]].name);
+    } else {
+      json.null();
+    }
     json.key("appendonly").string(report.appendonly);
     json.key("appendfsync").string(report.appendfsync);
     json.key("persistence").string(persistence_mode(report));
     json.key("marked");
     if (report.marked) {
       json.boolean(*report.marked);
+    } else {
+      json.null();
+    }
+    json.key("marker_max_ttl_ms");
+    if (report.marker_max_ttl) {
+      json.number(static_cast<std::int64_t>(report.marker_max_ttl->count()));
     } else {
       json.null();
     }
@@ -155,8 +186,10 @@ std::string render_table(const std::vector<NodeReport>& reports, const Summary& 
   }
   rows.push_back(header);
   for (const NodeReport& report : reports) {
-    std::vector<std::string> row{report.name, state_text(report), round_trip_text(report),
-                                 report.reachable ? report.role : "-",
+    // Names come from the file, the role from the node: escaped.
+    std::vector<std::string> row{detail::escape_text(report.name), state_text(report),
+                                 round_trip_text(report),
+                                 report.reachable ? detail::escape_text(report.role) : "-",
                                  report.reachable ? persistence_mode(report) : "-"};
     if (resource) {
       row.push_back(pttl_text(report));
@@ -186,11 +219,34 @@ int status_command(const Invocation& invocation) {
   if (!config) return exit_code::config;
   const std::vector<NodeReport> reports = probe_all(*config, invocation.resource);
   const Summary summary = summarize(reports);
+  const std::vector<std::optional<std::size_t>> same = same_servers(reports);
 
-  print_output(invocation.json ? render_json(reports, summary, invocation.resource)
+  print_output(invocation.json ? render_json(reports, summary, same, invocation.resource)
                                : render_table(reports, summary, invocation.resource));
   for (const NodeReport& report : reports) {
-    if (!report.error.empty()) print_error("status: node " + report.name + ": " + report.error);
+    if (!report.error.empty()) {
+      print_error("status: node " + detail::escape_text(report.name) + ": " +
+                  detail::escape_text(report.error));
+    }
+  }
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!same[i]) continue;
+    print_error("status: warning: node " + detail::escape_text(reports[i].name) +
+                " is the same server as node " + detail::escape_text(reports[*same[i]].name) +
+                " (one run_id): it counts as one master, not two");
+  }
+  // A node recovered by a client with a shorter max_ttl waited that
+  // client's delay, which may be shorter than this configuration's locks
+  // live (docs/operations.md, "Restarts and the amnesia defence").
+  const Milliseconds max_ttl = effective_max_ttl(config->lock);
+  for (const NodeReport& report : reports) {
+    if (!report.marker_max_ttl || *report.marker_max_ttl == max_ttl) continue;
+    print_error("status: warning: node " + detail::escape_text(report.name) +
+                " was marked by a client with max_ttl " +
+                std::to_string(report.marker_max_ttl->count()) + " ms, this configuration's is " +
+                std::to_string(max_ttl.count()) +
+                " ms: every client of a quorum needs the same max_ttl, or a recovery "
+                "delay is shorter than some lock");
   }
   if (summary.reachable >= summary.quorum) return exit_code::success;
   print_error("status: only " + std::to_string(summary.reachable) + " of " +

@@ -1,6 +1,6 @@
-#include "utf8.hpp"
+#include "text/utf8.hpp"
 
-namespace redlock::cli {
+namespace redlock::detail {
 
 std::size_t utf8_sequence_length(std::string_view text, std::size_t position) noexcept {
   const auto byte_at = [&](std::size_t index) { return static_cast<unsigned char>(text[index]); };
@@ -35,4 +35,4 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t position) no
   return length;
 }
 
-}  // namespace redlock::cli
+}  // namespace redlock::detail

@@ -1,12 +1,12 @@
-// UTF-8 validation, shared by the JSON writer and the terminal quoting of
-// user input: both keep valid text as it is and must not pass on bytes that
-// are not UTF-8.
+// UTF-8 validation, shared by the escaping of untrusted text (escape.hpp)
+// and the CLI's JSON writer: both keep valid text as it is and must not pass
+// on bytes that are not UTF-8.
 #pragma once
 
 #include <cstddef>
 #include <string_view>
 
-namespace redlock::cli {
+namespace redlock::detail {
 
 // The length (1-4) of the well-formed UTF-8 sequence that starts at
 // text[position], or 0 when the bytes there are not one: a stray
@@ -15,4 +15,4 @@ namespace redlock::cli {
 [[nodiscard]] std::size_t utf8_sequence_length(std::string_view text,
                                                std::size_t position) noexcept;
 
-}  // namespace redlock::cli
+}  // namespace redlock::detail
