@@ -73,7 +73,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)chaos::parse_link_target(text, 3, 5);
     (void)chaos::parse_node_target(text, 5);
   }
-  if (redlock::fuzz::hits_known_toml_crash(text)) return -1;
   const chaos::ScenarioParseResult result = chaos::parse_scenario(text, kSource);
   if (redlock::fuzz::showing()) {
     std::fprintf(stderr, "%s\n",

@@ -1,6 +1,6 @@
 // What the fuzz targets share (docs/testing.md, "Fuzzing"): the input bound,
-// the skip of toml++'s own known crashes, and a check that aborts, so that a
-// broken property is a crash libFuzzer keeps.
+// the password masking of the readers' secrecy checks, and a check that
+// aborts, so that a broken property is a crash libFuzzer keeps.
 #pragma once
 
 #include <algorithm>
@@ -28,67 +28,6 @@ inline constexpr std::size_t kMaxInputBytes = 64 * 1024;
 [[nodiscard]] inline bool showing() noexcept {
   static const bool show = std::getenv("REDLOCK_FUZZ_SHOW") != nullptr;
   return show;
-}
-
-// Two crashes of toml++ 3.3.0 itself, which the project's readers bound
-// before toml++ is called (docs/testing.md, "Fuzzing"); until every reader
-// does, the TOML targets skip such inputs so that the known crashes do not
-// drown the run.
-//
-// Deep nesting: toml++ recurses once per level of a dotted key
-// ([a.a.a...], a.a.a... = 1) and overflows the stack some tens of
-// thousands of levels down (arrays and inline tables it bounds itself, at
-// 256). Caught here as more than `limit` of '.', '[' and '{' with only key
-// characters between them.
-[[nodiscard]] inline bool deeply_nested(std::string_view text, int limit = 64) noexcept {
-  int run = 0;
-  for (const char c : text) {
-    if (c == '.' || c == '[' || c == '{') {
-      if (++run > limit) return true;
-    } else if (c == '\n' || c == ']' || c == '}' || c == ',' || c == '#' || c == '=') {
-      run = 0;
-    }
-  }
-  return false;
-}
-
-// Non-ASCII bare keys: a byte >= 0x80 where toml++ reads a bare key reaches
-// an unreachable point (undefined behaviour) or an assertion in its Unicode
-// tables. Caught here as such a byte anywhere outside a string or a comment
-// (where it could only be a bare key or a syntax error anyway).
-[[nodiscard]] inline bool non_ascii_outside_strings(std::string_view text) noexcept {
-  std::size_t i = 0;
-  const auto starts = [&](std::string_view token) { return text.substr(i, token.size()) == token; };
-  while (i < text.size()) {
-    const char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) return true;
-    if (c == '#') {
-      const std::size_t end = text.find('\n', i);
-      if (end == std::string_view::npos) return false;
-      i = end + 1;
-    } else if (starts(R"(""")") || starts("'''")) {
-      const std::string_view close = text.substr(i, 3);
-      const bool escapes = c == '"';
-      i += 3;
-      while (i < text.size() && !starts(close)) i += (escapes && text[i] == '\\') ? 2 : 1;
-      i += 3;
-    } else if (c == '"' || c == '\'') {
-      const bool escapes = c == '"';
-      ++i;
-      while (i < text.size() && text[i] != c && text[i] != '\n') {
-        i += (escapes && text[i] == '\\') ? 2 : 1;
-      }
-      ++i;
-    } else {
-      ++i;
-    }
-  }
-  return false;
-}
-
-// Whether a TOML target skips this input (see above).
-[[nodiscard]] inline bool hits_known_toml_crash(std::string_view text) noexcept {
-  return deeply_nested(text) || non_ascii_outside_strings(text);
 }
 
 // Whether `c` may stand in a password without a %XX escape and without

@@ -181,6 +181,22 @@ TEST(ScenarioParse, InvalidTomlHasAPosition) {
   EXPECT_EQ(result.error.rfind("s.toml:2:", 0), 0u) << result.error;
 }
 
+// What toml++ 3.3.0 itself cannot take (a stack overflow, undefined
+// behaviour; docs/testing.md, "Fuzzing") is refused before it is called, by
+// the quorum file's pre-scan; corpus entries deep-dotted-header.toml and
+// non-ascii-bare-key.toml of fuzz/fuzz_scenario.
+TEST(ScenarioParse, WhatTomlPlusPlusCannotTakeIsRefusedFirst) {
+  std::string deep = "name = \"deep\"\n[a";
+  for (int i = 0; i < 40000; ++i) deep += ".a";
+  deep += "]\n";
+  for (const std::string& text : {deep, std::string("name = \"x\"\n\xC3\xA9t\xC3\xA9 = 1\n")}) {
+    const ScenarioParseResult result = parse(text);
+    ASSERT_FALSE(result.scenario);
+    EXPECT_NE(result.error.find("s.toml:2:"), std::string::npos) << result.error;
+    EXPECT_NE(result.error.find("invalid TOML"), std::string::npos) << result.error;
+  }
+}
+
 TEST(ScenarioParse, MissingNameIsAnError) {
   const ScenarioParseResult result = parse("duration_ms = 5\n");
   ASSERT_FALSE(result.scenario);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "config/config_prescan.hpp"
 #include "config/config_reader.hpp"
 
 namespace redlock::chaos {
@@ -520,6 +521,13 @@ std::string_view to_string(Direction direction) noexcept {
 
 ScenarioParseResult parse_scenario(std::string_view toml_text, std::string_view source_name) {
   try {
+    // The quorum file's pre-scan first: toml++ 3.3.0 overflows its stack on
+    // deep nesting and reaches undefined behaviour on non-ASCII bare keys.
+    if (auto problem = detail::prescan_toml(toml_text)) {
+      return {std::nullopt, std::string(source_name) + ":" + std::to_string(problem->line) + ":" +
+                                std::to_string(problem->column) +
+                                ": invalid TOML: " + problem->message};
+    }
     const toml::table root = toml::parse(toml_text, source_name);
     ScenarioParseResult result = ScenarioReader(source_name).read(root);
     if (result.scenario) result.scenario->file = std::filesystem::path(source_name);
