@@ -32,7 +32,8 @@ bool parse_failure(const NodeResponse& response, NodeOutcome& out) {
     out.status = NodeStatus::error;
     // The node's own words, escaped: a reply may carry newlines or
     // terminal escapes meant for whoever prints the detail.
-    out.detail = escape_text(std::string_view(reply->str, reply->len));
+    out.detail = reply->len == 0 ? std::string("empty error reply")
+                                 : escape_text(std::string_view(reply->str, reply->len));
     return true;
   }
   return false;

@@ -68,6 +68,17 @@ TEST(ParseAcquire, ErrorReplyIsSurfacedVerbatim) {
   EXPECT_EQ(out.detail, "OOM command not allowed when used memory > 'maxmemory'");
 }
 
+TEST(ParseAcquire, AnEmptyErrorReplyStillSaysItWasAnError) {
+  // A bare "-" (a broken or hostile node): the outcome must not read as an
+  // error without a reason.
+  ParsedReplies parsed;
+  parse("-\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::error);
+  EXPECT_EQ(out.detail, "empty error reply");
+}
+
 TEST(ParseAcquire, TooFewReplicasVoidTheGrant) {
   ParsedReplies parsed;
   parse("*2\r\n:1\r\n$1\r\n0\r\n:0\r\n", parsed);
