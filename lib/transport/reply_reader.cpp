@@ -109,9 +109,10 @@ ReplyReader::Next ReplyReader::next(redisReply*& out, std::size_t budget) {
   void* reply = nullptr;
   const int rc = redisReaderGetReply(reader_, &reply);
   current_charge = previous;
-  const std::string over = "reply larger than " + byte_size_text(budget);
+  // The error text is built only on the way out: next() runs once per reply.
+  const auto over = [budget] { return "reply larger than " + byte_size_text(budget); };
   if (rc != REDIS_OK) {
-    error_ = over_budget_ ? over : std::string(reader_->errstr);
+    error_ = over_budget_ ? over() : std::string(reader_->errstr);
     return Next::error;
   }
   if (reply != nullptr) {
@@ -123,7 +124,7 @@ ReplyReader::Next ReplyReader::next(redisReply*& out, std::size_t budget) {
   // error line without its end yet): it will cost at least its bytes.
   const std::size_t buffered = reader_->len - reader_->pos;
   if (charged_ > budget || buffered > budget - charged_) {
-    error_ = over;
+    error_ = over();
     return Next::error;
   }
   return Next::incomplete;
