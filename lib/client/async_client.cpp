@@ -5,6 +5,7 @@
 #include "operations/extend_operation.hpp"
 #include "operations/launch.hpp"
 #include "operations/release_operation.hpp"
+#include "protocol/same_server.hpp"
 
 namespace redlock {
 
@@ -45,14 +46,12 @@ std::size_t AsyncClient::quorum() const noexcept { return core_->quorum(); }
 std::vector<NodeHealth> AsyncClient::node_health() const {
   std::vector<NodeHealth> health;
   for (const auto& node : core_->nodes()) health.push_back(node->health());
+  std::vector<std::string_view> run_ids;
+  run_ids.reserve(health.size());
+  for (const NodeHealth& node : health) run_ids.emplace_back(node.run_id);
+  const std::vector<std::optional<std::size_t>> same = detail::earlier_same_server(run_ids);
   for (std::size_t i = 0; i < health.size(); ++i) {
-    if (health[i].run_id.empty()) continue;
-    for (std::size_t j = 0; j < i; ++j) {
-      if (health[j].run_id == health[i].run_id) {
-        health[i].same_server_as = health[j].name;
-        break;
-      }
-    }
+    if (same[i]) health[i].same_server_as = health[*same[i]].name;
   }
   return health;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/same_server.hpp"
 #include "redlock/error.hpp"
 
 namespace redlock::detail {
@@ -112,6 +113,20 @@ TEST(FailureReason, NotHeldMajorityMeansLost) {
   EXPECT_EQ(extend_failure_reason(5, 3), errc::lost);
   EXPECT_EQ(extend_failure_reason(5, 1), errc::no_quorum);
   EXPECT_EQ(extend_failure_reason(2, 1), errc::lost);
+}
+
+}  // namespace
+}  // namespace redlock::detail
+
+namespace redlock::detail {
+namespace {
+
+TEST(EarlierSameServer, NamesTheFirstEarlierNodeWithTheSameRunId) {
+  const std::vector<std::string_view> run_ids{"a", "", "b", "a", "", "a", "b"};
+  const std::vector<std::optional<std::size_t>> same = earlier_same_server(run_ids);
+  const std::vector<std::optional<std::size_t>> expected{
+      std::nullopt, std::nullopt, std::nullopt, 0, std::nullopt, 0, 2};
+  EXPECT_EQ(same, expected);
 }
 
 }  // namespace

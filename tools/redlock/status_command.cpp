@@ -4,14 +4,15 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "json_writer.hpp"
 #include "node_probe.hpp"
+#include "protocol/same_server.hpp"
 #include "quorum_setup.hpp"
 #include "report.hpp"
 #include "text/escape.hpp"
@@ -41,17 +42,14 @@ Summary summarize(const std::vector<NodeReport>& reports) {
 }
 
 // For each node, the first earlier node that answered with the same run_id
-// (INFO server), if any: one server named twice (two spellings of one
-// address, a host name and its IP) is one master, not two.
+// (INFO server), if any: one server named twice is one master, not two.
 std::vector<std::optional<std::size_t>> same_servers(const std::vector<NodeReport>& reports) {
-  std::vector<std::optional<std::size_t>> same(reports.size());
-  std::unordered_map<std::string, std::size_t> first_with;
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (!reports[i].run_id || reports[i].run_id->empty()) continue;
-    const auto [entry, inserted] = first_with.emplace(*reports[i].run_id, i);
-    if (!inserted) same[i] = entry->second;
+  std::vector<std::string_view> run_ids;
+  run_ids.reserve(reports.size());
+  for (const NodeReport& report : reports) {
+    run_ids.emplace_back(report.run_id ? std::string_view(*report.run_id) : std::string_view());
   }
-  return same;
+  return detail::earlier_same_server(run_ids);
 }
 
 std::vector<NodeReport> probe_all(const QuorumConfig& config,
