@@ -573,9 +573,7 @@ void NodeConnection::arm_deadline() {
   }
   // And the moment a node that owes an answer to a timed-out request has
   // stalled for good (on_deadline resets the connection then).
-  if (const Slot* oldest = oldest_timed_out(); oldest != nullptr) {
-    earliest = std::min(earliest, oldest->deadline - request_timeout_ + stall_limit());
-  }
+  earliest = std::min(earliest, stall_deadline());
   if (earliest == deadline_armed_for_) return;
   loop_.timers().cancel(deadline_timer_);
   deadline_timer_ = TimerQueue::kNone;
@@ -619,7 +617,7 @@ void NodeConnection::on_deadline() {
     sink->on_response(index_, tag, response);
     if (generation != generation_) return;
   }
-  if (stalled(now)) {
+  if (now >= stall_deadline()) {
     reset("no answer for " +
           number_text(std::chrono::duration_cast<Milliseconds>(stall_limit()).count()) +
           " ms: connection reset");
@@ -644,9 +642,9 @@ const NodeConnection::Slot* NodeConnection::oldest_timed_out() const noexcept {
   return nullptr;
 }
 
-bool NodeConnection::stalled(TimePoint now) const noexcept {
+TimePoint NodeConnection::stall_deadline() const noexcept {
   const Slot* oldest = oldest_timed_out();
-  return oldest != nullptr && now >= oldest->deadline - request_timeout_ + stall_limit();
+  return oldest != nullptr ? oldest->deadline - request_timeout_ + stall_limit() : TimePoint::max();
 }
 
 bool NodeConnection::unresponsive() const noexcept {

@@ -287,7 +287,9 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] Microseconds stall_limit() const noexcept;
   // The oldest request the node has not answered, when it has timed out.
   [[nodiscard]] const Slot* oldest_timed_out() const noexcept;
-  [[nodiscard]] bool stalled(TimePoint now) const noexcept;
+  // When the connection is reset for a stalled node: the oldest timed-out
+  // request's timeout plus stall_limit(); max when none has timed out.
+  [[nodiscard]] TimePoint stall_deadline() const noexcept;
   // A node with kMaxQueuedWhileUnresponsive requests queued and either a
   // timed-out request unanswered or a session set-up overdue gets no more
   // until it answers: they fail at once as unreachable, so the queue and the
