@@ -57,8 +57,9 @@ struct Script {
   std::size_t max_reply_bytes;
 };
 
-// What a lock script's or the recover script's reply may cost, and the
-// probe's (a fence hash of about a million resources).
+// What a lock script's or the recover script's reply may cost — also the
+// budget of every reply that answers no script (the handshake, a published
+// message) — and the probe's (a fence hash of about a million resources).
 inline constexpr std::size_t kScriptReplyBytes = std::size_t{1} << 20;  // 1 MiB
 inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 MiB
 

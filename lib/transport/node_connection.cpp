@@ -394,10 +394,9 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
   const std::uint64_t generation = generation_;
   while (generation == generation_) {
     // A reply is charged to the request at the front of the queue, the one
-    // it answers (a published message to the default budget).
+    // it answers (a reply to no script, to the lock scripts' budget).
     const Script* script = slots_.empty() ? nullptr : slots_.front().script;
-    const std::size_t budget =
-        script != nullptr ? script->max_reply_bytes : ReplyReader::kDefaultBudget;
+    const std::size_t budget = script != nullptr ? script->max_reply_bytes : kScriptReplyBytes;
     redisReply* reply = nullptr;
     switch (reader_->next(reply, budget)) {
       case ReplyReader::Next::error:

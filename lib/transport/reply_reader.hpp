@@ -23,11 +23,6 @@ namespace redlock::detail {
 
 class ReplyReader {
  public:
-  // What a reply may cost unless its request says otherwise: the lock
-  // scripts answer at most a batch of small arrays, the handshake a few
-  // short strings.
-  static constexpr std::size_t kDefaultBudget = std::size_t{1} << 20;  // 1 MiB
-
   ReplyReader();
   ReplyReader(const ReplyReader&) = delete;
   ReplyReader& operator=(const ReplyReader&) = delete;
