@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -794,20 +795,23 @@ TEST(LoadConfig, RefusesADeviceWithoutReadingIt) {
 }
 
 // Opening a FIFO waits for a writer unless it is opened without blocking.
-// The writer below comes after two seconds, so that a reader that waits for
-// it still ends, and the test fails instead of hanging.
+// The writer below opens it once the reader has returned, or after two
+// seconds at the latest, so that a reader that waits for it still ends and
+// the test fails instead of hanging.
 TEST(LoadConfig, RefusesAFifoWithoutWaitingForAWriter) {
   const ScopedTemporaryDirectory directory;
   const auto fifo = directory.path() / "quorum.toml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  std::thread late_writer([&] {
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::promise<void> reader_returned;
+  std::thread late_writer([&, returned = reader_returned.get_future()] {
+    (void)returned.wait_for(std::chrono::seconds(2));
     const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
     if (fd >= 0) ::close(fd);
   });
   const auto started = std::chrono::steady_clock::now();
   const ConfigResult result = load_config(fifo);
   const auto took = std::chrono::steady_clock::now() - started;
+  reader_returned.set_value();
   late_writer.join();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error.to_string(),
