@@ -88,6 +88,24 @@ class REDLOCK_API AsyncClient {
   // Acquires `resource` on a majority (docs/algorithm.md, "Acquire"), retrying as configured.
   OperationHandle acquire(const Resource& resource, const AcquireOptions& options,
                           AcquireCallback callback);
+  // Acquires every one of `resources` at once, or none (docs/algorithm.md,
+  // "Several resources at once"): each node grants all of them or none in
+  // one script call, and the lock holds when a majority granted all. It
+  // excludes every other lock on any of the resources, plain locks
+  // included. At most 64 distinct, non-empty names; else
+  // errc::invalid_argument. The result's Lock lists them in `resources`
+  // (and their tokens in `fences` when fenced); extend and release take it
+  // like any lock.
+  OperationHandle acquire(const std::vector<Resource>& resources, const AcquireOptions& options,
+                          AcquireCallback callback);
+  // Acquires one permit of `semaphore` (docs/algorithm.md, "Semaphores"):
+  // at most semaphore.permits() holders at once. errc::invalid_argument when
+  // the nodes record another count while a permit is held (the outcome of
+  // such a node says permits_differ and the count it records), for a count
+  // of 0 or above Semaphore::kMaxPermits, or an empty name. The Lock says
+  // which permit it holds (Lock::permit).
+  OperationHandle acquire(const Semaphore& semaphore, const AcquireOptions& options,
+                          AcquireCallback callback);
   // Extends a lock we hold on a majority (docs/algorithm.md, "Extend"). Never re-creates a key
   // that has expired. Fails with errc::lost when a majority refused.
   OperationHandle extend(const Lock& lock, const ExtendOptions& options, ExtendCallback callback);

@@ -40,6 +40,14 @@ class REDLOCK_API BlockingClient {
   // from a thread that watches for signals or a shutdown path.
   [[nodiscard]] AcquireResult acquire(const Resource& resource, const AcquireOptions& options = {},
                                       std::stop_token stop = {});
+  // Every one of `resources` at once, or none (AsyncClient::acquire).
+  [[nodiscard]] AcquireResult acquire(const std::vector<Resource>& resources,
+                                      const AcquireOptions& options = {},
+                                      std::stop_token stop = {});
+  // One permit of `semaphore` (AsyncClient::acquire).
+  [[nodiscard]] AcquireResult acquire(const Semaphore& semaphore,
+                                      const AcquireOptions& options = {},
+                                      std::stop_token stop = {});
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
 
@@ -47,6 +55,12 @@ class REDLOCK_API BlockingClient {
   // until it is released or lost (see guard.hpp). When the acquire fails,
   // the guard is empty and error() says why.
   [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {},
+                           std::stop_token stop = {});
+  // The same for several resources at once and for a semaphore permit: the
+  // guard renews, signals and releases them as it does a lock on one.
+  [[nodiscard]] Guard lock(const std::vector<Resource>& resources, const GuardOptions& options = {},
+                           std::stop_token stop = {});
+  [[nodiscard]] Guard lock(const Semaphore& semaphore, const GuardOptions& options = {},
                            std::stop_token stop = {});
 
   [[nodiscard]] const QuorumConfig& config() const noexcept;

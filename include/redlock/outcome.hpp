@@ -27,11 +27,13 @@ enum class NodeStatus {
   recovering,      // acquire: the node lost its data (no identity marker) or is
                // within its post-recovery delay; it grants nothing (docs/algorithm.md, "The amnesia
                // defence")
-  timeout,      // no answer within the node timeout
-  unreachable,  // not connected, or the connection failed meanwhile
-  error,        // an error reply (see NodeOutcome::detail)
-  pending,      // asked, but no answer yet when the outcome was decided
-  not_asked,    // the operation was refused before any node was asked
+  timeout,         // no answer within the node timeout
+  unreachable,     // not connected, or the connection failed meanwhile
+  error,           // an error reply (see NodeOutcome::detail)
+  permits_differ,  // acquire of a semaphore permit: the node records another
+                   // permit count for the semaphore (holder_ttl_ms: that count)
+  pending,         // asked, but no answer yet when the outcome was decided
+  not_asked,       // the operation was refused before any node was asked
 };
 
 [[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;
@@ -42,8 +44,11 @@ struct NodeOutcome {
   NodeStatus status = NodeStatus::not_asked;
   // From sending the request to its reply (zero when there was none).
   Microseconds latency{0};
-  // acquire + busy: the holder's remaining PTTL on this node, or -1.
+  // acquire + busy: the holder's remaining PTTL on this node, or -1
+  // (permits_differ: the count the node records).
   std::int64_t holder_ttl_ms = -1;
+  // acquire of a semaphore permit + granted: the permit the node granted.
+  std::int64_t permit = -1;
   // fenced acquire + granted: the node's fence counter for the resource
   // (an unfenced acquire does not read it: 0).
   std::int64_t fence_counter = 0;
@@ -63,8 +68,27 @@ struct Lock {
   // t0 + validity. Past the deadline the lock must be treated as lost.
   TimePoint started{};
   TimePoint valid_until{};
-  // The fencing token, when the lock was taken fenced.
+  // The fencing token, when the lock was taken fenced (for a lock over
+  // several resources, the first resource's).
   std::optional<std::uint64_t> fence;
+  // A lock over several resources at once (all or nothing): every resource
+  // in the order asked (resources[0] is `resource`) and, when fenced, each
+  // one's token in the same order. Both empty for a lock on one resource.
+  // (Default member initializers, so that code that lists the fields above
+  // in braces needs none of these.)
+  std::vector<Resource> resources{};
+  std::vector<std::uint64_t> fences{};
+  // A semaphore permit: `resource` is the semaphore's name, `permit` the
+  // permit held (0..permits-1) and `permits` the semaphore's count; the
+  // fencing token orders the holders of this permit. Unset (and 0) for
+  // any other lock.
+  std::optional<std::uint32_t> permit{};
+  std::uint32_t permits = 0;
+
+  // The resources the lock holds: `resources`, or `resource` alone.
+  [[nodiscard]] std::vector<Resource> all_resources() const {
+    return resources.empty() ? std::vector<Resource>{resource} : resources;
+  }
 
   [[nodiscard]] bool valid_at(TimePoint now) const noexcept { return now < valid_until; }
 };

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,6 +57,25 @@ class Resource {
 
  private:
   std::string name_;
+};
+
+// A counting semaphore: at most `permits` holders at once, each holding
+// one permit (0..permits-1) — an ordinary quorum lock of its own
+// (docs/algorithm.md, "Semaphores"). Every client of one semaphore must name
+// the same count; the nodes record it while a permit is held, and refuse
+// another count (errc::invalid_argument) until no permit is held.
+class Semaphore {
+ public:
+  // The most permits a semaphore may have.
+  static constexpr std::uint32_t kMaxPermits = 1024;
+  Semaphore(std::string name, std::uint32_t permits) : name_(std::move(name)), permits_(permits) {}
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::uint32_t permits() const noexcept { return permits_; }
+  friend auto operator<=>(const Semaphore&, const Semaphore&) = default;
+
+ private:
+  std::string name_;
+  std::uint32_t permits_;
 };
 
 // The random value that identifies one holding of a lock: 128 bits from the

@@ -24,6 +24,18 @@ OperationHandle AsyncClient::acquire(const Resource& resource, const AcquireOpti
       detail::launch<detail::AcquireOperation>(*core_, resource, options, std::move(callback)));
 }
 
+OperationHandle AsyncClient::acquire(const std::vector<Resource>& resources,
+                                     const AcquireOptions& options, AcquireCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::AcquireOperation>(*core_, resources, options, std::move(callback)));
+}
+
+OperationHandle AsyncClient::acquire(const Semaphore& semaphore, const AcquireOptions& options,
+                                     AcquireCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::AcquireOperation>(*core_, semaphore, options, std::move(callback)));
+}
+
 OperationHandle AsyncClient::extend(const Lock& lock, const ExtendOptions& options,
                                     ExtendCallback callback) {
   return OperationHandle(

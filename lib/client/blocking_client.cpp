@@ -77,24 +77,23 @@ struct LockOutcome {
 };
 }  // namespace
 
-Guard BlockingClientImpl::lock(const Resource& resource, const GuardOptions& options,
+Guard BlockingClientImpl::lock(const AcquireStart& acquire, const GuardOptions& options,
                                std::stop_token stop) {
   LockOutcome outcome = call<LockOutcome>(
       [&](AsyncClient& client, auto done) {
         ClientCore& core = ClientAccess::core(client);
-        return client.acquire(
-            resource, options.acquire,
-            [&core, options, done = std::move(done)](AcquireResult result) mutable {
-              LockOutcome out;
-              if (result.ok()) {
-                // Created on the loop in the acquire's own callback, so
-                // renewal starts with no gap.
-                out.state = launch<GuardState>(core, *result.lock, options);
-              }
-              out.error = result.error;
-              out.acquired = std::move(result);
-              done(std::move(out));
-            });
+        return acquire(client, options.acquire,
+                       [&core, options, done = std::move(done)](AcquireResult result) mutable {
+                         LockOutcome out;
+                         if (result.ok()) {
+                           // Created on the loop in the acquire's own callback, so
+                           // renewal starts with no gap.
+                           out.state = launch<GuardState>(core, *result.lock, options);
+                         }
+                         out.error = result.error;
+                         out.acquired = std::move(result);
+                         done(std::move(out));
+                       });
       },
       std::move(stop));
   if (!outcome.state) {
@@ -160,9 +159,48 @@ ReleaseResult BlockingClient::release(const Lock& lock) {
       [&](AsyncClient& client, auto done) { return client.release(lock, std::move(done)); });
 }
 
+AcquireResult BlockingClient::acquire(const std::vector<Resource>& resources,
+                                      const AcquireOptions& options, std::stop_token stop) {
+  return impl_->call<AcquireResult>(
+      [&](AsyncClient& client, auto done) {
+        return client.acquire(resources, options, std::move(done));
+      },
+      std::move(stop));
+}
+
+AcquireResult BlockingClient::acquire(const Semaphore& semaphore, const AcquireOptions& options,
+                                      std::stop_token stop) {
+  return impl_->call<AcquireResult>(
+      [&](AsyncClient& client, auto done) {
+        return client.acquire(semaphore, options, std::move(done));
+      },
+      std::move(stop));
+}
+
+namespace {
+// What to acquire, for BlockingClientImpl::lock.
+template <typename Target>
+detail::BlockingClientImpl::AcquireStart acquire_of(const Target& target) {
+  return [&target](AsyncClient& client, const AcquireOptions& options,
+                   AsyncClient::AcquireCallback done) {
+    return client.acquire(target, options, std::move(done));
+  };
+}
+}  // namespace
+
 Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options,
                            std::stop_token stop) {
-  return impl_->lock(resource, options, std::move(stop));
+  return impl_->lock(acquire_of(resource), options, std::move(stop));
+}
+
+Guard BlockingClient::lock(const std::vector<Resource>& resources, const GuardOptions& options,
+                           std::stop_token stop) {
+  return impl_->lock(acquire_of(resources), options, std::move(stop));
+}
+
+Guard BlockingClient::lock(const Semaphore& semaphore, const GuardOptions& options,
+                           std::stop_token stop) {
+  return impl_->lock(acquire_of(semaphore), options, std::move(stop));
 }
 
 const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }

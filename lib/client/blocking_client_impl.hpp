@@ -41,7 +41,11 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   template <typename Result, typename Start>
   Result call(Start start, std::stop_token stop = {});
 
-  Guard lock(const Resource& resource, const GuardOptions& options, std::stop_token stop);
+  // Starts an acquire of some kind on the client (a resource, several, a
+  // permit) with the given options and callback.
+  using AcquireStart = std::function<OperationHandle(AsyncClient&, const AcquireOptions&,
+                                                     AsyncClient::AcquireCallback)>;
+  Guard lock(const AcquireStart& acquire, const GuardOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`
   // (nullopt: until done).
   ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,

@@ -24,6 +24,8 @@ std::string_view to_string(NodeStatus status) noexcept {
       return "unreachable";
     case NodeStatus::error:
       return "error";
+    case NodeStatus::permits_differ:
+      return "permits_differ";
     case NodeStatus::pending:
       return "pending";
     case NodeStatus::not_asked:

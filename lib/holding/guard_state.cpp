@@ -8,7 +8,7 @@
 #include "operations/extend_operation.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/clock.hpp"
-#include "scripts/scripts.hpp"
+#include "scripts/lock_calls.hpp"
 
 namespace redlock::detail {
 
@@ -20,9 +20,7 @@ constexpr Milliseconds kMinRetryPause{10};
 constexpr std::uint64_t kGridDivisor = 16;
 
 PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
-  return PreparedRequest(script(ScriptId::extend),
-                         {lock_key(core.config().lock.key_prefix, lock.resource.str())},
-                         {lock.value.str(), std::to_string(lock.ttl.count())});
+  return PreparedRequest(extend_call(lock, core.config().lock.key_prefix, lock.ttl));
 }
 }  // namespace
 

@@ -21,28 +21,91 @@ constexpr std::string_view kNoChannel = "";
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
                                    const AcquireOptions& options,
                                    AsyncClient::AcquireCallback callback)
-    : Operation(core),
-      resource_(std::move(resource)),
-      ttl_(options.ttl.value_or(core.config().lock.ttl)),
-      callback_(std::move(callback)) {
-  const LockConfig& lock = core.config().lock;
-  const std::string& prefix = lock.key_prefix;
+    : Operation(core), resource_(std::move(resource)), callback_(std::move(callback)) {
+  const std::string& prefix = core.config().lock.key_prefix;
   lock_key_ = lock_key(prefix, resource_.str());
+  channel_ = release_channel(prefix, resource_.str());
+  configure(options);
+  if (resource_.empty()) argument_problem_ = make_error_code(errc::invalid_argument);
+}
+
+AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resources,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      kind_(LockKind::multi),
+      resource_(resources.empty() ? Resource("") : resources.front()),
+      resources_(std::move(resources)),
+      callback_(std::move(callback)) {
+  const std::string& prefix = core.config().lock.key_prefix;
+  channel_ = release_channel(prefix, resource_.str());
+  configure(options);
+  Lock shape{resource_, LockValue("x"), ttl_, {}, {}, {}};
+  shape.resources = resources_;
+  if (resources_.empty() || !well_formed(shape)) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+    return;
+  }
+  attempt_call_.script = &script(ScriptId::acquire_all);
+  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_};
+  attempt_call_.args = {"", ttl_text_, std::string(defence_flag_), fenced_ ? "1" : "0"};
+  channels_.clear();
+  for (const Resource& each : resources_) {
+    lock_keys_.push_back(lock_key(prefix, each.str()));
+    attempt_call_.keys.push_back(lock_keys_.back());
+    attempt_call_.args.push_back(each.str());
+    channels_.push_back(release_channel(prefix, each.str()));
+  }
+}
+
+AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      kind_(LockKind::permit),
+      resource_(semaphore.name()),
+      permits_(semaphore.permits()),
+      callback_(std::move(callback)) {
+  const std::string& prefix = core.config().lock.key_prefix;
+  channel_ = permit_channel(prefix, resource_.str());
+  configure(options);
+  if (resource_.empty() || permits_ < 1 || permits_ > Semaphore::kMaxPermits) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+    return;
+  }
+  count_key_ = permit_count_key(prefix, resource_.str());
+  permit_prefix_ = permit_key_prefix(prefix, resource_.str());
+  permit_fence_prefix_ = permit_fence_prefix(resource_.str());
+  attempt_call_.script = &script(ScriptId::permit_acquire);
+  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_, count_key_};
+  attempt_call_.args = {"",
+                        ttl_text_,
+                        std::string(defence_flag_),
+                        std::to_string(permits_),
+                        "0",
+                        permit_prefix_,
+                        fenced_ ? permit_fence_prefix_ : std::string()};
+}
+
+void AcquireOperation::configure(const AcquireOptions& options) {
+  const LockConfig& lock = core_.config().lock;
+  const std::string& prefix = lock.key_prefix;
+  ttl_ = options.ttl.value_or(lock.ttl);
   fence_key_ = fence_key(prefix);
   marker_key_ = marker_key(prefix);
   recovering_key_ = recovering_key(prefix);
   defence_flag_ = lock.amnesia_defence ? "1" : "0";
-  channel_ = release_channel(prefix, resource_.str());
+  channels_ = {channel_};
   ttl_text_ = std::to_string(ttl_.count());
   plan_.mean_delay = options.retry_delay.value_or(lock.retry_delay);
   plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
-  if (options.wait) plan_.deadline = core.clock().now() + *options.wait;
+  if (options.wait) plan_.deadline = core_.clock().now() + *options.wait;
   fenced_ = options.fenced.value_or(lock.fenced);
-  called_at_ = core.clock().now();
+  called_at_ = core_.clock().now();
   // With the amnesia defence, a recovered node waits max_ttl: a longer lock
   // could outlive that wait.
   const bool beyond_max_ttl = lock.amnesia_defence && ttl_ > effective_max_ttl(lock);
-  if (resource_.empty() || ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
+  if (ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
       (options.wait && options.wait->count() < 0) || beyond_max_ttl) {
     argument_problem_ = make_error_code(errc::invalid_argument);
   }
@@ -94,15 +157,42 @@ void AcquireOperation::begin_attempt() {
   phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
-  auto& nodes = core_.nodes();
   attempt_.open(core_.config().nodes, core_.clock().now());
+  send_attempt();
+}
+
+void AcquireOperation::send_attempt() {
+  auto& nodes = core_.nodes();
   auto self = shared_from_this();
-  for (auto& node : nodes) {
-    node->send(
-        script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
-        {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
-        true, attempt_.started(), self, attempt_.tag());
+  if (kind_ == LockKind::single) {
+    for (auto& node : nodes) {
+      node->send(
+          script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
+          {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
+          true, attempt_.started(), self, attempt_.tag());
+    }
+    return;
   }
+  attempt_call_.args[0] = value_.str();
+  if (kind_ == LockKind::permit) {
+    permit_votes_.reset(nodes.size(), permits_);
+    permits_differ_ = false;
+    // Each attempt tries a random permit first, so that two clients taking
+    // permits at once mostly take different ones instead of splitting the
+    // nodes over the same one; the nodes still agree on it when they agree
+    // on which permits are free.
+    const auto first = static_cast<std::uint32_t>(random_unit() * permits_) % permits_;
+    attempt_call_.args[4] = std::to_string(first);
+  }
+  for (auto& node : nodes) {
+    node->send_call(attempt_call_, true, attempt_.started(), self, attempt_.tag());
+  }
+}
+
+Decision AcquireOperation::attempt_decision() const noexcept {
+  if (kind_ != LockKind::permit) return attempt_.decision();
+  if (permits_differ_) return Decision::lost;
+  return permit_votes_.decision();
 }
 
 void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -138,7 +228,17 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
     attempt_.unchanged(node);
   }
   if (outcome.status == NodeStatus::busy) ++busy_;
-  if (attempt_.vote(outcome.status == NodeStatus::granted) != Decision::pending) decide();
+  const bool granted = outcome.status == NodeStatus::granted;
+  (void)attempt_.vote(granted);
+  if (kind_ == LockKind::permit) {
+    if (outcome.status == NodeStatus::permits_differ) permits_differ_ = true;
+    if (granted && outcome.permit >= 0 && outcome.permit < static_cast<std::int64_t>(permits_)) {
+      permit_votes_.grant(static_cast<std::uint32_t>(outcome.permit));
+    } else {
+      permit_votes_.refuse();
+    }
+  }
+  if (attempt_decision() != Decision::pending) decide();
 }
 
 void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
@@ -153,7 +253,7 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
   if (found == abandoned_.end()) return;
-  undo_grant(node, found->second, channel_, grant_expiry());
+  undo_grant(node, found->second, true, grant_expiry(), outcome.permit);
 }
 
 TimePoint AcquireOperation::grant_expiry() const {
@@ -162,20 +262,87 @@ TimePoint AcquireOperation::grant_expiry() const {
   return core_.clock().now() + ttl_ + core_.drift_for(ttl_);
 }
 
-void AcquireOperation::undo_grant(std::size_t node, const LockValue& value,
-                                  std::string_view channel, TimePoint expires_at) {
-  core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_}, {value.str(), channel},
-                                    expires_at);
+void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool announce,
+                                  TimePoint expires_at, std::int64_t permit) {
+  if (kind_ == LockKind::single) {
+    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
+                                      {value.str(), announce ? channel_ : kNoChannel}, expires_at);
+    return;
+  }
+  core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);
+}
+
+ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
+                                       std::int64_t permit) const {
+  const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
+  ScriptCall call;
+  if (kind_ == LockKind::multi) {
+    call.script = &script(ScriptId::release_all);
+    call.keys = lock_keys_;
+    call.args = {value.str()};
+    for (const std::string& each : channels_) {
+      call.args.emplace_back(announce ? std::string_view(each) : kNoChannel);
+    }
+    return call;
+  }
+  if (permit >= 0 && permit < static_cast<std::int64_t>(permits_)) {
+    call.script = &script(ScriptId::release);
+    call.keys = {permit_prefix_ + std::to_string(permit)};
+    call.args = {value.str(), std::string(channel)};
+    return call;
+  }
+  // Which permit the node granted is not known (its answer never came):
+  // whichever holds the value.
+  call.script = &script(ScriptId::release_all);
+  call.args = {value.str()};
+  for (std::uint32_t j = 0; j < permits_; ++j) {
+    call.keys.push_back(permit_prefix_ + std::to_string(j));
+    call.args.emplace_back(channel);
+  }
+  return call;
+}
+
+void AcquireOperation::undo_other_permits() {
+  const TimePoint expires_at = grant_expiry();
+  const auto& outcomes = attempt_.outcomes();
+  for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
+    if (!attempt_.may_have_changed(i)) continue;
+    const NodeOutcome& outcome = outcomes[i];
+    if (outcome.status == NodeStatus::granted && outcome.permit == permit_) continue;
+    if (outcome.status == NodeStatus::granted) {
+      undo_grant(i, value_, false, expires_at, outcome.permit);
+      continue;
+    }
+    // No answer yet (or none that says what it did): every permit but the
+    // one won, which is ours on this node too if it granted it.
+    ScriptCall call = undo_call(value_, false, -1);
+    const std::size_t won = permit_;
+    call.keys.erase(call.keys.begin() + static_cast<std::ptrdiff_t>(won));
+    call.args.erase(call.args.begin() + 1 + static_cast<std::ptrdiff_t>(won));
+    if (!call.keys.empty()) core_.nodes()[i]->send_cleanup(call, expires_at);
+  }
 }
 
 void AcquireOperation::decide() {
   const RoundTiming timing = attempt_.close(core_.clock().now());
   last_round_trip_ = timing.elapsed();
-  const Decision decision = attempt_.decision();
+  const Decision decision = attempt_decision();
+  if (kind_ == LockKind::permit && decision != Decision::won) {
+    // Grants of different permits split the nodes as a rival does; a node
+    // that records another count ends the acquire (fail_attempt).
+    const std::size_t grants = permit_votes_.grants();
+    split_ = !permits_differ_ && grants > 0;
+    fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), busy_ + (split_ ? grants : 0)));
+    return;
+  }
   split_ = decision != Decision::won && attempt_.votes().yes_count() > 0 && busy_ > 0;
   if (decision != Decision::won) {
     fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), busy_));
     return;
+  }
+  if (kind_ == LockKind::permit) {
+    permit_ = *permit_votes_.winner();
+    undo_other_permits();
   }
   if (fenced_) {
     begin_fencing();
@@ -202,6 +369,9 @@ void AcquireOperation::hand_out_if_valid() {
 void AcquireOperation::begin_fencing() {
   std::uint64_t highest = 0;
   for (const NodeOutcome& outcome : attempt_.outcomes()) {
+    // A permit's counter is its own: a node that granted another permit
+    // read that one's.
+    if (kind_ == LockKind::permit && outcome.permit != permit_) continue;
     if (outcome.status == NodeStatus::granted && outcome.fence_counter > 0) {
       highest = std::max(highest, static_cast<std::uint64_t>(outcome.fence_counter));
     }
@@ -222,10 +392,24 @@ void AcquireOperation::propose(std::uint64_t token) {
   proposal_.emplace(core_.nodes().size(), token);
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
+  if (kind_ == LockKind::multi) {
+    // One token for every resource: larger than each one's counter, so it
+    // orders this holder after every earlier holder of each of them.
+    ScriptCall call;
+    call.script = &script(ScriptId::fence_all);
+    call.keys = {marker_key_, recovering_key_, fence_key_};
+    call.args = {std::string(defence_flag_), token_text};
+    for (const Resource& each : resources_) call.args.push_back(each.str());
+    for (auto& node : core_.nodes()) {
+      node->send_call(call, false, fencing_.started(), self, fencing_.tag());
+    }
+    return;
+  }
+  const std::string field =
+      kind_ == LockKind::permit ? permit_fence_prefix_ + std::to_string(permit_) : resource_.str();
   for (auto& node : core_.nodes()) {
     node->send(script(ScriptId::fence), {fence_key_, marker_key_, recovering_key_},
-               {resource_.str(), token_text, defence_flag_}, false, fencing_.started(), self,
-               fencing_.tag());
+               {field, token_text, defence_flag_}, false, fencing_.started(), self, fencing_.tag());
   }
 }
 
@@ -256,9 +440,11 @@ void AcquireOperation::unlock_attempt(bool announce) {
   abandoned_.emplace_back(attempt_.tag(), value_);
   if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
   const TimePoint expires_at = grant_expiry();
+  const auto& outcomes = attempt_.outcomes();
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
     if (!attempt_.may_have_changed(i)) continue;
-    undo_grant(i, value_, announce ? std::string_view(channel_) : kNoChannel, expires_at);
+    const bool granted = outcomes.size() > i && outcomes[i].status == NodeStatus::granted;
+    undo_grant(i, value_, announce, expires_at, granted ? outcomes[i].permit : -1);
   }
 }
 
@@ -281,6 +467,14 @@ bool AcquireOperation::saw_unmarked_node() {
 
 void AcquireOperation::fail_attempt(std::error_code why) {
   last_failure_ = why;
+  if (permits_differ_) {
+    // Another count is recorded while a permit is held: this client's
+    // count is wrong (or theirs), and retrying cannot change it.
+    unlock_attempt(true);
+    core_.metrics().acquire_losses.fetch_add(1, std::memory_order_relaxed);
+    complete(make_error_code(errc::invalid_argument));
+    return;
+  }
   if (saw_unmarked_node()) {
     unlock_attempt(true);
     // Some node has no identity marker: start (or join) a recovery round.
@@ -334,7 +528,8 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     // (jittered) retry timer, which stays as the fallback, fires. Stay
     // subscribed until the acquire completes (wakeup_hub.hpp).
     waiting_for_release_ = true;
-    core_.wakeups().wait(channel_, std::static_pointer_cast<AcquireOperation>(shared_from_this()));
+    const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+    for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
   }
 }
 
@@ -349,12 +544,19 @@ bool AcquireOperation::wake() {
 void AcquireOperation::stop_waiting_for_release() {
   if (!waiting_for_release_) return;
   waiting_for_release_ = false;
-  core_.wakeups().leave(channel_, this);
+  for (const std::string& channel : channels_) core_.wakeups().leave(channel, this);
 }
 
 void AcquireOperation::succeed(Microseconds validity) {
   const TimePoint started = attempt_.started();
   Lock lock{resource_, value_, ttl_, started, started + validity, token_};
+  if (kind_ == LockKind::multi) {
+    lock.resources = resources_;
+    if (token_) lock.fences.assign(resources_.size(), *token_);
+  } else if (kind_ == LockKind::permit) {
+    lock.permit = permit_;
+    lock.permits = permits_;
+  }
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
   Metrics& metrics = core_.metrics();

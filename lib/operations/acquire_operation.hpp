@@ -9,8 +9,10 @@
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
 #include "protocol/fence_round.hpp"
+#include "protocol/permit_tally.hpp"
 #include "protocol/quorum.hpp"
 #include "protocol/retry_policy.hpp"
+#include "scripts/lock_calls.hpp"
 
 namespace redlock::detail {
 
@@ -20,7 +22,14 @@ inline constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 
 class AcquireOperation final : public Operation, public Wakeable {
  public:
+  // A lock on one resource.
   AcquireOperation(ClientCore& core, Resource resource, const AcquireOptions& options,
+                   AsyncClient::AcquireCallback callback);
+  // A lock over every one of `resources` at once (acquire_all).
+  AcquireOperation(ClientCore& core, std::vector<Resource> resources, const AcquireOptions& options,
+                   AsyncClient::AcquireCallback callback);
+  // One permit of `semaphore` (permit_acquire).
+  AcquireOperation(ClientCore& core, const Semaphore& semaphore, const AcquireOptions& options,
                    AsyncClient::AcquireCallback callback);
 
   void start();
@@ -43,6 +52,21 @@ class AcquireOperation final : public Operation, public Wakeable {
   // finds the resource contended (courtesy_pause); false when it may start
   // at once.
   [[nodiscard]] bool defer_first_attempt();
+  // The settings every kind shares; the kind's keys are set up by its
+  // constructor.
+  void configure(const AcquireOptions& options);
+  void send_attempt();
+  // The attempt's decision so far: the quorum tally's, or for a permit
+  // the permit tally's (lost at once when a node records another count).
+  [[nodiscard]] Decision attempt_decision() const noexcept;
+  // A permit won: undoes the grants of other permits the attempt may have
+  // made on the nodes that did not grant the winning one.
+  void undo_other_permits();
+  // The call that undoes this kind's grant of `value` on a node: for a
+  // permit, of the permit the node granted (`permit`), or of every permit
+  // when it is not known.
+  [[nodiscard]] ScriptCall undo_call(const LockValue& value, bool announce,
+                                     std::int64_t permit) const;
   void begin_attempt();
   void on_vote(std::size_t node, const NodeResponse& response);
   void decide();
@@ -60,8 +84,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Sends the compare-and-delete of `value` to `node`, to be sent again
   // after a reconnect until `expires_at` (grant_expiry), when the value
   // cannot live there any more.
-  void undo_grant(std::size_t node, const LockValue& value, std::string_view channel,
-                  TimePoint expires_at);
+  void undo_grant(std::size_t node, const LockValue& value, bool announce, TimePoint expires_at,
+                  std::int64_t permit = -1);
   [[nodiscard]] TimePoint grant_expiry() const;
   void succeed(Microseconds validity);
   void complete(std::error_code error);
@@ -76,7 +100,24 @@ class AcquireOperation final : public Operation, public Wakeable {
   void note_if_unmarked(const NodeOutcome& outcome);
   void fail_later(std::error_code why);
 
+  LockKind kind_ = LockKind::single;
+  // The resource (multi: the first; permit: the semaphore's name).
   Resource resource_;
+  // multi: every resource, its lock key and fence field.
+  std::vector<Resource> resources_;
+  std::vector<std::string> lock_keys_;
+  std::vector<std::string> fence_fields_;
+  // permit: the count, the count key, the permits' key and fence prefixes.
+  std::uint32_t permits_ = 0;
+  std::string count_key_;
+  std::string permit_prefix_;
+  std::string permit_fence_prefix_;
+  // multi and permit: the attempt's script call, built once; each attempt
+  // sets its value (and for a permit the permit tried first).
+  ScriptCall attempt_call_;
+  // Every channel a release of something this acquire waits for is
+  // published on (single and permit: one; multi: one per resource).
+  std::vector<std::string> channels_;
   std::string lock_key_;
   std::string fence_key_;
   std::string marker_key_;
@@ -99,6 +140,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   Microseconds last_round_trip_{0};
   // The attempt lost a split vote: some grants, some nodes held by a rival.
   bool split_ = false;
+  // permit: the attempt's votes by permit, the permit won, and whether a
+  // node recorded another count.
+  PermitTally permit_votes_;
+  std::uint32_t permit_ = 0;
+  bool permits_differ_ = false;
 
   // Phase 2 (fenced acquires only): its round (tags apart from the
   // attempts') and the proposal's tally.

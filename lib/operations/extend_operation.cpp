@@ -3,6 +3,7 @@
 #include <string>
 
 #include "protocol/validity.hpp"
+#include "scripts/lock_calls.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -12,7 +13,7 @@ std::error_code extend_request_refusal(const Lock& lock, Milliseconds ttl,
   // Like acquire: a lock may not outlive the recovery delay of a node that
   // lost its data.
   const bool beyond_max_ttl = config.amnesia_defence && ttl > effective_max_ttl(config);
-  if (ttl.count() <= 0 || lock.value.empty() || lock.resource.empty() || beyond_max_ttl) {
+  if (ttl.count() <= 0 || !well_formed(lock) || beyond_max_ttl) {
     return make_error_code(errc::invalid_argument);
   }
   return {};
@@ -72,9 +73,7 @@ void ExtendOperation::start() {
 
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started, lock_.valid_until);
-  const std::string key = lock_key(core_.config().lock.key_prefix, lock_.resource.str());
-  const std::string ttl_text = std::to_string(ttl_.count());
-  request_.emplace(PreparedRequest(script(ScriptId::extend), {key}, {lock_.value.str(), ttl_text}));
+  request_.emplace(PreparedRequest(extend_call(lock_, core_.config().lock.key_prefix, ttl_)));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(

@@ -28,6 +28,7 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
     outcome.latency = Microseconds(0);
     outcome.holder_ttl_ms = -1;
     outcome.fence_counter = 0;
+    outcome.permit = -1;
   }
 }
 

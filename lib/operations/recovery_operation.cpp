@@ -17,11 +17,12 @@ void RecoveryOperation::start() {
   const std::string marker = marker_key(prefix);
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
-  const std::string pattern = lock_pattern(prefix);
+  const std::string locks = lock_pattern(prefix);
+  const std::string permits = permit_pattern(prefix);
   probe_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::probe), {marker, recovering, fence}, {pattern}, false,
+    node->send(script(ScriptId::probe), {marker, recovering, fence}, {locks, permits}, false,
                probe_.started(), self, probe_.tag());
   }
 }

@@ -1,5 +1,6 @@
 #include "operations/release_operation.hpp"
 
+#include "scripts/lock_calls.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -15,20 +16,15 @@ void ReleaseOperation::fail_later(std::error_code error) {
 
 void ReleaseOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  if (lock_.value.empty() || lock_.resource.empty()) {
-    return fail_later(make_error_code(errc::invalid_argument));
-  }
-  const std::string& prefix = core_.config().lock.key_prefix;
-  const std::string key = lock_key(prefix, lock_.resource.str());
-  const std::string channel = release_channel(prefix, lock_.resource.str());
+  if (!well_formed(lock_)) return fail_later(make_error_code(errc::invalid_argument));
+  const ScriptCall call = release_call(lock_, core_.config().lock.key_prefix, true);
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   auto self = shared_from_this();
   for (auto& node : nodes) {
-    node->send(script(ScriptId::release), {key}, {lock_.value.str(), channel}, false,
-               round_.started(), self, round_.tag());
+    node->send_call(call, false, round_.started(), self, round_.tag());
   }
 }
 
@@ -58,11 +54,9 @@ void ReleaseOperation::resend_when_reachable(std::size_t node) {
   // The release did not reach the node, or the connection was reset under
   // it: the value may live there for another TTL. It goes to the node once
   // the node is reachable again.
-  const std::string& prefix = core_.config().lock.key_prefix;
   const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-  core_.nodes()[node]->send_cleanup(script(ScriptId::release),
-                                    {lock_key(prefix, lock_.resource.str())},
-                                    {lock_.value.str(), std::string_view()}, expires_at);
+  core_.nodes()[node]->send_cleanup(release_call(lock_, core_.config().lock.key_prefix, false),
+                                    expires_at);
 }
 
 std::error_code ReleaseOperation::summary() {

@@ -64,9 +64,23 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   const redisReply* reply = response.replies[0];
   long long flag = 0;
   long long number = 0;
-  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 || reply->elements > 3 ||
       !read_integer(reply->element[0], flag) || !read_integer(reply->element[1], number)) {
     unexpected(reply, out);
+    return;
+  }
+  // A permit's grant names the permit: {1, counter, permit}; nothing else
+  // has a third element.
+  long long permit = -1;
+  if (reply->elements == 3 &&
+      (flag != code(ReplyCode::done) || !read_integer(reply->element[2], permit) || permit < 0)) {
+    unexpected(reply, out);
+    return;
+  }
+  if (flag == code(ReplyCode::permits_differ)) {
+    out.status = NodeStatus::permits_differ;
+    out.holder_ttl_ms = number;
+    out.detail = "the node records " + std::to_string(number) + " permits for this semaphore";
     return;
   }
   if (flag == code(ReplyCode::unmarked)) {
@@ -92,6 +106,7 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   }
   out.status = NodeStatus::granted;
   out.fence_counter = number;
+  out.permit = permit;
   if (min_replicas <= 0 || response.reply_count < 2) return;
   const redisReply* wait = response.replies[1];
   long long acked = 0;

@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "scripts/kind_scripts.hpp"
 #include "scripts/sha1.hpp"
 
 namespace redlock::detail {
@@ -12,15 +13,18 @@ constexpr std::string_view kProbe = R"lua(
 local marked = redis.call('EXISTS', KEYS[1])
 local recovering = redis.call('PTTL', KEYS[2])
 local has_locks = 0
-local cursor = '0'
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
-  cursor = page[1]
-  if #page[2] > 0 then
-    has_locks = 1
-    break
-  end
-until cursor == '0'
+for _, pattern in ipairs(ARGV) do
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = page[1]
+    if #page[2] > 0 then
+      has_locks = 1
+      break
+    end
+  until cursor == '0'
+  if has_locks == 1 then break end
+end
 return {marked, recovering, has_locks, redis.call('HGETALL', KEYS[3])}
 )lua";
 
@@ -250,6 +254,10 @@ const std::array<Script, kScriptCount>& script_table() {
   // The scripts that open with the node rules, put together once.
   static const std::string acquire = std::string(kNodeRules) + std::string(kAcquireBatch);
   static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
+  static const std::string acquire_all = std::string(kNodeRules) + std::string(kAcquireAllBody);
+  static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);
+  static const std::string permit_acquire =
+      std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
       {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4, kScriptReplyBytes},
       {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2,
@@ -259,6 +267,18 @@ const std::array<Script, kScriptCount>& script_table() {
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
+      {ScriptId::acquire_all, "acquire_all", acquire_all, sha1_hex(acquire_all), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::extend_all, "extend_all", kExtendAllBody, sha1_hex(kExtendAllBody), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::release_all, "release_all", kReleaseAllBody, sha1_hex(kReleaseAllBody), false, 0,
+       0, kScriptReplyBytes},
+      {ScriptId::fence_all, "fence_all", fence_all, sha1_hex(fence_all), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::permit_acquire, "permit_acquire", permit_acquire, sha1_hex(permit_acquire), false,
+       0, 0, kScriptReplyBytes},
+      {ScriptId::permit_extend, "permit_extend", kPermitExtendBody, sha1_hex(kPermitExtendBody),
+       false, 0, 0, kScriptReplyBytes},
   }};
   return table;
 }
@@ -300,7 +320,36 @@ std::string lock_key(std::string_view prefix, std::string_view resource) {
   return key;
 }
 
+std::string permit_pattern(std::string_view prefix) { return std::string(prefix) + "sem:*"; }
+
 std::string fence_key(std::string_view prefix) { return std::string(prefix) + "fence"; }
+
+std::string permit_key_prefix(std::string_view prefix, std::string_view semaphore) {
+  std::string key;
+  key.reserve(prefix.size() + 5 + semaphore.size());
+  key.append(prefix).append("sem:").append(semaphore).append(":");
+  return key;
+}
+
+std::string permit_key(std::string_view prefix, std::string_view semaphore, std::uint32_t permit) {
+  return permit_key_prefix(prefix, semaphore) + std::to_string(permit);
+}
+
+std::string permit_count_key(std::string_view prefix, std::string_view semaphore) {
+  return std::string(prefix) + "permits:" + std::string(semaphore);
+}
+
+std::string permit_fence_prefix(std::string_view semaphore) {
+  return "sem:" + std::string(semaphore) + ":";
+}
+
+std::string permit_fence_field(std::string_view semaphore, std::uint32_t permit) {
+  return permit_fence_prefix(semaphore) + std::to_string(permit);
+}
+
+std::string permit_channel(std::string_view prefix, std::string_view semaphore) {
+  return std::string(prefix) + "released-permit:" + std::string(semaphore);
+}
 
 std::string release_channel(std::string_view prefix, std::string_view resource) {
   std::string channel;

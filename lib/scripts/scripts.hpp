@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redlock/types.hpp"
 
@@ -28,18 +29,33 @@ namespace redlock::detail {
 // fence's reply, and the whole reply of an extend or a release.
 // tests/unit/scripts_test.cpp checks the Lua's literals against these.
 enum class ReplyCode : long long {
-  refused = 0,     // busy (acquire), not held (extend, release), not stored (fence)
-  done = 1,        // granted, extended, released, stored
-  unmarked = 2,    // acquire, fence: no identity marker (amnesia defence on)
-  recovering = 3,  // acquire, fence: within the post-recovery delay
+  refused = 0,         // busy (acquire), not held (extend, release), not stored (fence)
+  done = 1,            // granted, extended, released, stored
+  unmarked = 2,        // acquire, fence: no identity marker (amnesia defence on)
+  recovering = 3,      // acquire, fence: within the post-recovery delay
+  permits_differ = 4,  // permit_acquire: the nodes record another permit count
 };
 
 [[nodiscard]] constexpr long long code(ReplyCode reply) noexcept {
   return static_cast<long long>(reply);
 }
 
-enum class ScriptId : std::uint8_t { acquire, extend, release, fence, probe, recover };
-inline constexpr std::size_t kScriptCount = 6;
+enum class ScriptId : std::uint8_t {
+  acquire,
+  extend,
+  release,
+  fence,
+  probe,
+  recover,
+  // The lock kinds beyond the mutex (kind_scripts.hpp): one request per call.
+  acquire_all,
+  extend_all,
+  release_all,
+  fence_all,
+  permit_acquire,
+  permit_extend,
+};
+inline constexpr std::size_t kScriptCount = 12;
 
 struct Script {
   ScriptId id;
@@ -55,6 +71,15 @@ struct Script {
   // a lock script's reply is a batch of small arrays; the probe's carries a
   // node's whole fence hash.
   std::size_t max_reply_bytes;
+};
+
+// One request of a script with its keys and arguments, built at run time:
+// for requests whose number of keys depends on the lock (a lock over
+// several resources, a semaphore's permits).
+struct ScriptCall {
+  const Script* script = nullptr;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
 };
 
 // What a lock script's or the recover script's reply may cost — also the
@@ -80,9 +105,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   resource, proposed token T, amnesia defence. Stores T only if the
 //   counter is strictly smaller, and never while recovering. Answers
 //   {done, T}, {refused, counter}, {unmarked, 0} or {recovering, ms left}.
-// probe — KEYS: node marker, recovering key, fence hash. ARGV: lock key
-//   pattern. Answers {marker exists, recovering PTTL, any lock key exists,
-//   fence hash as HGETALL}: what the recovery decision needs to know.
+// probe — KEYS: node marker, recovering key, fence hash. ARGV: the
+//   patterns of the keys that hold locks (lock keys, permit keys). Answers {marker exists,
+//   recovering PTTL, any lock key exists, fence hash as HGETALL}: what the recovery decision needs
+//   to know.
 // recover — KEYS: node marker, recovering key, fence hash. ARGV: delay ms,
 //   marker value, recovering value, then field/value pairs to merge into
 //   the fence hash (field-wise max). Does nothing and answers 0 when the
@@ -106,8 +132,23 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);
 [[nodiscard]] std::string recovering_key(std::string_view prefix);
 [[nodiscard]] std::string lock_pattern(std::string_view prefix);
+[[nodiscard]] std::string permit_pattern(std::string_view prefix);
 [[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
+
+// A semaphore's keys (docs/algorithm.md, "Semaphores"): permit j of
+// semaphore S is the lock key `{prefix}sem:{S}:{j}` — the digits after the
+// last colon name the permit, so no two (S, j) share a key — and the count
+// its clients agreed on is recorded at `{prefix}permits:{S}`. Permit j's
+// fencing counter is the fence hash's field `sem:{S}:{j}`; its releases are
+// published on `{prefix}released-permit:{S}`.
+[[nodiscard]] std::string permit_key_prefix(std::string_view prefix, std::string_view semaphore);
+[[nodiscard]] std::string permit_key(std::string_view prefix, std::string_view semaphore,
+                                     std::uint32_t permit);
+[[nodiscard]] std::string permit_count_key(std::string_view prefix, std::string_view semaphore);
+[[nodiscard]] std::string permit_fence_prefix(std::string_view semaphore);
+[[nodiscard]] std::string permit_fence_field(std::string_view semaphore, std::uint32_t permit);
+[[nodiscard]] std::string permit_channel(std::string_view prefix, std::string_view semaphore);
 
 }  // namespace redlock::detail

@@ -72,6 +72,7 @@ class PreparedRequest {
  public:
   PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
                   std::initializer_list<std::string_view> args);
+  explicit PreparedRequest(const ScriptCall& call);
 
   [[nodiscard]] const Script& script() const noexcept { return *script_; }
   // The whole command, "EVALSHA sha numkeys key... arg...", in RESP.
@@ -220,6 +221,10 @@ class NodeConnection final : public Flushable {
                  const std::vector<std::string>& args, TimePoint sent_at,
                  std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
 
+  // The same with keys and arguments built at run time.
+  void send_call(const ScriptCall& call, bool require_replicas, TimePoint sent_at,
+                 std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
+
   // A compare-and-delete (or any request that only undoes what a request of
   // ours may have done on the node), sent without waiting for its answer.
   // It is queued like any request; if the connection is reset before the
@@ -230,6 +235,7 @@ class NodeConnection final : public Flushable {
   // passed by then.
   void send_cleanup(const Script& script, std::initializer_list<std::string_view> keys,
                     std::initializer_list<std::string_view> args, TimePoint expires_at);
+  void send_cleanup(const ScriptCall& call, TimePoint expires_at);
 
   // A plain command whose reply is consumed and dropped (SUBSCRIBE). Only
   // on a ready session; before it, the ready handler sends what it needs.
@@ -352,6 +358,8 @@ class NodeConnection final : public Flushable {
   // Queues the kept cleanups that have not expired (the session has just
   // become ready).
   void resend_deferred_cleanups();
+  // Queues an encoded cleanup, or keeps it until the node is reachable.
+  void send_cleanup_encoded(DeferredCleanup cleanup);
 
   LoopContext& loop_;
   std::size_t index_;

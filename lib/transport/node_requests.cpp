@@ -29,9 +29,8 @@ namespace {
 
 // "numkeys key... arg..." as RESP bulk strings: what follows the script's
 // name in EVALSHA and EVAL alike.
-template <typename Args>
-std::string encode_tail(std::initializer_list<std::string_view> keys, const Args& args,
-                        TailLayout& layout) {
+template <typename Keys, typename Args>
+std::string encode_tail(const Keys& keys, const Args& args, TailLayout& layout) {
   // Sized once: growing it argument by argument was most of a request's
   // allocations.
   std::size_t size = 16;
@@ -73,6 +72,25 @@ PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std
   append_script_head(command_, script, argc_, false);
   tail_offset_ = command_.size();
   command_ += tail;
+}
+
+PreparedRequest::PreparedRequest(const ScriptCall& call)
+    : script_(call.script),
+      argc_(3 + call.keys.size() + call.args.size()),
+      key_count_(call.keys.size()) {
+  const std::string tail = encode_tail(call.keys, call.args, layout_);
+  append_script_head(command_, *script_, argc_, false);
+  tail_offset_ = command_.size();
+  command_ += tail;
+}
+
+void NodeConnection::send_call(const ScriptCall& call, bool require_replicas, TimePoint sent_at,
+                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  TailLayout layout;
+  std::string tail = encode_tail(call.keys, call.args, layout);
+  send_encoded(*call.script, std::move(tail), layout, call.keys.size(),
+               3 + call.keys.size() + call.args.size(), require_replicas, sent_at, std::move(sink),
+               tag);
 }
 
 void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
@@ -159,12 +177,25 @@ void NodeConnection::send_cleanup(const Script& script,
   if (state_ == State::closed) return;
   DeferredCleanup cleanup{&script, {}, {}, keys.size(), 3 + keys.size() + args.size(), expires_at};
   cleanup.tail = encode_tail(keys, args, cleanup.layout);
+  send_cleanup_encoded(std::move(cleanup));
+}
+
+void NodeConnection::send_cleanup_encoded(DeferredCleanup cleanup) {
   if (state_ == State::backoff || state_ == State::idle) {
     defer_cleanup(std::move(cleanup));
     return;
   }
-  if (!script.batched) emit_pending();
+  if (!cleanup.script->batched) emit_pending();
   queue_cleanup(std::move(cleanup), loop_.clock().now());
+}
+
+void NodeConnection::send_cleanup(const ScriptCall& call, TimePoint expires_at) {
+  if (state_ == State::closed) return;
+  const Script& script = *call.script;
+  DeferredCleanup cleanup{
+      &script, {}, {}, call.keys.size(), 3 + call.keys.size() + call.args.size(), expires_at};
+  cleanup.tail = encode_tail(call.keys, call.args, cleanup.layout);
+  send_cleanup_encoded(std::move(cleanup));
 }
 
 void NodeConnection::queue_cleanup(DeferredCleanup cleanup, TimePoint now) {

@@ -50,6 +50,37 @@ TEST(ParseAcquire, GrantedCarriesTheFenceCounter) {
   EXPECT_EQ(out.fence_counter, 41);
 }
 
+TEST(ParseAcquire, APermitGrantNamesThePermit) {
+  ParsedReplies parsed;
+  parse("*3\r\n:1\r\n$1\r\n7\r\n:2\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::granted);
+  EXPECT_EQ(out.fence_counter, 7);
+  EXPECT_EQ(out.permit, 2);
+}
+
+TEST(ParseAcquire, AThirdElementOnAnythingButAGrantIsMalformed) {
+  for (const char* bytes : {"*3\r\n:0\r\n:5\r\n:2\r\n", "*3\r\n:1\r\n:5\r\n:-1\r\n",
+                            "*3\r\n:1\r\n:5\r\n$1\r\nx\r\n"}) {
+    ParsedReplies parsed;
+    parse(bytes, parsed);
+    NodeOutcome out;
+    parse_acquire_response(response_of(parsed), 0, out);
+    EXPECT_EQ(out.status, NodeStatus::error) << bytes;
+  }
+}
+
+TEST(ParseAcquire, AnotherPermitCountNamesTheRecordedCount) {
+  ParsedReplies parsed;
+  parse("*2\r\n:4\r\n$1\r\n3\r\n", parsed);
+  NodeOutcome out;
+  parse_acquire_response(response_of(parsed), 0, out);
+  EXPECT_EQ(out.status, NodeStatus::permits_differ);
+  EXPECT_EQ(out.holder_ttl_ms, 3);
+  EXPECT_NE(out.detail.find("3 permits"), std::string::npos) << out.detail;
+}
+
 TEST(ParseAcquire, BusyCarriesTheHolderTtl) {
   ParsedReplies parsed;
   parse("*2\r\n:0\r\n:9120\r\n", parsed);

@@ -82,6 +82,34 @@ TEST(ScriptReplyCodes, FenceAnswersExactlyTheNamedCodes) {
       codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
 }
 
+TEST(ScriptReplyCodes, TheKindsAcquiresAnswerTheMutexsCodes) {
+  EXPECT_EQ(
+      literals(script(ScriptId::acquire_all).body, kTableAnswer),
+      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
+  EXPECT_EQ(literals(script(ScriptId::permit_acquire).body, kTableAnswer),
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering,
+                   ReplyCode::permits_differ}));
+  EXPECT_EQ(
+      literals(script(ScriptId::fence_all).body, kTableAnswer),
+      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
+}
+
+TEST(ScriptReplyCodes, TheKindsExtendsAndReleaseAnswerAFlag) {
+  for (ScriptId id : {ScriptId::extend_all, ScriptId::release_all, ScriptId::permit_extend}) {
+    EXPECT_EQ(literals(script(id).body, "return "), codes({ReplyCode::refused, ReplyCode::done}))
+        << script(id).name;
+  }
+}
+
+TEST(ScriptKeys, NoTwoPermitsOfAnySemaphoresShareAKey) {
+  // The digits after the last colon name the permit.
+  EXPECT_NE(permit_key("p:", "x:1", 0), permit_key("p:", "x", 10));
+  EXPECT_EQ(permit_key("p:", "x:1", 0), "p:sem:x:1:0");
+  EXPECT_EQ(permit_key("p:", "x", 10), "p:sem:x:10");
+  EXPECT_NE(permit_count_key("p:", "x"), permit_key_prefix("p:", "x"));
+  EXPECT_NE(permit_channel("p:", "x"), release_channel("p:", "x"));
+}
+
 TEST(ScriptReplyCodes, ReleaseAnswersDoneOrRefused) {
   EXPECT_EQ(literals(script(ScriptId::release).body, kFlagAnswer),
             codes({ReplyCode::refused, ReplyCode::done}));

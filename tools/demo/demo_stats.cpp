@@ -35,6 +35,7 @@ void NodeTally::add(const NodeOutcome& outcome) {
     case NodeStatus::error:
     case NodeStatus::replicas_short:
     case NodeStatus::recovering:
+    case NodeStatus::permits_differ:
       ++error;
       answered = true;
       break;

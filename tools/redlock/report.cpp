@@ -16,6 +16,7 @@ bool is_fault(NodeStatus status) {
     case NodeStatus::error:
     case NodeStatus::replicas_short:
     case NodeStatus::recovering:  // lost its data: its vote is missing
+    case NodeStatus::permits_differ:
       return true;
     case NodeStatus::granted:
     case NodeStatus::busy:

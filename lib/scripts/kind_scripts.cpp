@@ -1,0 +1,214 @@
+#include "scripts/kind_scripts.hpp"
+
+namespace redlock::detail {
+
+// Every command runs under redis.pcall, and an error is the answer; a
+// failure after the first write undoes what the call wrote, so a node
+// grants all of a request or nothing of it.
+
+const std::string_view kAcquireAllBody = R"lua(
+local n = #KEYS - 3
+if n < 1 or #ARGV ~= 4 + n then
+  return redis.error_reply('ERR acquire_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[3])
+if refused then return refused end
+for i = 1, n do
+  local key = KEYS[3 + i]
+  local held = redis.pcall('EXISTS', key)
+  if failed(held) then return held end
+  if held == 1 then
+    local left = redis.pcall('PTTL', key)
+    if failed(left) then return left end
+    return {0, left}
+  end
+end
+local function undo(upto)
+  for j = 1, upto do redis.pcall('DEL', KEYS[3 + j]) end
+end
+local highest, highest_text = -1, '0'
+for i = 1, n do
+  local granted = redis.pcall('SET', KEYS[3 + i], ARGV[1], 'NX', 'PX', ARGV[2])
+  if failed(granted) or not granted then
+    undo(i - 1)
+    if failed(granted) then return granted end
+    return {0, -1}
+  end
+  if ARGV[4] == '1' then
+    local counter = redis.pcall('HGET', KEYS[3], ARGV[4 + i])
+    if failed(counter) then
+      undo(i)
+      return counter
+    end
+    counter = counter or '0'
+    local value = tonumber(counter)
+    if value == nil then
+      undo(i)
+      return {err = 'ERR acquire_all: a fence counter that is not a number'}
+    end
+    if value > highest then highest, highest_text = value, counter end
+  end
+end
+return {1, highest_text}
+)lua";
+
+const std::string_view kExtendAllBody = R"lua(
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+if #KEYS < 1 or #ARGV ~= 2 then
+  return redis.error_reply('ERR extend_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+for i = 1, #KEYS do
+  local held = redis.pcall('GET', KEYS[i])
+  if failed(held) then return held end
+  if held ~= ARGV[1] then return 0 end
+end
+for i = 1, #KEYS do
+  local extended = redis.pcall('PEXPIRE', KEYS[i], ARGV[2])
+  if failed(extended) then return extended end
+end
+return 1
+)lua";
+
+const std::string_view kReleaseAllBody = R"lua(
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+if #KEYS < 1 or #ARGV ~= 1 + #KEYS then
+  return redis.error_reply('ERR release_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local doomed, channels = {}, {}
+for i = 1, #KEYS do
+  local held = redis.pcall('GET', KEYS[i])
+  if failed(held) then return held end
+  if held == ARGV[1] then
+    doomed[#doomed + 1] = KEYS[i]
+    channels[#channels + 1] = ARGV[1 + i]
+  end
+end
+if #doomed == 0 then return 0 end
+local deleted = redis.pcall('DEL', unpack(doomed))
+if failed(deleted) then return deleted end
+for _, channel in ipairs(channels) do
+  if channel ~= '' then redis.pcall('PUBLISH', channel, ARGV[1]) end
+end
+return 1
+)lua";
+
+const std::string_view kFenceAllBody = R"lua(
+if #KEYS ~= 3 or #ARGV < 3 then
+  return redis.error_reply('ERR fence_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[1])
+if refused then return refused end
+local proposed = tonumber(ARGV[2])
+if proposed == nil then
+  return {err = 'ERR fence_all: a token that is not a number'}
+end
+local highest, highest_text = -1, '0'
+for i = 3, #ARGV do
+  local raw = redis.pcall('HGET', KEYS[3], ARGV[i])
+  if failed(raw) then return raw end
+  raw = raw or '0'
+  local current = tonumber(raw)
+  if current == nil then
+    return {err = 'ERR fence_all: a counter that is not a number'}
+  end
+  if current >= proposed and current > highest then highest, highest_text = current, raw end
+end
+if highest >= 0 then return {0, highest_text} end
+for i = 3, #ARGV do
+  local stored = redis.pcall('HSET', KEYS[3], ARGV[i], ARGV[2])
+  if failed(stored) then return stored end
+end
+return {1, ARGV[2]}
+)lua";
+
+const std::string_view kPermitAcquireBody = R"lua(
+if #KEYS ~= 4 or #ARGV ~= 7 then
+  return redis.error_reply('ERR permit_acquire: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[3])
+if refused then return refused end
+local permits, first, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[2])
+local recorded = redis.pcall('GET', KEYS[4])
+if failed(recorded) then return recorded end
+if recorded and recorded ~= ARGV[4] then
+  -- Another count is recorded: refused while a permit of either count is
+  -- held, replaced once none is.
+  local span = tonumber(recorded) or 0
+  if span < permits then span = permits end
+  if span > 1024 then return {4, recorded} end
+  for j = 0, span - 1 do
+    local held = redis.pcall('EXISTS', ARGV[6] .. j)
+    if failed(held) then return held end
+    if held == 1 then return {4, recorded} end
+  end
+end
+for step = 0, permits - 1 do
+  local permit = (first + step) % permits
+  local key = ARGV[6] .. permit
+  local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
+  if failed(granted) then return granted end
+  if granted then
+    local kept
+    if recorded ~= ARGV[4] then
+      kept = redis.pcall('SET', KEYS[4], ARGV[4], 'PX', ARGV[2])
+    else
+      local left = redis.pcall('PTTL', KEYS[4])
+      if failed(left) then
+        kept = left
+      elseif left >= 0 and left < ttl then
+        kept = redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
+      end
+    end
+    if failed(kept) then
+      redis.pcall('DEL', key)
+      return kept
+    end
+    local counter = '0'
+    if ARGV[7] ~= '' then
+      counter = redis.pcall('HGET', KEYS[3], ARGV[7] .. permit)
+      if failed(counter) then
+        redis.pcall('DEL', key)
+        return counter
+      end
+      counter = counter or '0'
+    end
+    return {1, counter, permit}
+  end
+end
+local soonest = -1
+for j = 0, permits - 1 do
+  local left = redis.pcall('PTTL', ARGV[6] .. j)
+  if not failed(left) and left >= 0 and (soonest < 0 or left < soonest) then soonest = left end
+end
+return {0, soonest}
+)lua";
+
+const std::string_view kPermitExtendBody = R"lua(
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('ERR permit_extend: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local held = redis.pcall('GET', KEYS[1])
+if failed(held) then return held end
+if held ~= ARGV[1] then return 0 end
+local extended = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
+if failed(extended) then return extended end
+local left = redis.pcall('PTTL', KEYS[2])
+if failed(left) then return left end
+local kept
+if left == -2 then
+  kept = redis.pcall('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+elseif left >= 0 and left < tonumber(ARGV[2]) then
+  kept = redis.pcall('PEXPIRE', KEYS[2], ARGV[2])
+end
+if failed(kept) then return kept end
+return 1
+)lua";
+
+}  // namespace redlock::detail

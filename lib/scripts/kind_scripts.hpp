@@ -1,0 +1,46 @@
+// The Lua bodies of the lock kinds beyond the mutex (docs/algorithm.md,
+// "Lock kinds"): a lock over several resources at once and a semaphore's
+// permits. scripts.cpp puts them in the one table; the acquires and the
+// fence open with the node rules there. Each answers in the shape the
+// mutex's script of the same role answers, so one parser reads both.
+#pragma once
+
+#include <string_view>
+
+namespace redlock::detail {
+
+// acquire_all — KEYS: node marker, recovering key, fence hash, then the
+//   lock key of every resource. ARGV: value, ttl ms, amnesia defence, "1"
+//   when fenced else "0", then every resource's fence field. Grants every
+//   key or none: {1, the highest fence counter of the resources} ({1, 0}
+//   unfenced), {0, PTTL of the first key held}, {2, 0}, {3, ms left}.
+extern const std::string_view kAcquireAllBody;
+// extend_all — KEYS: the lock keys. ARGV: value, ttl ms. Extends every key
+//   when every key holds the value (1), else none (0).
+extern const std::string_view kExtendAllBody;
+// release_all — KEYS: the lock keys. ARGV: value, then one release channel
+//   per key ("" publishes nothing). Deletes every key that holds the value
+//   and then publishes the value on their channels; 1 when it deleted any,
+//   else 0.
+extern const std::string_view kReleaseAllBody;
+// fence_all — KEYS: node marker, recovering key, fence hash. ARGV: amnesia
+//   defence, proposed token T, then the fence fields. Stores T in every
+//   field when every counter is below T, else none: {1, T}, {0, the highest
+//   counter at or above T}, {2, 0}, {3, ms left}.
+extern const std::string_view kFenceAllBody;
+// permit_acquire — KEYS: node marker, recovering key, fence hash, the
+//   semaphore's count key. ARGV: value, ttl ms, amnesia defence, permits k,
+//   the permit to try first, the permits' key prefix (permit j's key is the
+//   prefix followed by j), the permits' fence field prefix ("" unfenced).
+//   Refuses {4, recorded count} when the count key records another count
+//   while a permit of either count is held; otherwise grants the first free
+//   permit from the one tried first on (cyclically), records k for at least
+//   the ttl, and answers {1, fence counter, permit}; {0, the soonest
+//   holder's PTTL} when every permit is held; {2, 0}; {3, ms left}.
+extern const std::string_view kPermitAcquireBody;
+// permit_extend — KEYS: the permit's key, the count key. ARGV: value, ttl
+//   ms, permits k. Extends the permit when it holds the value, and keeps the
+//   count recorded at least as long (1); else 0.
+extern const std::string_view kPermitExtendBody;
+
+}  // namespace redlock::detail

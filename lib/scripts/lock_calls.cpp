@@ -1,0 +1,90 @@
+#include "scripts/lock_calls.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace redlock::detail {
+
+LockKind kind_of(const Lock& lock) noexcept {
+  if (lock.permit) return LockKind::permit;
+  if (!lock.resources.empty()) return LockKind::multi;
+  return LockKind::single;
+}
+
+bool well_formed(const Lock& lock) noexcept {
+  if (lock.value.empty() || lock.resource.empty()) return false;
+  switch (kind_of(lock)) {
+    case LockKind::single:
+      return true;
+    case LockKind::permit:
+      return lock.permits >= 1 && lock.permits <= Semaphore::kMaxPermits &&
+             *lock.permit < lock.permits && lock.resources.empty();
+    case LockKind::multi: {
+      if (lock.resources.size() > kMaxResourcesPerLock || lock.resources.front() != lock.resource) {
+        return false;
+      }
+      if (!lock.fences.empty() && lock.fences.size() != lock.resources.size()) return false;
+      std::set<std::string_view> names;
+      return std::all_of(lock.resources.begin(), lock.resources.end(), [&](const Resource& r) {
+        return !r.empty() && names.insert(r.str()).second;
+      });
+    }
+  }
+  return false;
+}
+
+ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl) {
+  ScriptCall call;
+  std::string ttl_text = std::to_string(ttl.count());
+  switch (kind_of(lock)) {
+    case LockKind::single:
+      call.script = &script(ScriptId::extend);
+      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(), std::move(ttl_text)};
+      break;
+    case LockKind::multi:
+      call.script = &script(ScriptId::extend_all);
+      for (const Resource& resource : lock.resources) {
+        call.keys.push_back(lock_key(prefix, resource.str()));
+      }
+      call.args = {lock.value.str(), std::move(ttl_text)};
+      break;
+    case LockKind::permit:
+      call.script = &script(ScriptId::permit_extend);
+      call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit),
+                   permit_count_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(), std::move(ttl_text), std::to_string(lock.permits)};
+      break;
+  }
+  return call;
+}
+
+ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce) {
+  ScriptCall call;
+  switch (kind_of(lock)) {
+    case LockKind::single:
+      call.script = &script(ScriptId::release);
+      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(),
+                   announce ? release_channel(prefix, lock.resource.str()) : std::string()};
+      break;
+    case LockKind::multi:
+      call.script = &script(ScriptId::release_all);
+      call.args = {lock.value.str()};
+      for (const Resource& resource : lock.resources) {
+        call.keys.push_back(lock_key(prefix, resource.str()));
+        call.args.push_back(announce ? release_channel(prefix, resource.str()) : std::string());
+      }
+      break;
+    case LockKind::permit:
+      call.script = &script(ScriptId::release);
+      call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit)};
+      call.args = {lock.value.str(),
+                   announce ? permit_channel(prefix, lock.resource.str()) : std::string()};
+      break;
+  }
+  return call;
+}
+
+}  // namespace redlock::detail

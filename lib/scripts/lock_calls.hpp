@@ -1,0 +1,36 @@
+// The script calls that extend and release a held lock of any kind
+// (docs/algorithm.md, "Lock kinds"): the mutex's batched extend and release
+// for a lock on one resource, extend_all and release_all for one over
+// several resources, permit_extend and the release of one key for a
+// semaphore permit. Pure: names and arguments only.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+
+#include "redlock/outcome.hpp"
+#include "scripts/scripts.hpp"
+
+namespace redlock::detail {
+
+enum class LockKind : std::uint8_t { single, multi, permit };
+
+[[nodiscard]] LockKind kind_of(const Lock& lock) noexcept;
+
+// Whether `lock` is a record some acquire could have handed out: a value, a
+// resource, and for a lock over several resources distinct non-empty names
+// with as many tokens as names (or none); for a permit a count from 1 to
+// Semaphore::kMaxPermits and a permit below it.
+[[nodiscard]] bool well_formed(const Lock& lock) noexcept;
+
+// The most resources one lock may hold at once.
+inline constexpr std::size_t kMaxResourcesPerLock = 64;
+
+// Extends `lock` to `ttl` on one node.
+[[nodiscard]] ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl);
+// Deletes `lock`'s value on one node; `announce` publishes the release on
+// the lock's channels (waking waiters), else nothing is published.
+[[nodiscard]] ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce);
+
+}  // namespace redlock::detail

@@ -1,0 +1,332 @@
+// The lock kinds beyond the mutex on real nodes: a semaphore's permits (at
+// most k holders, one count for all its clients) and a lock over several
+// resources at once (all or nothing on each node, exclusion with plain
+// locks on the same names).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string permit_key_of(const std::string& semaphore, std::uint32_t permit) {
+  return "redlock:sem:" + semaphore + ":" + std::to_string(permit);
+}
+
+// How many keys of `pattern` the running nodes hold, all together.
+std::size_t keys_matching(RedisCluster& cluster, const std::string& pattern) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    count += cluster.node(i).probe().keys(pattern).size();
+  }
+  return count;
+}
+
+class SemaphoreTest : public ::testing::Test {
+ protected:
+  RedisCluster cluster{5};
+  // How many nodes hold `permit`'s key with its value.
+  std::size_t nodes_holding_key(const Lock& permit) {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().get(permit_key_of(permit.resource.str(), *permit.permit)) ==
+          permit.value.str()) {
+        ++count;
+      }
+    }
+    return count;
+  }
+};
+
+TEST_F(SemaphoreTest, GrantsAtMostKPermitsEachToOneHolder) {
+  BlockingClient client(config_for(cluster));
+  const Semaphore keys("api-keys", 3);
+  std::vector<Lock> held;
+  std::set<std::uint32_t> permits;
+  for (int i = 0; i < 3; ++i) {
+    AcquireResult result = client.acquire(keys);
+    ASSERT_TRUE(result.ok()) << i << ": " << result.error.message();
+    ASSERT_TRUE(result.lock->permit.has_value());
+    EXPECT_EQ(result.lock->permits, 3u);
+    EXPECT_EQ(result.lock->resource.str(), "api-keys");
+    EXPECT_TRUE(permits.insert(*result.lock->permit).second) << "permit given twice";
+    // The permit is an ordinary lock key holding the holder's value.
+    EXPECT_EQ(nodes_holding_key(*result.lock), cluster.size());
+    held.push_back(*result.lock);
+  }
+  EXPECT_EQ(permits, (std::set<std::uint32_t>{0, 1, 2}));
+
+  const AcquireResult fourth = client.acquire(keys);
+  EXPECT_EQ(fourth.error, make_error_code(errc::not_acquired));
+  // Decided at the third "busy": the nodes still to answer are pending.
+  for (const NodeOutcome& node : fourth.nodes) {
+    EXPECT_TRUE(node.status == NodeStatus::busy || node.status == NodeStatus::pending)
+        << to_string(node.status);
+  }
+
+  // A released permit is the next holder's.
+  const std::uint32_t freed = *held[1].permit;
+  EXPECT_EQ(client.release(held[1]).released, cluster.size());
+  const AcquireResult next = client.acquire(keys);
+  ASSERT_TRUE(next.ok()) << next.error.message();
+  EXPECT_EQ(*next.lock->permit, freed);
+}
+
+TEST_F(SemaphoreTest, AnotherCountIsRefusedWhileAPermitIsHeldAndTakenOnceNoneIs) {
+  BlockingClient client(config_for(cluster));
+  const AcquireResult three = client.acquire(Semaphore("pool", 3));
+  ASSERT_TRUE(three.ok()) << three.error.message();
+
+  const AcquireResult five = client.acquire(Semaphore("pool", 5));
+  EXPECT_EQ(five.error, make_error_code(errc::invalid_argument));
+  std::size_t differing = 0;
+  for (const NodeOutcome& node : five.nodes) {
+    if (node.status != NodeStatus::permits_differ) continue;
+    ++differing;
+    EXPECT_EQ(node.holder_ttl_ms, 3) << "the count the node records";
+    EXPECT_NE(node.detail.find("3 permits"), std::string::npos) << node.detail;
+  }
+  EXPECT_GE(differing, 1u);
+  // The refused attempt left nothing: only the one permit of the first.
+  EXPECT_EQ(keys_matching(cluster, "redlock:sem:pool:*"), cluster.size());
+
+  (void)client.release(*three.lock);
+  const AcquireResult changed = client.acquire(Semaphore("pool", 5));
+  ASSERT_TRUE(changed.ok()) << "no permit is held: the count may change";
+  EXPECT_EQ(changed.lock->permits, 5u);
+  EXPECT_EQ(client.acquire(Semaphore("pool", 3)).error, make_error_code(errc::invalid_argument));
+}
+
+TEST_F(SemaphoreTest, GrantsSplitOverPermitsNeverMakeAThirdHolderOfTwoPermits) {
+  // The state in which a per-node "fewer than k holders" counter would
+  // admit a third holder of two permits: A holds permit 0 on nodes
+  // {0,1,2}, B permit 1 on {2,3,4}. Each node still has a free permit but
+  // node 2; the free ones differ, so no permit can reach a majority.
+  initialise_quorum(cluster);
+  for (std::size_t i : {0u, 1u, 2u}) {
+    ASSERT_TRUE(cluster.node(i).probe().set(permit_key_of("pair", 0), "A", milliseconds(10000)));
+  }
+  for (std::size_t i : {2u, 3u, 4u}) {
+    ASSERT_TRUE(cluster.node(i).probe().set(permit_key_of("pair", 1), "B", milliseconds(10000)));
+  }
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    ASSERT_TRUE(cluster.node(i).probe().set("redlock:permits:pair", "2", milliseconds(10000)));
+  }
+  BlockingClient client(config_for(cluster));
+  AcquireOptions options;
+  options.retry_count = 3;
+  options.retry_delay = milliseconds(5);
+  const AcquireResult third = client.acquire(Semaphore("pair", 2), options);
+  EXPECT_EQ(third.error, make_error_code(errc::not_acquired));
+  EXPECT_EQ(third.attempts, 4);
+  // Its grants were undone: A and B still hold exactly what they held.
+  ASSERT_TRUE(eventually([&] { return keys_matching(cluster, "redlock:sem:pair:*") == 6; }));
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    const auto zero = cluster.node(i).probe().get(permit_key_of("pair", 0));
+    const auto one = cluster.node(i).probe().get(permit_key_of("pair", 1));
+    EXPECT_EQ(zero.value_or("A"), "A") << "node " << i;
+    EXPECT_EQ(one.value_or("B"), "B") << "node " << i;
+  }
+}
+
+TEST_F(SemaphoreTest, FencedPermitsGetTokensOrderedPerPermit) {
+  BlockingClient client(config_for(cluster));
+  AcquireOptions fenced;
+  fenced.fenced = true;
+  std::vector<std::uint64_t> tokens_of_permit_0;
+  for (int i = 0; i < 3; ++i) {
+    AcquireResult one = client.acquire(Semaphore("fenced", 1), fenced);
+    ASSERT_TRUE(one.ok()) << one.error.message();
+    ASSERT_TRUE(one.lock->fence.has_value());
+    tokens_of_permit_0.push_back(*one.lock->fence);
+    (void)client.release(*one.lock);
+  }
+  EXPECT_TRUE(std::is_sorted(tokens_of_permit_0.begin(), tokens_of_permit_0.end()));
+  EXPECT_LT(tokens_of_permit_0.front(), tokens_of_permit_0.back());
+  // Recorded per permit, in the fence hash's field for it.
+  const auto stored = cluster.node(0).probe().command({"HGET", "redlock:fence", "sem:fenced:0"});
+  EXPECT_EQ(stored.text, std::to_string(tokens_of_permit_0.back()));
+}
+
+TEST_F(SemaphoreTest, AGuardRenewsItsPermitAndReleasesIt) {
+  BlockingClient client(config_for(cluster, milliseconds(300)));
+  {
+    Guard guard = client.lock(Semaphore("renewed", 2));
+    ASSERT_TRUE(guard.owns_lock()) << guard.error().message();
+    const std::string key = permit_key_of("renewed", *guard.lock().permit);
+    // Past the TTL several times over, the permit and the count are kept.
+    ASSERT_TRUE(eventually([&] { return guard.renewals() >= 4; }));
+    EXPECT_TRUE(guard.valid());
+    EXPECT_EQ(cluster.node(0).probe().get(key), guard.lock().value.str());
+    EXPECT_EQ(cluster.node(0).probe().get("redlock:permits:renewed"), "2");
+  }
+  EXPECT_EQ(keys_matching(cluster, "redlock:sem:renewed:*"), 0u);
+}
+
+TEST_F(SemaphoreTest, AReleaseWakesAWaiter) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient waiter(config);
+  const AcquireResult held = holder.acquire(Semaphore("one", 1));
+  ASSERT_TRUE(held.ok());
+  AcquireResult waited;
+  std::atomic<bool> done{false};
+  std::thread waiting([&] {
+    AcquireOptions patient;
+    patient.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
+    patient.wait = milliseconds(10000);
+    waited = waiter.acquire(Semaphore("one", 1), patient);
+    done = true;
+  });
+  // Released once the waiter listens on every node (bounded wait).
+  EXPECT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      const Reply reply =
+          cluster.node(i).probe().command({"PUBSUB", "NUMSUB", "redlock:released-permit:one"});
+      if (reply.kind != Reply::Kind::array || reply.elements.size() != 2 ||
+          reply.elements[1].integer != 1) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  (void)holder.release(*held.lock);
+  EXPECT_TRUE(eventually([&] { return done.load(); }, milliseconds(3000)))
+      << "not woken by the release";
+  waiting.join();
+  EXPECT_TRUE(waited.ok()) << waited.error.message();
+}
+
+TEST_F(SemaphoreTest, RefusesCountsOutOfRangeAndEmptyNames) {
+  BlockingClient client(config_for(cluster));
+  EXPECT_EQ(client.acquire(Semaphore("s", 0)).error, make_error_code(errc::invalid_argument));
+  EXPECT_EQ(client.acquire(Semaphore("s", Semaphore::kMaxPermits + 1)).error,
+            make_error_code(errc::invalid_argument));
+  EXPECT_EQ(client.acquire(Semaphore("", 2)).error, make_error_code(errc::invalid_argument));
+}
+
+class MultiLockTest : public ::testing::Test {
+ protected:
+  RedisCluster cluster{5};
+  std::vector<Resource> names(std::initializer_list<const char*> list) {
+    std::vector<Resource> out;
+    for (const char* name : list) out.emplace_back(name);
+    return out;
+  }
+};
+
+TEST_F(MultiLockTest, HoldsEveryResourceOnEveryNodeAndReleasesThemAll) {
+  BlockingClient client(config_for(cluster));
+  const AcquireResult held = client.acquire(names({"a", "b", "c"}));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  EXPECT_EQ(held.lock->resource.str(), "a");
+  ASSERT_EQ(held.lock->resources.size(), 3u);
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_EQ(nodes_holding(cluster, name), cluster.size()) << name;
+    EXPECT_EQ(cluster.node(2).probe().get(key_of(name)), held.lock->value.str());
+  }
+  const ExtendResult extended = client.extend(*held.lock);
+  EXPECT_TRUE(extended.ok()) << extended.error.message();
+  EXPECT_EQ(client.release(*held.lock).released, cluster.size());
+  for (const char* name : {"a", "b", "c"}) EXPECT_EQ(nodes_holding(cluster, name), 0u) << name;
+}
+
+TEST_F(MultiLockTest, APlainLockOnOneNameKeepsTheWholeSetOutAndNothingStays) {
+  BlockingClient client(config_for(cluster));
+  const AcquireResult b = client.acquire(Resource("b"));
+  ASSERT_TRUE(b.ok());
+  const AcquireResult both = client.acquire(names({"a", "b"}));
+  EXPECT_EQ(both.error, make_error_code(errc::not_acquired));
+  EXPECT_EQ(nodes_holding(cluster, "a"), 0u) << "a node granted part of the set";
+  (void)client.release(*b.lock);
+
+  const AcquireResult set = client.acquire(names({"a", "b"}));
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(client.acquire(Resource("b")).error, make_error_code(errc::not_acquired));
+  EXPECT_EQ(client.acquire(names({"b", "c"})).error, make_error_code(errc::not_acquired));
+  EXPECT_TRUE(client.acquire(Resource("c")).ok()) << "c is not in the set";
+}
+
+TEST_F(MultiLockTest, ANodeGrantsAllOrNothing) {
+  initialise_quorum(cluster);
+  // Node 0 has b taken by someone else: it grants neither a nor b.
+  ASSERT_TRUE(cluster.node(0).probe().set(key_of("b"), "other", milliseconds(10000)));
+  BlockingClient client(config_for(cluster));
+  const AcquireResult held = client.acquire(names({"a", "b"}));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  EXPECT_EQ(held.nodes[0].status, NodeStatus::busy);
+  EXPECT_FALSE(cluster.node(0).probe().exists(key_of("a")));
+  EXPECT_EQ(cluster.node(0).probe().get(key_of("b")), "other");
+  EXPECT_EQ(nodes_holding(cluster, "a"), 4u);
+}
+
+TEST_F(MultiLockTest, FencedSetsGetATokenAboveEveryEarlierTokenOfEachResource) {
+  BlockingClient client(config_for(cluster));
+  AcquireOptions fenced;
+  fenced.fenced = true;
+  std::uint64_t a_token = 0;
+  for (int i = 0; i < 3; ++i) {
+    const AcquireResult a = client.acquire(Resource("a"), fenced);
+    ASSERT_TRUE(a.ok());
+    a_token = *a.lock->fence;
+    (void)client.release(*a.lock);
+  }
+  const AcquireResult set = client.acquire(names({"a", "b"}), fenced);
+  ASSERT_TRUE(set.ok()) << set.error.message();
+  ASSERT_EQ(set.lock->fences.size(), 2u);
+  EXPECT_GT(set.lock->fences[0], a_token);
+  EXPECT_GT(set.lock->fences[1], 0u);
+  EXPECT_EQ(set.lock->fence, set.lock->fences[0]);
+  (void)client.release(*set.lock);
+  const AcquireResult b = client.acquire(Resource("b"), fenced);
+  ASSERT_TRUE(b.ok());
+  EXPECT_GT(*b.lock->fence, set.lock->fences[1]) << "b's next holder comes after the set";
+}
+
+TEST_F(MultiLockTest, AnExtendFailsOnceAMajorityLostOneOfTheResources) {
+  BlockingClient client(config_for(cluster));
+  const AcquireResult held = client.acquire(names({"x", "y"}));
+  ASSERT_TRUE(held.ok());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    (void)cluster.node(i).probe().command({"DEL", key_of("y")});
+  }
+  EXPECT_EQ(client.extend(*held.lock).error, make_error_code(errc::lost));
+}
+
+TEST_F(MultiLockTest, RefusesEmptyDuplicateOrTooManyNames) {
+  BlockingClient client(config_for(cluster));
+  EXPECT_EQ(client.acquire(std::vector<Resource>{}).error, make_error_code(errc::invalid_argument));
+  EXPECT_EQ(client.acquire(names({"a", "a"})).error, make_error_code(errc::invalid_argument));
+  EXPECT_EQ(client.acquire(names({"a", ""})).error, make_error_code(errc::invalid_argument));
+  std::vector<Resource> many;
+  for (int i = 0; i < 65; ++i) many.emplace_back("r" + std::to_string(i));
+  EXPECT_EQ(client.acquire(many).error, make_error_code(errc::invalid_argument));
+  many.pop_back();
+  EXPECT_TRUE(client.acquire(many).ok()) << "64 names are allowed";
+}
+
+TEST_F(MultiLockTest, AGuardRenewsTheWholeSet) {
+  BlockingClient client(config_for(cluster, milliseconds(300)));
+  {
+    Guard guard = client.lock(names({"p", "q"}));
+    ASSERT_TRUE(guard.owns_lock()) << guard.error().message();
+    ASSERT_TRUE(eventually([&] { return guard.renewals() >= 4; }));
+    EXPECT_TRUE(guard.valid());
+    EXPECT_EQ(nodes_holding(cluster, "p"), cluster.size());
+    EXPECT_EQ(nodes_holding(cluster, "q"), cluster.size());
+  }
+  EXPECT_EQ(nodes_holding(cluster, "p"), 0u);
+  EXPECT_EQ(nodes_holding(cluster, "q"), 0u);
+}
+
+}  // namespace
+}  // namespace redlock::test
