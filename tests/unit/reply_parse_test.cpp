@@ -61,8 +61,8 @@ TEST(ParseAcquire, APermitGrantNamesThePermit) {
 }
 
 TEST(ParseAcquire, AThirdElementOnAnythingButAGrantIsMalformed) {
-  for (const char* bytes : {"*3\r\n:0\r\n:5\r\n:2\r\n", "*3\r\n:1\r\n:5\r\n:-1\r\n",
-                            "*3\r\n:1\r\n:5\r\n$1\r\nx\r\n"}) {
+  for (const char* bytes :
+       {"*3\r\n:0\r\n:5\r\n:2\r\n", "*3\r\n:1\r\n:5\r\n:-1\r\n", "*3\r\n:1\r\n:5\r\n$1\r\nx\r\n"}) {
     ParsedReplies parsed;
     parse(bytes, parsed);
     NodeOutcome out;
