@@ -43,6 +43,7 @@
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
+#include "redlock/inspection.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
@@ -75,6 +76,7 @@ class REDLOCK_API AsyncClient {
   using AcquireCallback = std::function<void(AcquireResult)>;
   using ExtendCallback = std::function<void(ExtendResult)>;
   using ReleaseCallback = std::function<void(ReleaseResult)>;
+  using InspectCallback = std::function<void(Inspection)>;
 
   // Validates the configuration (errors are reported by every operation as
   // errc::config_error) and starts connecting to every node.
@@ -111,6 +113,14 @@ class REDLOCK_API AsyncClient {
   OperationHandle extend(const Lock& lock, const ExtendOptions& options, ExtendCallback callback);
   // Releases a lock on every node (docs/algorithm.md, "Release"); deletes only our own value.
   OperationHandle release(const Lock& lock, ReleaseCallback callback);
+
+  // Who holds `resource` and for how long (inspection.hpp): every node's
+  // value, PTTL and fencing counter, and the majority view. Writes nothing;
+  // completes once every node answered or timed out (the node timeout).
+  OperationHandle inspect(const Resource& resource, InspectCallback callback);
+  // The same for every permit of `semaphore` (up to the larger of its
+  // count and the count the nodes record).
+  OperationHandle inspect(const Semaphore& semaphore, InspectCallback callback);
 
   // See the lifetime contract above. Idempotent.
   void close(std::function<void()> on_closed = {});

@@ -17,6 +17,7 @@
 #include "redlock/config.hpp"
 #include "redlock/export.hpp"
 #include "redlock/guard.hpp"
+#include "redlock/inspection.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
@@ -62,6 +63,10 @@ class REDLOCK_API BlockingClient {
                            std::stop_token stop = {});
   [[nodiscard]] Guard lock(const Semaphore& semaphore, const GuardOptions& options = {},
                            std::stop_token stop = {});
+
+  // Who holds `resource` / `semaphore`'s permits (AsyncClient::inspect).
+  [[nodiscard]] Inspection inspect(const Resource& resource);
+  [[nodiscard]] Inspection inspect(const Semaphore& semaphore);
 
   [[nodiscard]] const QuorumConfig& config() const noexcept;
   [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept;

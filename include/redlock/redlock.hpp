@@ -9,6 +9,7 @@
 #include "redlock/error.hpp"
 #include "redlock/fence_gate.hpp"
 #include "redlock/guard.hpp"
+#include "redlock/inspection.hpp"
 #include "redlock/lockable.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/options.hpp"

@@ -3,6 +3,7 @@
 #include "operations/acquire_operation.hpp"
 #include "operations/client_core.hpp"
 #include "operations/extend_operation.hpp"
+#include "operations/inspect_operation.hpp"
 #include "operations/launch.hpp"
 #include "operations/release_operation.hpp"
 #include "protocol/same_server.hpp"
@@ -45,6 +46,16 @@ OperationHandle AsyncClient::extend(const Lock& lock, const ExtendOptions& optio
 OperationHandle AsyncClient::release(const Lock& lock, ReleaseCallback callback) {
   return OperationHandle(
       detail::launch<detail::ReleaseOperation>(*core_, lock, std::move(callback)));
+}
+
+OperationHandle AsyncClient::inspect(const Resource& resource, InspectCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::InspectOperation>(*core_, resource, std::move(callback)));
+}
+
+OperationHandle AsyncClient::inspect(const Semaphore& semaphore, InspectCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::InspectOperation>(*core_, semaphore, std::move(callback)));
 }
 
 void AsyncClient::close(std::function<void()> on_closed) {

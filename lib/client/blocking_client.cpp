@@ -203,6 +203,16 @@ Guard BlockingClient::lock(const Semaphore& semaphore, const GuardOptions& optio
   return impl_->lock(acquire_of(semaphore), options, std::move(stop));
 }
 
+Inspection BlockingClient::inspect(const Resource& resource) {
+  return impl_->call<Inspection>(
+      [&](AsyncClient& client, auto done) { return client.inspect(resource, std::move(done)); });
+}
+
+Inspection BlockingClient::inspect(const Semaphore& semaphore) {
+  return impl_->call<Inspection>(
+      [&](AsyncClient& client, auto done) { return client.inspect(semaphore, std::move(done)); });
+}
+
 const QuorumConfig& BlockingClient::config() const noexcept { return impl_->config(); }
 
 std::shared_ptr<Metrics> BlockingClient::metrics() const noexcept { return impl_->metrics(); }

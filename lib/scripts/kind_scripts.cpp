@@ -211,4 +211,42 @@ if failed(kept) then return kept end
 return 1
 )lua";
 
+const std::string_view kInspectBody = R"lua(
+local function failed(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
+local function read(key, field)
+  local value = redis.pcall('GET', key)
+  if failed(value) then return value end
+  local left = redis.pcall('PTTL', key)
+  if failed(left) then return left end
+  local counter = redis.pcall('HGET', KEYS[2], field)
+  if failed(counter) then return counter end
+  if value then return {1, value, left, counter or '0'} end
+  return {0, '', left, counter or '0'}
+end
+if #KEYS ~= 2 then
+  return redis.error_reply('ERR inspect: ' .. #KEYS .. ' keys')
+end
+if ARGV[1] == 'lock' and #ARGV == 2 then
+  return read(KEYS[1], ARGV[2])
+end
+if ARGV[1] ~= 'permits' or #ARGV ~= 4 then
+  return redis.error_reply('ERR inspect: ' .. #ARGV .. ' arguments')
+end
+local recorded = redis.pcall('GET', KEYS[1])
+if failed(recorded) then return recorded end
+local span = tonumber(ARGV[4]) or 0
+local count = tonumber(recorded or '') or 0
+if count > span then span = count end
+if span > 1024 then span = 1024 end
+local out = {recorded or ''}
+for j = 0, span - 1 do
+  local one = read(ARGV[2] .. j, ARGV[3] .. j)
+  if failed(one) then return one end
+  for _, item in ipairs(one) do out[#out + 1] = item end
+end
+return out
+)lua";
+
 }  // namespace redlock::detail

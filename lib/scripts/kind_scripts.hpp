@@ -43,4 +43,13 @@ extern const std::string_view kPermitAcquireBody;
 //   count recorded at least as long (1); else 0.
 extern const std::string_view kPermitExtendBody;
 
+// inspect — reads, never writes. KEYS: a lock key (or a semaphore's count
+//   key), the fence hash. ARGV: "lock", the fence field; or "permits", the
+//   permits' key prefix, their fence field prefix, the count the caller
+//   names. For a lock: {1 when the key exists else 0, its value or "", its
+//   PTTL, its fence counter}. For a semaphore: {the recorded count or "",
+//   then for every permit up to the larger of the two counts (at most
+//   1024): exists, value, PTTL, counter}, flattened.
+extern const std::string_view kInspectBody;
+
 }  // namespace redlock::detail

@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -167,6 +168,63 @@ bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, Nod
   }
   answer.stored = stored == code(ReplyCode::done);
   answer.current = static_cast<std::uint64_t>(counter);
+  return true;
+}
+
+namespace {
+
+// Four elements from `at` of an inspect reply: exists, value, PTTL, counter.
+bool read_key_view(const redisReply* reply, std::size_t at, KeyView& key) {
+  long long exists = 0;
+  long long left = 0;
+  long long counter = 0;
+  const redisReply* value = reply->element[at + 1];
+  if (!read_integer(reply->element[at], exists) || value->type != REDIS_REPLY_STRING ||
+      !read_integer(reply->element[at + 2], left) ||
+      !read_integer(reply->element[at + 3], counter) || counter < 0) {
+    return false;
+  }
+  key.value.reset();
+  if (exists == 1) key.value = std::string(value->str, value->len);
+  key.pttl_ms = left;
+  key.fence = static_cast<std::uint64_t>(counter);
+  return true;
+}
+
+}  // namespace
+
+bool parse_inspect_response(const NodeResponse& response, bool permits, NodeInspection& out) {
+  NodeOutcome failure;
+  if (parse_failure(response, failure)) {
+    out.answered = false;
+    out.latency = failure.latency;
+    out.detail = failure.detail;
+    return false;
+  }
+  out.latency = response.latency;
+  const redisReply* reply = response.replies[0];
+  const auto malformed = [&out] {
+    out.answered = false;
+    out.detail = "unexpected reply to inspect";
+    return false;
+  };
+  if (reply->type != REDIS_REPLY_ARRAY) return malformed();
+  if (!permits) {
+    if (reply->elements != 4 || !read_key_view(reply, 0, out.key)) return malformed();
+    out.answered = true;
+    return true;
+  }
+  if (reply->elements < 1 || (reply->elements - 1) % 4 != 0) return malformed();
+  const redisReply* recorded = reply->element[0];
+  long long count = 0;
+  if (recorded->type != REDIS_REPLY_STRING) return malformed();
+  if (recorded->len > 0 && (!read_integer(recorded, count) || count < 0)) return malformed();
+  out.permits_recorded = static_cast<std::uint32_t>(std::min<long long>(count, 1u << 30));
+  out.permits.assign((reply->elements - 1) / 4, KeyView{});
+  for (std::size_t j = 0; j < out.permits.size(); ++j) {
+    if (!read_key_view(reply, 1 + 4 * j, out.permits[j])) return malformed();
+  }
+  out.answered = true;
   return true;
 }
 

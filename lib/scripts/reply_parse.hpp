@@ -4,6 +4,7 @@
 
 #include "protocol/fence_round.hpp"
 #include "protocol/recovery_plan.hpp"
+#include "redlock/inspection.hpp"
 #include "redlock/outcome.hpp"
 #include "transport/node_connection.hpp"
 
@@ -20,6 +21,11 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
 // reason) for anything but a well-formed {stored, counter} reply.
 [[nodiscard]] bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer,
                                         NodeOutcome& out);
+
+// The response to the inspect script, for a lock (`permits` false) or a
+// semaphore. Fills `out` (answered, detail, latency, key or permits);
+// false for no answer or a malformed one.
+bool parse_inspect_response(const NodeResponse& response, bool permits, NodeInspection& out);
 
 // The response to the probe script; false when the node gave none (or a
 // malformed one), which counts as "did not answer".

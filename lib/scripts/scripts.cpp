@@ -279,6 +279,8 @@ const std::array<Script, kScriptCount>& script_table() {
        0, 0, kScriptReplyBytes},
       {ScriptId::permit_extend, "permit_extend", kPermitExtendBody, sha1_hex(kPermitExtendBody),
        false, 0, 0, kScriptReplyBytes},
+      {ScriptId::inspect, "inspect", kInspectBody, sha1_hex(kInspectBody), false, 0, 0,
+       kScriptReplyBytes},
   }};
   return table;
 }

@@ -54,8 +54,9 @@ enum class ScriptId : std::uint8_t {
   fence_all,
   permit_acquire,
   permit_extend,
+  inspect,
 };
-inline constexpr std::size_t kScriptCount = 12;
+inline constexpr std::size_t kScriptCount = 13;
 
 struct Script {
   ScriptId id;

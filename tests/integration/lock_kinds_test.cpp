@@ -328,5 +328,77 @@ TEST_F(MultiLockTest, AGuardRenewsTheWholeSet) {
   EXPECT_EQ(nodes_holding(cluster, "q"), 0u);
 }
 
+TEST(Inspect, ShowsTheHolderItsValidityAndFenceAndWritesNothing) {
+  RedisCluster cluster{5};
+  BlockingClient client(config_for(cluster, milliseconds(10000)));
+  const Inspection free = client.inspect(Resource("doc"));
+  ASSERT_TRUE(free.ok()) << free.error.message();
+  EXPECT_FALSE(free.holder.has_value());
+  ASSERT_EQ(free.nodes.size(), 5u);
+  for (const NodeInspection& node : free.nodes) {
+    EXPECT_TRUE(node.answered) << node.detail;
+    EXPECT_FALSE(node.key.value.has_value());
+    EXPECT_EQ(node.key.pttl_ms, -2);
+  }
+
+  AcquireOptions fenced;
+  fenced.fenced = true;
+  const AcquireResult held = client.acquire(Resource("doc"), fenced);
+  ASSERT_TRUE(held.ok());
+  const Inspection seen = client.inspect(Resource("doc"));
+  ASSERT_TRUE(seen.ok());
+  ASSERT_TRUE(seen.holder.has_value());
+  EXPECT_EQ(seen.holder->value, held.lock->value.str());
+  EXPECT_GT(seen.holder->validity, milliseconds(9000));
+  EXPECT_LE(seen.holder->validity, milliseconds(10000));
+  EXPECT_EQ(seen.holder->fence, *held.lock->fence);
+  EXPECT_EQ(seen.fence, *held.lock->fence);
+  EXPECT_EQ(seen.nodes[3].key.value, held.lock->value.str());
+  // Read only: the lock is as it was, and can still be released by its value.
+  EXPECT_EQ(client.release(*held.lock).released, cluster.size());
+}
+
+TEST(Inspect, ASplitShowsNoHolderAndAMinorityAnsweringIsNoQuorum) {
+  RedisCluster cluster{3};
+  initialise_quorum(cluster);
+  ASSERT_TRUE(cluster.node(0).probe().set(key_of("split"), "a", milliseconds(10000)));
+  ASSERT_TRUE(cluster.node(1).probe().set(key_of("split"), "b", milliseconds(10000)));
+  QuorumConfig config = config_for(cluster);
+  BlockingClient client(config);
+  const Inspection split = client.inspect(Resource("split"));
+  ASSERT_TRUE(split.ok());
+  EXPECT_FALSE(split.holder.has_value());
+  EXPECT_EQ(split.nodes[0].key.value, "a");
+  EXPECT_EQ(split.nodes[1].key.value, "b");
+
+  cluster.node(1).stop();
+  cluster.node(2).stop();
+  const Inspection alone = client.inspect(Resource("split"));
+  EXPECT_EQ(alone.error, make_error_code(errc::no_quorum));
+  EXPECT_FALSE(alone.nodes[1].answered);
+  EXPECT_FALSE(alone.nodes[1].detail.empty());
+}
+
+TEST(Inspect, ASemaphoreShowsEachHeldPermitAndTheRecordedCount) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  const AcquireResult first = client.acquire(Semaphore("keys", 4));
+  const AcquireResult second = client.acquire(Semaphore("keys", 4));
+  ASSERT_TRUE(first.ok() && second.ok());
+  const Inspection seen = client.inspect(Semaphore("keys", 4));
+  ASSERT_TRUE(seen.ok()) << seen.error.message();
+  ASSERT_EQ(seen.holders.size(), 2u);
+  std::set<std::string> values{seen.holders[0].value, seen.holders[1].value};
+  EXPECT_EQ(values, (std::set<std::string>{first.lock->value.str(), second.lock->value.str()}));
+  for (const HolderView& holder : seen.holders) {
+    ASSERT_TRUE(holder.permit.has_value());
+    EXPECT_TRUE(*holder.permit == *first.lock->permit || *holder.permit == *second.lock->permit);
+  }
+  EXPECT_EQ(seen.nodes[0].permits_recorded, 4u);
+  EXPECT_EQ(seen.nodes[0].permits.size(), 4u);
+  // Asked with a smaller count, the permits of the recorded one are shown.
+  EXPECT_EQ(client.inspect(Semaphore("keys", 1)).nodes[0].permits.size(), 4u);
+}
+
 }  // namespace
 }  // namespace redlock::test
