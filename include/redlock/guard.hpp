@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <system_error>
 
 #include "redlock/error.hpp"
@@ -57,6 +58,21 @@ struct GuardOptions {
   std::optional<int> max_renewals;
   // Called once, on the client's loop thread, when the lock is lost.
   std::function<void(std::error_code)> on_lost;
+  // Reentrant holds (docs/engine.md, "Reentrant holds"), off by default: a
+  // lock() by an owner that already holds the same lock through this
+  // client, taken reentrant too, returns at once — no round trip — with a
+  // guard that shares the first one's lock, renewal and loss signal (its
+  // own on_lost runs as well); the acquire options are then not used. The
+  // lock is released when the last of its holds ends. "The same lock": the
+  // same resource, the same set of resources, or the same semaphore and
+  // count (a second permit is a second hold, not a second permit). The
+  // owner is `owner` when given (an id to pass across threads), else the
+  // calling thread. Off by default because a wrong owner breaks exclusion
+  // silently — two tasks that run in turn on one thread (coroutines,
+  // fibers, an event loop) would share one lock — while without
+  // reentrancy the worst case is a wait that runs out.
+  bool reentrant = false;
+  std::optional<std::string> owner;
 };
 
 class REDLOCK_API Guard {
@@ -94,12 +110,14 @@ class REDLOCK_API Guard {
  private:
   friend class detail::BlockingClientImpl;
   Guard(std::shared_ptr<detail::GuardState> state, std::weak_ptr<detail::BlockingClientImpl> client,
-        AcquireResult acquired);
+        AcquireResult acquired, std::string hold_key = {});
   explicit Guard(AcquireResult failed) : acquired_(std::move(failed)) {}
 
   std::shared_ptr<detail::GuardState> state_;
   std::weak_ptr<detail::BlockingClientImpl> client_;
   AcquireResult acquired_;
+  // A reentrant hold's key in the client's registry; empty otherwise.
+  std::string hold_key_;
 };
 
 }  // namespace redlock

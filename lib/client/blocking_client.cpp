@@ -1,6 +1,8 @@
 #include "redlock/blocking_client.hpp"
 
 #include <algorithm>
+#include <sstream>
+#include <string_view>
 
 #include "client/blocking_client_impl.hpp"
 #include "holding/guard_state.hpp"
@@ -77,8 +79,35 @@ struct LockOutcome {
 };
 }  // namespace
 
-Guard BlockingClientImpl::lock(const AcquireStart& acquire, const GuardOptions& options,
-                               std::stop_token stop) {
+namespace {
+
+// The owner of a reentrant hold: the caller's id, or the calling thread.
+std::string owner_of(const GuardOptions& options) {
+  if (options.owner) return "id:" + *options.owner;
+  std::ostringstream thread;
+  thread << std::this_thread::get_id();
+  return "thread:" + thread.str();
+}
+
+}  // namespace
+
+Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& target,
+                               const GuardOptions& options, std::stop_token stop) {
+  std::string hold_key;
+  if (options.reentrant) {
+    hold_key = HoldRegistry::key(target, owner_of(options));
+    if (std::shared_ptr<GuardState> held = holds_.join(hold_key)) {
+      // Held already: a hold of the same lock, with no round trip.
+      if (options.on_lost) {
+        (void)submit([held, on_lost = options.on_lost] { held->also_on_lost(on_lost); });
+      }
+      AcquireResult joined;
+      joined.lock = held->snapshot();
+      const auto left = joined.lock->valid_until - SteadyClock::now();
+      joined.validity = std::max(Milliseconds(0), std::chrono::floor<Milliseconds>(left));
+      return Guard(std::move(held), weak_from_this(), std::move(joined), std::move(hold_key));
+    }
+  }
   LockOutcome outcome = call<LockOutcome>(
       [&](AsyncClient& client, auto done) {
         ClientCore& core = ClientAccess::core(client);
@@ -100,7 +129,9 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const GuardOptions& 
     if (!outcome.acquired.error) outcome.acquired.error = outcome.error;
     return Guard(std::move(outcome.acquired));
   }
-  return Guard(std::move(outcome.state), weak_from_this(), std::move(outcome.acquired));
+  if (!hold_key.empty()) holds_.add(hold_key, outcome.state);
+  return Guard(std::move(outcome.state), weak_from_this(), std::move(outcome.acquired),
+               std::move(hold_key));
 }
 
 ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState>& state,
@@ -186,21 +217,33 @@ detail::BlockingClientImpl::AcquireStart acquire_of(const Target& target) {
     return client.acquire(target, options, std::move(done));
   };
 }
+
+// What a lock is, for its reentrant holds: kind and names, each name
+// length-prefixed so that no two targets share a text.
+std::string named(std::string_view name) {
+  return std::to_string(name.size()) + ":" + std::string(name);
+}
 }  // namespace
 
 Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options,
                            std::stop_token stop) {
-  return impl_->lock(acquire_of(resource), options, std::move(stop));
+  return impl_->lock(acquire_of(resource), "resource " + named(resource.str()), options,
+                     std::move(stop));
 }
 
 Guard BlockingClient::lock(const std::vector<Resource>& resources, const GuardOptions& options,
                            std::stop_token stop) {
-  return impl_->lock(acquire_of(resources), options, std::move(stop));
+  std::string target = "resources";
+  for (const Resource& resource : resources) target += " " + named(resource.str());
+  return impl_->lock(acquire_of(resources), target, options, std::move(stop));
 }
 
 Guard BlockingClient::lock(const Semaphore& semaphore, const GuardOptions& options,
                            std::stop_token stop) {
-  return impl_->lock(acquire_of(semaphore), options, std::move(stop));
+  return impl_->lock(
+      acquire_of(semaphore),
+      "semaphore " + std::to_string(semaphore.permits()) + " " + named(semaphore.name()), options,
+      std::move(stop));
 }
 
 Inspection BlockingClient::inspect(const Resource& resource) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "holding/hold_registry.hpp"
 #include "redlock/async_client.hpp"
 #include "redlock/error.hpp"
 #include "redlock/guard.hpp"
@@ -45,7 +46,10 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   // permit) with the given options and callback.
   using AcquireStart = std::function<OperationHandle(AsyncClient&, const AcquireOptions&,
                                                      AsyncClient::AcquireCallback)>;
-  Guard lock(const AcquireStart& acquire, const GuardOptions& options, std::stop_token stop);
+  // `target` names what is locked (for reentrant holds, HoldRegistry).
+  Guard lock(const AcquireStart& acquire, const std::string& target, const GuardOptions& options,
+             std::stop_token stop);
+  [[nodiscard]] HoldRegistry& holds() noexcept { return holds_; }
   // Stops the guard's renewals and releases its lock; waits at most `limit`
   // (nullopt: until done).
   ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,
@@ -69,6 +73,7 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   std::mutex mutex_;
   std::vector<std::function<void()>> jobs_;
   bool stopping_ = false;
+  HoldRegistry holds_;
 };
 
 template <typename Result, typename Start>

@@ -6,15 +6,21 @@
 namespace redlock {
 
 Guard::Guard(std::shared_ptr<detail::GuardState> state,
-             std::weak_ptr<detail::BlockingClientImpl> client, AcquireResult acquired)
-    : state_(std::move(state)), client_(std::move(client)), acquired_(std::move(acquired)) {}
+             std::weak_ptr<detail::BlockingClientImpl> client, AcquireResult acquired,
+             std::string hold_key)
+    : state_(std::move(state)),
+      client_(std::move(client)),
+      acquired_(std::move(acquired)),
+      hold_key_(std::move(hold_key)) {}
 
 Guard::Guard(Guard&& other) noexcept
     : state_(std::move(other.state_)),
       client_(std::move(other.client_)),
-      acquired_(std::move(other.acquired_)) {
+      acquired_(std::move(other.acquired_)),
+      hold_key_(std::move(other.hold_key_)) {
   other.state_.reset();
   other.client_.reset();
+  other.hold_key_.clear();
 }
 
 Guard& Guard::operator=(Guard&& other) noexcept {
@@ -23,8 +29,10 @@ Guard& Guard::operator=(Guard&& other) noexcept {
     state_ = std::move(other.state_);
     client_ = std::move(other.client_);
     acquired_ = std::move(other.acquired_);
+    hold_key_ = std::move(other.hold_key_);
     other.state_.reset();
     other.client_.reset();
+    other.hold_key_.clear();
   }
   return *this;
 }
@@ -32,6 +40,8 @@ Guard& Guard::operator=(Guard&& other) noexcept {
 Guard::~Guard() {
   if (!state_) return;
   if (auto client = client_.lock()) {
+    // Another hold of a reentrant lock still needs it.
+    if (!hold_key_.empty() && !client->holds().leave(hold_key_, state_.get())) return;
     // Bounded: the release itself goes on if the nodes are slower.
     (void)client->release_guard(state_, client->longest_node_timeout());
   }
@@ -71,11 +81,18 @@ ReleaseResult Guard::release() {
   std::shared_ptr<detail::GuardState> state = std::move(state_);
   state_.reset();
   if (auto client = client_.lock()) {
+    if (!hold_key_.empty() && !client->holds().leave(hold_key_, state.get())) {
+      // Only this hold ends; the lock stays for the others.
+      client_.reset();
+      hold_key_.clear();
+      return result;
+    }
     result = client->release_guard(state, std::nullopt);
   } else {
     result.error = make_error_code(errc::shutting_down);
   }
   client_.reset();
+  hold_key_.clear();
   return result;
 }
 

@@ -247,6 +247,17 @@ void GuardState::declare_lost(std::error_code why) {
   core_.finished(this);
   stop_source_.request_stop();
   deliver(on_lost_, why);
+  for (auto& more : more_on_lost_) deliver(more, why);
+  more_on_lost_.clear();
+}
+
+void GuardState::also_on_lost(std::function<void(std::error_code)> on_lost) {
+  if (!on_lost) return;
+  if (lost_.load()) {
+    deliver(on_lost, error());
+    return;
+  }
+  more_on_lost_.push_back(std::move(on_lost));
 }
 
 Lock GuardState::stop() {

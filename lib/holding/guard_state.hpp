@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <stop_token>
+#include <vector>
 
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
@@ -47,6 +48,10 @@ class GuardState final : public Operation {
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
   void cancel() override { (void)stop(); }
   void abort(std::error_code why) override { declare_lost(why); }
+  // A further hold of the same lock (a reentrant one) wants the loss
+  // signal too: `on_lost` runs when the lock is lost, at once if it is
+  // already.
+  void also_on_lost(std::function<void(std::error_code)> on_lost);
 
   // Any thread.
   [[nodiscard]] TimePoint valid_until() const noexcept;
@@ -115,6 +120,7 @@ class GuardState final : public Operation {
 
   // The rest.
   std::function<void(std::error_code)> on_lost_;
+  std::vector<std::function<void(std::error_code)>> more_on_lost_;
   // As acquired; it never changes (its deadline as renewed is valid_until_).
   const Lock lock_;
   mutable std::mutex mutex_;
