@@ -3,6 +3,10 @@
 //
 //   BM_UnfencedAcquireRelease, BM_FencedAcquireRelease: one BlockingClient,
 //     sequential acquire + release on 5 nodes; p50_us / p99_us per cycle.
+//   BM_SemaphorePermitAcquireRelease, BM_FourResourceAcquireRelease: the
+//     same cycle for one permit of a 10-permit semaphore with every permit
+//     free, and for a lock over 4 resources at once; read them as ratios
+//     to BM_UnfencedAcquireRelease of the same run.
 //   BM_ReleaseWakeup: a holder and a waiter (two clients); the waiter's
 //     retry delay is 10 s, so only the wake-up can hand the lock over
 //     quickly. Time: from the holder's release call to the waiter's acquire
@@ -45,14 +49,17 @@ void report_percentiles(benchmark::State& state, std::vector<double>& samples_us
   state.counters["p99_us"] = at(0.99);
 }
 
-void acquire_release(benchmark::State& state, bool fenced) {
+// Sequential acquire + release of `target` (a Resource, a set of them, a
+// Semaphore) on one client.
+template <typename Target>
+void acquire_release(benchmark::State& state, const Target& target, bool fenced) {
   BlockingClient client(bench_config());
   AcquireOptions options;
   options.fenced = fenced;
   std::vector<double> samples;
   for (auto _ : state) {
     const auto start = Stopwatch::now();
-    AcquireResult held = client.acquire(Resource("bench:holding"), options);
+    AcquireResult held = client.acquire(target, options);
     if (!held.ok()) {
       state.SkipWithError("acquire failed");
       break;
@@ -66,8 +73,20 @@ void acquire_release(benchmark::State& state, bool fenced) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void BM_UnfencedAcquireRelease(benchmark::State& state) { acquire_release(state, false); }
-void BM_FencedAcquireRelease(benchmark::State& state) { acquire_release(state, true); }
+void BM_UnfencedAcquireRelease(benchmark::State& state) {
+  acquire_release(state, Resource("bench:holding"), false);
+}
+void BM_FencedAcquireRelease(benchmark::State& state) {
+  acquire_release(state, Resource("bench:holding"), true);
+}
+void BM_SemaphorePermitAcquireRelease(benchmark::State& state) {
+  acquire_release(state, Semaphore("bench:permits", 10), false);
+}
+void BM_FourResourceAcquireRelease(benchmark::State& state) {
+  const std::vector<Resource> four{Resource("bench:set:a"), Resource("bench:set:b"),
+                                   Resource("bench:set:c"), Resource("bench:set:d")};
+  acquire_release(state, four, false);
+}
 
 void BM_ReleaseWakeup(benchmark::State& state) {
   const QuorumConfig config = bench_config();
@@ -117,6 +136,8 @@ void BM_ReleaseWakeup(benchmark::State& state) {
 
 BENCHMARK(BM_UnfencedAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FencedAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SemaphorePermitAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FourResourceAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReleaseWakeup)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "operations/acquire_operation.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "scripts/reply_parse.hpp"
@@ -181,7 +182,10 @@ void AcquireOperation::send_attempt() {
     // permits at once mostly take different ones instead of splitting the
     // nodes over the same one; the nodes still agree on it when they agree
     // on which permits are free.
-    const auto first = static_cast<std::uint32_t>(random_unit() * permits_) % permits_;
+    // The attempt's fresh value is random already: its first hex digits
+    // choose, with no further getrandom(2).
+    const std::uint32_t first = static_cast<std::uint32_t>(
+        std::strtoul(value_.str().substr(0, 7).c_str(), nullptr, 16) % permits_);
     attempt_call_.args[4] = std::to_string(first);
   }
   for (auto& node : nodes) {

@@ -152,15 +152,17 @@ for step = 0, permits - 1 do
   local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
   if failed(granted) then return granted end
   if granted then
+    -- The count outlives every permit: it is kept for twice the ttl, and
+    -- renewed only once less than a ttl is left (not on every grant).
     local kept
     if recorded ~= ARGV[4] then
-      kept = redis.pcall('SET', KEYS[4], ARGV[4], 'PX', ARGV[2])
+      kept = redis.pcall('SET', KEYS[4], ARGV[4], 'PX', 2 * ttl)
     else
       local left = redis.pcall('PTTL', KEYS[4])
       if failed(left) then
         kept = left
       elseif left >= 0 and left < ttl then
-        kept = redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
+        kept = redis.pcall('PEXPIRE', KEYS[4], 2 * ttl)
       end
     end
     if failed(kept) then
@@ -201,11 +203,12 @@ local extended = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
 if failed(extended) then return extended end
 local left = redis.pcall('PTTL', KEYS[2])
 if failed(left) then return left end
+local ttl = tonumber(ARGV[2])
 local kept
 if left == -2 then
-  kept = redis.pcall('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-elseif left >= 0 and left < tonumber(ARGV[2]) then
-  kept = redis.pcall('PEXPIRE', KEYS[2], ARGV[2])
+  kept = redis.pcall('SET', KEYS[2], ARGV[3], 'PX', 2 * ttl)
+elseif left >= 0 and left < ttl then
+  kept = redis.pcall('PEXPIRE', KEYS[2], 2 * ttl)
 end
 if failed(kept) then return kept end
 return 1

@@ -34,8 +34,9 @@ extern const std::string_view kFenceAllBody;
 //   prefix followed by j), the permits' fence field prefix ("" unfenced).
 //   Refuses {4, recorded count} when the count key records another count
 //   while a permit of either count is held; otherwise grants the first free
-//   permit from the one tried first on (cyclically), records k for at least
-//   the ttl, and answers {1, fence counter, permit}; {0, the soonest
+//   permit from the one tried first on (cyclically), keeps k recorded for
+//   at least the ttl (for twice the ttl, renewed once less than one ttl is
+//   left), and answers {1, fence counter, permit}; {0, the soonest
 //   holder's PTTL} when every permit is held; {2, 0}; {3, ms left}.
 extern const std::string_view kPermitAcquireBody;
 // permit_extend — KEYS: the permit's key, the count key. ARGV: value, ttl
