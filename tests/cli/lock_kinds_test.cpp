@@ -99,7 +99,12 @@ TEST_F(LockKindsTest, RunWithASemaphoreGivesTheCommandItsPermit) {
   // The command holds exactly the permit it was told, with its value.
   EXPECT_GE(
       nodes_holding_permit(cluster_, "llm-keys", static_cast<std::uint32_t>(permit), lines[3]), 3U);
-  EXPECT_EQ(cluster_.node(0).probe().get("redlock:permits:llm-keys"), "10");
+  // And the nodes that granted it record the count.
+  std::size_t recording = 0;
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    if (cluster_.node(i).probe().get("redlock:permits:llm-keys") == "10") ++recording;
+  }
+  EXPECT_GE(recording, 3U);
 
   std::ofstream(go).put('\n');
   const CliResult result = run.wait();
@@ -158,6 +163,8 @@ TEST_F(LockKindsTest, ACountMismatchExits64AndNamesBothCounts) {
   const CliResult held =
       run_cli(command("acquire", file, {"--semaphore", "pool", "--permits", "3"}));
   ASSERT_EQ(held.exit_code, 0) << describe(held);
+  const std::size_t held_keys = permit_keys(cluster_, "pool");
+  ASSERT_GE(held_keys, 3U);
 
   const auto ran = work_ / "ran";
   const CliResult run = run_cli(
@@ -180,7 +187,7 @@ TEST_F(LockKindsTest, ACountMismatchExits64AndNamesBothCounts) {
   EXPECT_NE(acquire.err.find("--permits 5 differs"), std::string::npos) << acquire.err;
   EXPECT_NE(acquire.err.find("(3 permits)"), std::string::npos) << acquire.err;
   // Neither left a permit: only the first holder's is there.
-  EXPECT_EQ(permit_keys(cluster_, "pool"), cluster_.size());
+  EXPECT_EQ(permit_keys(cluster_, "pool"), held_keys);
 }
 
 TEST_F(LockKindsTest, AcquirePrintsThePermitAndReleaseWithThePermitFreesIt) {
