@@ -69,7 +69,10 @@ Semaphore semaphore_of(const Invocation& invocation) {
 }  // namespace
 
 std::string lock_target(const Invocation& invocation) {
-  if (invocation.semaphore) return "semaphore " + printable(*invocation.semaphore);
+  if (invocation.semaphore) {
+    return "semaphore " + printable(*invocation.semaphore) +
+           (invocation.permit ? " permit " + std::to_string(*invocation.permit) : std::string());
+  }
   std::string target;
   for (const std::string& name : invocation.resources) {
     if (!target.empty()) target += ", ";

@@ -38,8 +38,8 @@ namespace redlock::cli {
 [[nodiscard]] AcquireOptions acquire_options(const Invocation& invocation);
 
 // The lock the command line names, as messages show it: "r" for one
-// resource, "a", "b" for several, semaphore "s" for a permit (quoted with
-// printable()).
+// resource, "a", "b" for several, semaphore "s" for a permit (semaphore
+// "s" permit 3 once --permit names it), quoted with printable().
 [[nodiscard]] std::string lock_target(const Invocation& invocation);
 
 // Acquires what the command line names: one permit of --semaphore, every
