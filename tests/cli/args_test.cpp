@@ -137,13 +137,115 @@ TEST(CliArgs, DurationsAreWholeMilliseconds) {
 }
 
 TEST(CliArgs, RepeatedAndMissingValues) {
-  EXPECT_EQ(error_of(parse({"acquire", "--resource", "a", "--resource", "b"})),
+  EXPECT_EQ(error_of(parse({"status", "--resource", "a", "--resource", "b"})),
             "--resource given more than once");
+  EXPECT_EQ(error_of(parse({"acquire", "--semaphore", "a", "--semaphore", "b", "--permits", "2"})),
+            "--semaphore given more than once");
   EXPECT_EQ(error_of(parse({"acquire", "--resource"})), "--resource: expected a value after it");
   EXPECT_EQ(error_of(parse({"acquire", "--resource", ""})),
             "--resource: expected a non-empty value");
   EXPECT_EQ(error_of(parse({"acquire", "--resource", "r", "--fenced=yes"})),
             "--fenced takes no value");
+}
+
+TEST(CliArgs, SeveralResourcesMakeOneLockInTheOrderGiven) {
+  for (std::string_view subcommand : {"run", "acquire", "extend", "release"}) {
+    std::vector<std::string_view> arguments{subcommand,     "--resource", "b",
+                                            "--resource=a", "--resource", "c"};
+    if (subcommand == "extend" || subcommand == "release") {
+      arguments.insert(arguments.end(), {"--value", "v"});
+    }
+    if (subcommand == "run") arguments.insert(arguments.end(), {"--", "true"});
+    const Invocation invocation = invocation_of(parse(arguments));
+    EXPECT_EQ(invocation.resource, "b") << subcommand;
+    EXPECT_EQ(invocation.resources, (std::vector<std::string>{"b", "a", "c"})) << subcommand;
+  }
+  const Invocation one = invocation_of(parse({"acquire", "--resource", "r"}));
+  EXPECT_EQ(one.resources, (std::vector<std::string>{"r"}));
+  EXPECT_EQ(invocation_of(parse({"status", "--resource", "r"})).resources,
+            (std::vector<std::string>{"r"}));
+}
+
+TEST(CliArgs, SeveralResourcesMustBeDistinctAndAtMost64) {
+  EXPECT_EQ(error_of(parse({"acquire", "--resource", "a", "--resource", "b", "--resource", "a"})),
+            "--resource \"a\" given twice: each resource is locked once");
+  std::vector<std::string> names;
+  for (int i = 0; i < 65; ++i) names.push_back("r" + std::to_string(i));
+  std::vector<std::string_view> arguments{"acquire"};
+  for (std::size_t i = 0; i < 64; ++i) arguments.insert(arguments.end(), {"--resource", names[i]});
+  EXPECT_EQ(invocation_of(parse(arguments)).resources.size(), 64U);
+  arguments.insert(arguments.end(), {"--resource", names[64]});
+  EXPECT_EQ(error_of(parse(arguments)),
+            "--resource given more than 64 times: one lock holds at most 64 resources");
+}
+
+TEST(CliArgs, SemaphoreOptions) {
+  const Invocation run = invocation_of(
+      parse({"run", "--semaphore", "llm-keys", "--permits", "10", "--", "./task.sh"}));
+  EXPECT_EQ(run.semaphore, "llm-keys");
+  EXPECT_EQ(run.permits, 10U);
+  EXPECT_FALSE(run.resource.has_value());
+  EXPECT_TRUE(run.resources.empty());
+  EXPECT_FALSE(run.permit.has_value());
+  const Invocation acquire =
+      invocation_of(parse({"acquire", "--semaphore=s", "--permits=1024", "--fenced"}));
+  EXPECT_EQ(acquire.permits, 1024U);
+  const Invocation extend = invocation_of(
+      parse({"extend", "--semaphore", "s", "--permit", "3", "--permits", "4", "--value", "v"}));
+  EXPECT_EQ(extend.permit, 3U);
+  EXPECT_EQ(extend.permits, 4U);
+  // Releasing a permit needs no count.
+  const Invocation release =
+      invocation_of(parse({"release", "--semaphore", "s", "--permit", "1023", "--value", "v"}));
+  EXPECT_EQ(release.permit, 1023U);
+  EXPECT_FALSE(release.permits.has_value());
+}
+
+TEST(CliArgs, SemaphoreUsageErrors) {
+  const auto error = [](std::vector<std::string_view> arguments) {
+    return error_of(parse(arguments));
+  };
+  EXPECT_NE(error({"acquire", "--semaphore", "s", "--resource", "r", "--permits", "2"})
+                .find("--semaphore and --resource exclude each other"),
+            std::string::npos);
+  EXPECT_NE(error({"run", "--resource", "r", "--semaphore", "s", "--permits", "2", "--", "true"})
+                .find("--semaphore and --resource exclude each other"),
+            std::string::npos);
+  EXPECT_EQ(error({"acquire", "--resource", "r", "--permits", "2"}),
+            "--permits K is the count of a semaphore: it needs --semaphore S");
+  EXPECT_EQ(error({"release", "--resource", "r", "--permit", "0", "--value", "v"}),
+            "--permit I names a permit of a semaphore: it needs --semaphore S");
+  EXPECT_NE(error({"acquire", "--semaphore", "s"}).find("--semaphore S needs --permits K"),
+            std::string::npos);
+  EXPECT_NE(error({"run", "--semaphore", "s", "--", "true"}).find("needs --permits K"),
+            std::string::npos);
+  EXPECT_NE(error({"extend", "--semaphore", "s", "--permit", "0", "--value", "v"})
+                .find("--semaphore S needs --permits K to extend"),
+            std::string::npos);
+  EXPECT_NE(
+      error({"release", "--semaphore", "s", "--value", "v"}).find("--semaphore S needs --permit I"),
+      std::string::npos);
+  for (std::string_view subcommand : {"acquire", "run"}) {
+    std::vector<std::string_view> arguments{subcommand, "--semaphore", "s", "--permits",
+                                            "2",        "--permit",    "1"};
+    if (subcommand == "run") arguments.insert(arguments.end(), {"--", "true"});
+    EXPECT_EQ(error(arguments), "--permit is not an option of `redlock " + std::string(subcommand) +
+                                    "`: the nodes choose which permit is free (--permits K "
+                                    "gives the count)");
+  }
+  EXPECT_EQ(
+      error({"release", "--semaphore", "s", "--permit", "2", "--permits", "2", "--value", "v"}),
+      "--permit 2 is not a permit of a 2-permit semaphore (its permits are 0 to 1)");
+  for (std::string_view bad : {"0", "1025", "-1", "+2", "2.0", "", "4294967297", "ten"}) {
+    EXPECT_EQ(error({"acquire", "--semaphore", "s", "--permits", bad}),
+              "--permits: expected a whole number from 1 to 1024, got \"" + std::string(bad) + "\"")
+        << bad;
+  }
+  EXPECT_EQ(error({"release", "--semaphore", "s", "--permit", "1024", "--value", "v"}),
+            "--permit: expected a whole number from 0 to 1023, got \"1024\"");
+  EXPECT_EQ(error({"status", "--semaphore", "s"}),
+            "--semaphore is not an option of `redlock status`");
+  EXPECT_EQ(error({"acquire", "--semaphore", ""}), "--semaphore: expected a non-empty value");
 }
 
 TEST(CliArgs, ResourceNamesAreAnyBytes) {

@@ -10,7 +10,21 @@
 namespace redlock::cli {
 namespace {
 
-enum class Flag { config, node, resource, value, ttl, wait, grace, fenced, json, help };
+enum class Flag {
+  config,
+  node,
+  resource,
+  semaphore,
+  permits,
+  permit,
+  value,
+  ttl,
+  wait,
+  grace,
+  fenced,
+  json,
+  help
+};
 
 struct FlagSpec {
   std::string_view name;
@@ -18,10 +32,13 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 10> kFlags{{
+constexpr std::array<FlagSpec, 13> kFlags{{
     {"--config", Flag::config, true},
     {"--node", Flag::node, true},
     {"--resource", Flag::resource, true},
+    {"--semaphore", Flag::semaphore, true},
+    {"--permits", Flag::permits, true},
+    {"--permit", Flag::permit, true},
     {"--value", Flag::value, true},
     {"--ttl", Flag::ttl, true},
     {"--wait", Flag::wait, true},
@@ -42,15 +59,20 @@ const std::array<SubcommandSpec, 6>& subcommand_specs() {
   static const std::array<SubcommandSpec, 6> specs{{
       {"run",
        Subcommand::run,
-       {Flag::config, Flag::node, Flag::resource, Flag::ttl, Flag::wait, Flag::fenced,
-        Flag::grace}},
+       {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
+        Flag::wait, Flag::fenced, Flag::grace}},
       {"acquire",
        Subcommand::acquire,
-       {Flag::config, Flag::node, Flag::resource, Flag::ttl, Flag::wait, Flag::fenced}},
+       {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
+        Flag::wait, Flag::fenced}},
       {"extend",
        Subcommand::extend,
-       {Flag::config, Flag::node, Flag::resource, Flag::value, Flag::ttl}},
-      {"release", Subcommand::release, {Flag::config, Flag::node, Flag::resource, Flag::value}},
+       {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
+        Flag::value, Flag::ttl}},
+      {"release",
+       Subcommand::release,
+       {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
+        Flag::value}},
       {"status", Subcommand::status, {Flag::config, Flag::node, Flag::resource, Flag::json}},
       {"check-config", Subcommand::check_config, {}},
   }};
@@ -76,6 +98,25 @@ bool accepts(const SubcommandSpec& spec, Flag flag) {
          std::find(spec.flags.begin(), spec.flags.end(), flag) != spec.flags.end();
 }
 
+// The subcommands that take --resource more than once: one lock over all
+// the names at once.
+bool takes_several_resources(Subcommand subcommand) {
+  return subcommand == Subcommand::run || subcommand == Subcommand::acquire ||
+         subcommand == Subcommand::extend || subcommand == Subcommand::release;
+}
+
+// "--x is not an option of `redlock s`", with a hint where the mistake is
+// a likely one.
+std::string not_an_option(const FlagSpec& flag, const SubcommandSpec& spec) {
+  std::string message =
+      std::string(flag.name) + " is not an option of `redlock " + std::string(spec.name) + "`";
+  if (flag.flag == Flag::permit &&
+      (spec.subcommand == Subcommand::run || spec.subcommand == Subcommand::acquire)) {
+    message += ": the nodes choose which permit is free (--permits K gives the count)";
+  }
+  return message;
+}
+
 // A duration in whole milliseconds: decimal digits only (no sign, no unit).
 std::optional<Milliseconds> parse_milliseconds(std::string_view text, long long minimum) {
   long long number = 0;
@@ -86,6 +127,19 @@ std::optional<Milliseconds> parse_milliseconds(std::string_view text, long long 
     return std::nullopt;
   }
   return Milliseconds(number);
+}
+
+// A whole number from `minimum` to `maximum`: decimal digits only.
+std::optional<std::uint32_t> parse_count(std::string_view text, std::uint32_t minimum,
+                                         std::uint32_t maximum) {
+  std::uint32_t number = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  const auto [stop, error] = std::from_chars(text.data(), end, number);
+  if (error != std::errc() || stop != end || number < minimum || number > maximum) {
+    return std::nullopt;
+  }
+  return number;
 }
 
 // Collects one subcommand's options; the first error wins.
@@ -111,7 +165,16 @@ class InvocationBuilder {
         invocation_.node_addresses.push_back(non_empty(flag, value));
         break;
       case Flag::resource:
-        set_once(invocation_.resource, flag, non_empty(flag, value));
+        add_resource(flag, non_empty(flag, value));
+        break;
+      case Flag::semaphore:
+        set_once(invocation_.semaphore, flag, non_empty(flag, value));
+        break;
+      case Flag::permits:
+        set_once(invocation_.permits, flag, count(flag, value, 1, Semaphore::kMaxPermits));
+        break;
+      case Flag::permit:
+        set_once(invocation_.permit, flag, count(flag, value, 0, Semaphore::kMaxPermits - 1));
         break;
       case Flag::value:
         set_once(invocation_.value, flag, non_empty(flag, value));
@@ -155,11 +218,11 @@ class InvocationBuilder {
     switch (spec_.subcommand) {
       case Subcommand::run:
       case Subcommand::acquire:
-        require(invocation_.resource.has_value(), "--resource R is required");
+        check_lock_kind();
         break;
       case Subcommand::extend:
       case Subcommand::release:
-        require(invocation_.resource.has_value(), "--resource R is required");
+        check_lock_kind();
         require(invocation_.value.has_value(),
                 "--value V is required (the value printed by `redlock acquire`)");
         break;
@@ -180,6 +243,75 @@ class InvocationBuilder {
  private:
   void require(bool condition, std::string_view message) {
     if (!condition) fail(std::string(message));
+  }
+
+  // --resource (once, or several times where one lock takes several).
+  void add_resource(const FlagSpec& flag, std::string name) {
+    if (!takes_several_resources(spec_.subcommand)) {
+      set_once(invocation_.resource, flag, std::move(name));
+      if (invocation_.resource) invocation_.resources = {*invocation_.resource};
+      return;
+    }
+    if (std::find(invocation_.resources.begin(), invocation_.resources.end(), name) !=
+        invocation_.resources.end()) {
+      fail("--resource " + printable(name) + " given twice: each resource is locked once");
+      return;
+    }
+    if (invocation_.resources.size() == kMaxResources) {
+      fail("--resource given more than " + std::to_string(kMaxResources) +
+           " times: one lock holds at most " + std::to_string(kMaxResources) + " resources");
+      return;
+    }
+    if (!invocation_.resource) invocation_.resource = name;
+    invocation_.resources.push_back(std::move(name));
+  }
+
+  // Which lock run, acquire, extend and release name: resources, or one
+  // permit of a semaphore, with the options each needs.
+  void check_lock_kind() {
+    const bool semaphore = invocation_.semaphore.has_value();
+    const bool is_run = spec_.subcommand == Subcommand::run;
+    const bool names_a_held_lock =
+        spec_.subcommand == Subcommand::extend || spec_.subcommand == Subcommand::release;
+    require(!(semaphore && invocation_.resource),
+            "--semaphore and --resource exclude each other: a lock is either one permit of a "
+            "semaphore or a lock on resources");
+    require(semaphore || !invocation_.permits,
+            "--permits K is the count of a semaphore: it needs --semaphore S");
+    require(semaphore || !invocation_.permit,
+            "--permit I names a permit of a semaphore: it needs --semaphore S");
+    require(semaphore || invocation_.resource,
+            is_run || spec_.subcommand == Subcommand::acquire
+                ? "--resource R is required (or --semaphore S --permits K)"
+                : "--resource R is required (or --semaphore S --permit I)");
+    if (!semaphore) return;
+    if (names_a_held_lock) {
+      require(invocation_.permit.has_value(),
+              "--semaphore S needs --permit I (the permit printed by `redlock acquire`)");
+    }
+    if (spec_.subcommand != Subcommand::release) {
+      require(invocation_.permits.has_value(),
+              spec_.subcommand == Subcommand::extend
+                  ? "--semaphore S needs --permits K to extend: the nodes keep the count "
+                    "recorded for S, and extend records it where it is missing"
+                  : "--semaphore S needs --permits K (the count every client of S names)");
+    }
+    if (invocation_.permit && invocation_.permits && *invocation_.permit >= *invocation_.permits) {
+      fail("--permit " + std::to_string(*invocation_.permit) + " is not a permit of a " +
+           std::to_string(*invocation_.permits) + "-permit semaphore (its permits are 0 to " +
+           std::to_string(*invocation_.permits - 1) + ")");
+    }
+  }
+
+  std::uint32_t count(const FlagSpec& flag, std::string_view value, std::uint32_t minimum,
+                      std::uint32_t maximum) {
+    const std::optional<std::uint32_t> parsed = parse_count(value, minimum, maximum);
+    if (!parsed) {
+      fail(std::string(flag.name) + ": expected a whole number from " + std::to_string(minimum) +
+           " to " + std::to_string(maximum) + ", got " + printable(value));
+      return 0;
+    }
+    return *parsed;
   }
 
   std::string non_empty(const FlagSpec& flag, std::string_view value) {
@@ -249,8 +381,7 @@ ParseResult parse_subcommand(const SubcommandSpec& spec,
       break;
     }
     if (!accepts(spec, flag->flag)) {
-      builder.fail(std::string(flag->name) + " is not an option of `redlock " +
-                   std::string(spec.name) + "`");
+      builder.fail(not_an_option(*flag, spec));
       break;
     }
     if (!flag->takes_value) {

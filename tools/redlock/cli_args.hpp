@@ -10,6 +10,8 @@
 // an option (so `redlock run --resource r ls -l` works as `... -- ls -l`).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,8 +36,22 @@ struct Invocation {
   std::optional<std::string> config_path;
   // --node ADDRESS, repeatable; excludes --config.
   std::vector<std::string> node_addresses;
-  // --resource R: required by run, acquire, extend, release.
+  // --resource R: the first one given. run, acquire, extend and release
+  // need it or --semaphore; status takes one.
   std::optional<std::string> resource;
+  // Every --resource, in the order given (resources[0] == *resource). run,
+  // acquire, extend and release take several (distinct, at most
+  // kMaxResources): one lock over all of them at once.
+  std::vector<std::string> resources;
+  // --semaphore S: one permit of semaphore S instead of a lock on
+  // resources (run, acquire, extend, release; excludes --resource).
+  std::optional<std::string> semaphore;
+  // --permits K (1..Semaphore::kMaxPermits): the semaphore's count. Needed
+  // by run, acquire and extend of a semaphore; optional for release.
+  std::optional<std::uint32_t> permits;
+  // --permit I (extend, release of a semaphore): the permit held, as
+  // `acquire` printed it.
+  std::optional<std::uint32_t> permit;
   // --value V: the lock value to extend or release (from `acquire`).
   std::optional<std::string> value;
   // --ttl MS (> 0). Unset: the quorum file's lock.ttl_ms.
@@ -74,6 +90,10 @@ using ParseResult = std::variant<Invocation, HelpRequest, VersionRequest, UsageE
 
 // Parses the arguments after the program name.
 [[nodiscard]] ParseResult parse_arguments(std::span<const std::string_view> arguments);
+
+// The most --resource names one lock takes (the library's limit for a lock
+// over several resources, AsyncClient::acquire).
+inline constexpr std::size_t kMaxResources = 64;
 
 // Milliseconds above this are refused (the library's durations are 31-bit).
 inline constexpr long long kMaxMilliseconds = 2147483647;

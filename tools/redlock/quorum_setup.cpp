@@ -1,6 +1,7 @@
 #include "quorum_setup.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include "report.hpp"
 
@@ -52,14 +53,81 @@ AcquireOptions acquire_options(const Invocation& invocation) {
   return options;
 }
 
+namespace {
+
+std::vector<Resource> resources_of(const Invocation& invocation) {
+  std::vector<Resource> resources;
+  resources.reserve(invocation.resources.size());
+  for (const std::string& name : invocation.resources) resources.emplace_back(name);
+  return resources;
+}
+
+Semaphore semaphore_of(const Invocation& invocation) {
+  return Semaphore(*invocation.semaphore, invocation.permits.value_or(0));
+}
+
+}  // namespace
+
+std::string lock_target(const Invocation& invocation) {
+  if (invocation.semaphore) {
+    return "semaphore " + printable(*invocation.semaphore) +
+           (invocation.permit ? " permit " + std::to_string(*invocation.permit) : std::string());
+  }
+  std::string target;
+  for (const std::string& name : invocation.resources) {
+    if (!target.empty()) target += ", ";
+    target += printable(name);
+  }
+  return target.empty() ? printable(invocation.resource.value_or("")) : target;
+}
+
+AcquireResult acquire_named(BlockingClient& client, const Invocation& invocation,
+                            const AcquireOptions& options) {
+  if (invocation.semaphore) return client.acquire(semaphore_of(invocation), options);
+  if (invocation.resources.size() > 1) return client.acquire(resources_of(invocation), options);
+  return client.acquire(Resource(invocation.resource.value_or("")), options);
+}
+
+Guard lock_named(BlockingClient& client, const Invocation& invocation, const GuardOptions& options,
+                 std::stop_token stop) {
+  if (invocation.semaphore) return client.lock(semaphore_of(invocation), options, std::move(stop));
+  if (invocation.resources.size() > 1) {
+    return client.lock(resources_of(invocation), options, std::move(stop));
+  }
+  return client.lock(Resource(invocation.resource.value_or("")), options, std::move(stop));
+}
+
+std::string permits_mismatch(const Invocation& invocation, const std::vector<NodeOutcome>& nodes) {
+  if (!invocation.semaphore || !invocation.permits) return "";
+  std::set<std::int64_t> recorded;
+  for (const NodeOutcome& node : nodes) {
+    if (node.status == NodeStatus::permits_differ) recorded.insert(node.holder_ttl_ms);
+  }
+  if (recorded.empty()) return "";
+  std::string counts;
+  for (const std::int64_t count : recorded) {
+    if (!counts.empty()) counts += " or ";
+    counts += std::to_string(count);
+  }
+  return "--permits " + std::to_string(*invocation.permits) + " differs from the count the nodes " +
+         "record for this semaphore (" + counts +
+         " permits) while a permit is held: every client of a semaphore must name the same "
+         "count, and it can change only once no permit is held";
+}
+
 Lock lock_from_value(const Invocation& invocation, Milliseconds ttl) {
   const TimePoint now = SteadyClock::now();
-  return Lock{Resource(invocation.resource.value_or("")),
-              LockValue(invocation.value.value_or("")),
-              ttl,
-              now,
-              now + ttl,
-              std::nullopt};
+  const std::string& name =
+      invocation.semaphore ? *invocation.semaphore : invocation.resource.value_or("");
+  Lock lock{Resource(name), LockValue(invocation.value.value_or("")), ttl, now, now + ttl,
+            std::nullopt};
+  if (invocation.semaphore) {
+    lock.permit = invocation.permit.value_or(0);
+    lock.permits = invocation.permits.value_or(*lock.permit + 1);
+  } else if (invocation.resources.size() > 1) {
+    lock.resources = resources_of(invocation);
+  }
+  return lock;
 }
 
 }  // namespace redlock::cli

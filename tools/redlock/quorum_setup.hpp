@@ -3,8 +3,12 @@
 #pragma once
 
 #include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
 
 #include "cli_args.hpp"
+#include "redlock/blocking_client.hpp"
 #include "redlock/config.hpp"
 #include "redlock/options.hpp"
 #include "redlock/outcome.hpp"
@@ -33,12 +37,38 @@ namespace redlock::cli {
 // file's values inside the library).
 [[nodiscard]] AcquireOptions acquire_options(const Invocation& invocation);
 
+// The lock the command line names, as messages show it: "r" for one
+// resource, "a", "b" for several, semaphore "s" for a permit (semaphore
+// "s" permit 3 once --permit names it), quoted with printable().
+[[nodiscard]] std::string lock_target(const Invocation& invocation);
+
+// Acquires what the command line names: one permit of --semaphore, every
+// --resource at once, or the one --resource.
+[[nodiscard]] AcquireResult acquire_named(BlockingClient& client, const Invocation& invocation,
+                                          const AcquireOptions& options);
+
+// The same as a Guard, renewed until released (run).
+[[nodiscard]] Guard lock_named(BlockingClient& client, const Invocation& invocation,
+                               const GuardOptions& options, std::stop_token stop);
+
+// After an acquire of a semaphore failed because nodes record another
+// count (their outcomes say permits_differ, with that count in
+// holder_ttl_ms): one line naming the count given and the count recorded.
+// "" when no node said so.
+[[nodiscard]] std::string permits_mismatch(const Invocation& invocation,
+                                           const std::vector<NodeOutcome>& nodes);
+
 // The record of a lock held elsewhere (by an earlier `redlock acquire`),
-// rebuilt from --resource and --value for extend and release. This process
-// does not know when the lock was taken, so its local deadline is set to
-// now + ttl: the library's local "already expired" check then lets the
-// request through, and the nodes' compare-and-set on the value is the real
-// check. The fencing token is not known here.
+// rebuilt from --resource (all of them) or --semaphore / --permit /
+// --permits, and --value, for extend and release. This process does not
+// know when the lock was taken, so its local deadline is set to now + ttl:
+// the library's local "already expired" check then lets the request
+// through, and the nodes' compare-and-set on the value is the real check.
+// The fencing tokens are not known here. A permit's record needs a count
+// above the permit; release may be given no --permits (releasing a permit
+// deletes only that permit's key, the count is not sent), and then the
+// record says permit + 1. Extend sends the count (the nodes record it
+// where it is missing), so the parser requires --permits for it.
 [[nodiscard]] Lock lock_from_value(const Invocation& invocation, Milliseconds ttl);
 
 }  // namespace redlock::cli

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <stop_token>
 #include <string>
 #include <system_error>
@@ -49,7 +50,7 @@ std::optional<int> pending_termination(SignalChannel& signals) {
 // Waits for the lock while a watcher thread turns a termination signal into
 // a cancelled wait. Returns the guard and the signal that cancelled it (0
 // when none did).
-std::pair<Guard, int> lock_or_signal(BlockingClient& client, const std::string& resource,
+std::pair<Guard, int> lock_or_signal(BlockingClient& client, const Invocation& invocation,
                                      const GuardOptions& options, SignalChannel& signals,
                                      std::string& problem) {
   std::stop_source cancel_wait;
@@ -74,7 +75,7 @@ std::pair<Guard, int> lock_or_signal(BlockingClient& client, const std::string& 
       }
     });
   }
-  Guard guard = client.lock(Resource(resource), options, cancel_wait.get_token());
+  Guard guard = lock_named(client, invocation, options, cancel_wait.get_token());
   if (watcher.joinable()) {
     waited.notify();
     watcher.join();
@@ -92,6 +93,25 @@ std::vector<std::string> password_variables(const QuorumConfig& config) {
   return names;
 }
 
+// The names, or the tokens, one per line (no newline after the last).
+std::string one_per_line(const std::vector<Resource>& resources) {
+  std::string text;
+  for (const Resource& resource : resources) {
+    if (!text.empty()) text += '\n';
+    text += resource.str();
+  }
+  return text;
+}
+
+std::string one_per_line(const std::vector<std::uint64_t>& tokens) {
+  std::string text;
+  for (const std::uint64_t token : tokens) {
+    if (!text.empty()) text += '\n';
+    text += std::to_string(token);
+  }
+  return text;
+}
+
 ChildSpec child_spec(const Invocation& invocation, const Guard& guard, const SignalChannel& signals,
                      std::vector<std::string> hidden_variables) {
   const Lock lock = guard.lock();
@@ -100,14 +120,27 @@ ChildSpec child_spec(const Invocation& invocation, const Guard& guard, const Sig
   spec.unset_environment = std::move(hidden_variables);
   spec.set_environment = {
       {"REDLOCK_RESOURCE", lock.resource.str()},
+      {"REDLOCK_RESOURCES", one_per_line(lock.all_resources())},
       {"REDLOCK_VALUE", lock.value.str()},
       {"REDLOCK_VALIDITY_MS", std::to_string(guard.acquired().validity.count())},
   };
   if (lock.fence) {
     spec.set_environment.emplace_back("REDLOCK_FENCE", std::to_string(*lock.fence));
+    spec.set_environment.emplace_back("REDLOCK_FENCES", lock.fences.empty()
+                                                            ? std::to_string(*lock.fence)
+                                                            : one_per_line(lock.fences));
   } else {
     // Never let an outer run's token leak into an unfenced inner one.
     spec.unset_environment.emplace_back("REDLOCK_FENCE");
+    spec.unset_environment.emplace_back("REDLOCK_FENCES");
+  }
+  if (lock.permit) {
+    spec.set_environment.emplace_back("REDLOCK_PERMIT", std::to_string(*lock.permit));
+    spec.set_environment.emplace_back("REDLOCK_PERMITS", std::to_string(lock.permits));
+  } else {
+    // Nor an outer run's permit into an inner lock that is not one.
+    spec.unset_environment.emplace_back("REDLOCK_PERMIT");
+    spec.unset_environment.emplace_back("REDLOCK_PERMITS");
   }
   spec.signal_mask = signals.original_mask();
   // main() ignores SIGPIPE for run's sockets; the command gets it back.
@@ -140,7 +173,7 @@ int run_command(const Invocation& invocation) {
     print_error("run: " + ttl_error);
     return exit_code::usage;
   }
-  const std::string& resource = *invocation.resource;
+  const std::string target = lock_target(invocation);
   const Milliseconds grace = invocation.grace.value_or(kDefaultGrace);
   std::vector<std::string> hidden_variables = password_variables(*config);
 
@@ -148,23 +181,24 @@ int run_command(const Invocation& invocation) {
   GuardOptions options;
   options.acquire = acquire_options(invocation);
   options.on_lost = [&loss](std::error_code) { loss.notify(); };
-  auto [guard, cancelling_signal] = lock_or_signal(client, resource, options, *signals, problem);
+  auto [guard, cancelling_signal] = lock_or_signal(client, invocation, options, *signals, problem);
   if (cancelling_signal != 0) {
     (void)guard.release();
-    print_error("run " + printable(resource) + ": " + signal_name(cancelling_signal) +
+    print_error("run " + target + ": " + signal_name(cancelling_signal) +
                 " received while waiting for the lock; command not started");
     return exit_code::signal_base + cancelling_signal;
   }
   if (!guard) {
     const std::error_code error = guard.error() ? guard.error() : make_error_code(errc::no_quorum);
-    print_error("run " + printable(resource) + ": " + describe(error));
+    const std::string mismatch = permits_mismatch(invocation, guard.acquired().nodes);
+    print_error("run " + target + ": " + (mismatch.empty() ? describe(error) : mismatch));
     (void)print_node_faults("acquire", guard.acquired().nodes);
     return exit_code_for(error);
   }
 
   if (const std::optional<int> signal_number = pending_termination(*signals)) {
     (void)guard.release();
-    print_error("run " + printable(resource) + ": " + signal_name(*signal_number) +
+    print_error("run " + target + ": " + signal_name(*signal_number) +
                 " received while acquiring; released the lock, command not started");
     return exit_code::signal_base + *signal_number;
   }
@@ -182,15 +216,15 @@ int run_command(const Invocation& invocation) {
   SupervisionHooks hooks;
   hooks.on_lost = [&] {
     const std::string group = "process group " + std::to_string(spawned.pid);
-    print_error("run " + printable(resource) + ": lock lost while the command ran (" +
-                describe(guard.error()) + "); " +
+    print_error("run " + target + ": lock lost while the command ran (" + describe(guard.error()) +
+                "); " +
                 (grace.count() == 0 ? "sending SIGKILL to " + group
                                     : "sending SIGTERM to " + group + ", SIGKILL after " +
                                           std::to_string(grace.count()) + " ms"));
   };
   hooks.on_grace_expired = [&] {
-    print_error("run " + printable(resource) + ": the command outlived the " +
-                std::to_string(grace.count()) + " ms grace period; sent SIGKILL");
+    print_error("run " + target + ": the command outlived the " + std::to_string(grace.count()) +
+                " ms grace period; sent SIGKILL");
   };
   const SupervisionResult ended = supervise(spawned.pid, *signals, loss, grace, hooks);
 
@@ -201,7 +235,7 @@ int run_command(const Invocation& invocation) {
   const ReleaseResult released = guard.release();
   if (lost) {
     if (!ended.lost) {
-      print_error("run " + printable(resource) + ": lock lost before the command ended (" +
+      print_error("run " + target + ": lock lost before the command ended (" +
                   describe(loss_reason) + ")");
     }
     return exit_code::lock_lost;
