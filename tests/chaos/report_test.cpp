@@ -284,7 +284,7 @@ TEST_F(ReportSynthetic, ListsFindings) {
 }
 
 TEST_F(ReportSynthetic, HasAnInvariantRowEach) {
-  EXPECT_EQ(count(page_, "<tr class=\"inv"), 12U);
+  EXPECT_EQ(count(page_, "<tr class=\"inv"), static_cast<std::size_t>(kInvariantCount));
   for (int index = 0; index < kInvariantCount; ++index) {
     EXPECT_NE(page_.find("<td class=\"id\">" + std::string(invariant_id(index)) + "</td>"),
               std::string::npos)
@@ -337,8 +337,10 @@ TEST(ReportDegenerate, RendersRunEventOnly) {
 TEST(ReportDegenerate, RendersWithoutHistoryOrCheck) {
   const std::string page = render_report_html(ReportInput{});
   EXPECT_TRUE(page.starts_with("<!DOCTYPE html>"));
-  EXPECT_EQ(count(page, "<tr class=\"inv unexpected\">"), 12U);  // nothing was checked
-  EXPECT_EQ(count(page, "<td class=\"verdict unchecked\">"), 12U);
+  EXPECT_EQ(count(page, "<tr class=\"inv unexpected\">"),
+            static_cast<std::size_t>(kInvariantCount));  // nothing was checked
+  EXPECT_EQ(count(page, "<td class=\"verdict unchecked\">"),
+            static_cast<std::size_t>(kInvariantCount));
 }
 
 TEST(ReportDegenerate, DrawsFaultNeverEndedToTheEndOfTheRun) {

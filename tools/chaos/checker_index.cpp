@@ -103,6 +103,26 @@ bool is_resource_operation(EventKind kind) noexcept {
   return kind == EventKind::read || kind == EventKind::write || kind == EventKind::append;
 }
 
+std::vector<Claim> claims_of(const Event& acquired) {
+  if (acquired.permit) {
+    const std::string name = acquired.resources.empty() ? std::string() : acquired.resources[0];
+    return {Claim{"sem:" + name + ":" + std::to_string(*acquired.permit), acquired.token}};
+  }
+  if (acquired.resources.empty()) return {Claim{"lock:" + acquired.key, acquired.token}};
+  const bool own_tokens = acquired.tokens.size() == acquired.resources.size();
+  std::vector<Claim> claims;
+  for (std::size_t i = 0; i < acquired.resources.size(); ++i) {
+    claims.push_back(
+        Claim{"lock:" + acquired.resources[i],
+              own_tokens ? std::optional<std::int64_t>(acquired.tokens[i]) : acquired.token});
+  }
+  return claims;
+}
+
+std::string claim_text(std::string_view key) {
+  return key == "lock:" ? std::string() : " on " + std::string(key);
+}
+
 std::vector<const Holding*> acquired_by_time(const HoldingIndex& holdings) {
   std::vector<const Holding*> acquired;
   for (const auto& [value, holding] : holdings) {
