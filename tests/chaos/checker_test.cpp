@@ -812,6 +812,31 @@ TEST(CheckerNoLostUpdateTest, EachStorageIsCheckedOnItsOwn) {
   EXPECT_TRUE(mentions(*found[1], "\"c1:2::2\" is missing")) << found[1]->message;
 }
 
+TEST(CheckerNoLostUpdateTest, ASectionWritingTwoStoragesMakesTwoWrites) {
+  // c0's one critical section (op 1) under a lock over a and b.
+  RunHistory run;
+  acquire(run, "c0", "ab", 0, 5, over({"a", "b"}));
+  for (const std::string key : {"counter:a", "counter:b"}) {
+    run.add(10, "c0", EventKind::write, Phase::invoke, 1).key = key;
+    Event& done = run.add(12, "c0", EventKind::write, Phase::ok, 1);
+    done.key = key;
+    done.value = "ab";
+  }
+  for (const std::string key : {"counter:a", "counter:b"}) {
+    Event& snapshot = run.add(100, "harness", EventKind::snapshot, Phase::info);
+    snapshot.target = "resource";
+    snapshot.key = key;
+    snapshot.count = 1;
+  }
+  expect_holds(run.check(), "C8");
+  Event& extra = run.add(100, "harness", EventKind::snapshot, Phase::info);
+  extra.target = "resource";
+  extra.key = "counter:b";
+  extra.count = 0;  // b's write lost
+  const Finding& finding = expect_violated(run.check(), "C8");
+  EXPECT_TRUE(mentions(finding, "counter is 0 but 1 writes were accepted")) << finding.message;
+}
+
 TEST(CheckerNoLostUpdateTest, NoResourceSnapshotHasNothingToCheck) {
   RunHistory run;
   write(run, "c0", "a", 10, 15);

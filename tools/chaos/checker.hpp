@@ -3,7 +3,7 @@
 //
 // What each invariant reads (see history.hpp for the event keys). An
 // operation is its invoke and its first completion, matched by (proc, kind,
-// op); a holding is everything about one lock value (acquire, extends,
+// op, key); a holding is everything about one lock value (acquire, extends,
 // release).
 //   C1  acquire ok: at least floor(N/2)+1 nodes with status "granted"
 //       (N from the run event's count; without one, from the highest node

@@ -27,11 +27,14 @@ bool is_client_operation(EventKind kind) noexcept {
 // Operations in the order of their first event.
 std::vector<Operation> index_operations(const History& history) {
   std::vector<Operation> operations;
-  std::map<std::tuple<std::string_view, EventKind, std::int64_t>, std::size_t> position;
+  // The key tells apart the resource operations of one critical section
+  // that uses several storages (a lock over several resources).
+  std::map<std::tuple<std::string_view, EventKind, std::int64_t, std::string_view>, std::size_t>
+      position;
   for (const Event& event : history.events) {
     if (!is_client_operation(event.kind)) continue;
     auto [it, inserted] =
-        position.try_emplace({event.proc, event.kind, event.op}, operations.size());
+        position.try_emplace({event.proc, event.kind, event.op, event.key}, operations.size());
     if (inserted) operations.emplace_back();
     Operation& operation = operations[it->second];
     if (event.phase == Phase::invoke) {

@@ -46,8 +46,9 @@ enum Invariant : int {
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
-// info), matched by (proc, kind, op). Either may be missing: a process
-// killed mid-operation leaves no completion.
+// info), matched by (proc, kind, op, key): the resource operations of one
+// critical section share its op and differ in their storage's key. Either
+// may be missing: a process killed mid-operation leaves no completion.
 struct Operation {
   const Event* invoke = nullptr;
   const Event* completion = nullptr;
