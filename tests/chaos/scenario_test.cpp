@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace redlock::chaos {
@@ -31,6 +32,35 @@ TEST(ScenarioCatalog, KleppmannScenariosExpectTheirViolationsOnlyUnfenced) {
   const Expectations& fenced = pause.scenario->expectations.at(Variant::fenced);
   EXPECT_EQ(unfenced.at(static_cast<std::size_t>(invariant_index("C8"))), Expectation::violated);
   for (Expectation expectation : fenced) EXPECT_EQ(expectation, Expectation::holds);
+}
+
+TEST(ScenarioCatalog, TheLockKindScenariosExpectViolationsOnlyWhereTheDefenceIsMissing) {
+  const std::pair<std::string, LockKind> cases[] = {
+      {"s25-semaphore-pause-before-write", LockKind::semaphore},
+      {"s26-semaphore-restart-without-persistence", LockKind::semaphore},
+      {"s27-semaphore-restart-with-recovery", LockKind::semaphore},
+      {"s28-semaphore-kill-two-nodes", LockKind::semaphore},
+      {"s29-multi-pause-before-write", LockKind::multi},
+      {"s30-multi-restart-without-persistence", LockKind::multi},
+      {"s31-multi-restart-with-recovery", LockKind::multi},
+      {"s32-multi-kill-two-nodes", LockKind::multi},
+  };
+  for (const auto& [name, kind] : cases) {
+    const ScenarioParseResult result =
+        load_scenario(std::string(CHAOS_SCENARIO_DIR) + "/" + name + ".toml");
+    ASSERT_TRUE(result.scenario) << result.error;
+    EXPECT_EQ(result.scenario->lock.kind, kind) << name;
+    const bool demonstrates = name.find("pause") != std::string::npos ||
+                              name.find("without-persistence") != std::string::npos;
+    for (const auto& [variant, expectations] : result.scenario->expectations) {
+      const bool expects_violation = std::find(expectations.begin(), expectations.end(),
+                                               Expectation::violated) != expectations.end();
+      // The pause is Kleppmann's case: only fencing stops it.
+      const bool should =
+          name.find("pause") != std::string::npos ? variant == Variant::unfenced : demonstrates;
+      EXPECT_EQ(expects_violation, should) << name << " " << to_string(variant);
+    }
+  }
 }
 
 TEST(ScenarioParse, DefaultsWhenOnlyANameIsGiven) {
