@@ -68,8 +68,8 @@ void check_one(const Context& context, const std::string& name,
     check.violation(edge.holding->ok(), holder_text(context, *edge.holding) + " is holder #" +
                                             std::to_string(open.size()) + " of semaphore \"" +
                                             name + "\" (" + std::to_string(permits) +
-                                            " permits) at " + context.at(edge.t) +
-                                            ", with " + others);
+                                            " permits) at " + context.at(edge.t) + ", with " +
+                                            others);
   }
 }
 
