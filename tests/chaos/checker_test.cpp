@@ -72,6 +72,10 @@ struct Acquisition {
   std::vector<NodeReply> nodes = all_say("granted", {0, 1, 2});
   std::optional<std::int64_t> validity_ms;  // default: TTL - drift - elapsed
   std::int64_t max_renewals = 0;
+  std::vector<std::string> resources;  // history.hpp's resources, tokens, permit(s)
+  std::vector<std::int64_t> tokens;
+  std::optional<std::int64_t> permit;
+  std::int64_t permits = 0;
 
   Acquisition& fenced(std::int64_t fencing_token) {
     token = fencing_token;
@@ -89,7 +93,29 @@ struct Acquisition {
     max_renewals = renewals;
     return *this;
   }
+  // A lock over `names` (one name: a plain lock among such locks), with
+  // each one's token when given.
+  Acquisition& over(std::vector<std::string> names, std::vector<std::int64_t> own_tokens = {}) {
+    resources = std::move(names);
+    tokens = std::move(own_tokens);
+    if (!tokens.empty()) token = tokens.front();
+    return *this;
+  }
+  // Permit `index` of semaphore `name` with `count` permits.
+  Acquisition& permit_of(std::string name, std::int64_t index, std::int64_t count) {
+    resources = {std::move(name)};
+    permit = index;
+    permits = count;
+    return *this;
+  }
 };
+
+Acquisition over(std::vector<std::string> names, std::vector<std::int64_t> own_tokens = {}) {
+  return Acquisition().over(std::move(names), std::move(own_tokens));
+}
+Acquisition permit_of(std::string name, std::int64_t index, std::int64_t count) {
+  return Acquisition().permit_of(std::move(name), index, count);
+}
 
 Acquisition fenced(std::int64_t token) { return Acquisition().fenced(token); }
 Acquisition answered(std::vector<NodeReply> replies) {
@@ -115,6 +141,10 @@ Event& acquire(RunHistory& run, const std::string& proc, const std::string& valu
   ok.validity_ms = how.validity_ms.value_or(kTtlMs - kDriftMs - elapsed_ms);
   ok.deadline_t = at(ok_ms) + ok.validity_ms * kNsPerMs;
   ok.max_renewals = how.max_renewals;
+  ok.resources = how.resources;
+  ok.tokens = how.tokens;
+  ok.permit = how.permit;
+  ok.permits = how.permits;
   return ok;
 }
 
@@ -161,9 +191,14 @@ struct ResourceUse {
   std::optional<std::int64_t> token;
   Phase outcome = Phase::ok;
   std::string entry;  // appends
+  std::string key = "resource";
 
   ResourceUse& ending(Phase phase) {
     outcome = phase;
+    return *this;
+  }
+  ResourceUse& at_key(std::string resource_key) {
+    key = std::move(resource_key);
     return *this;
   }
 };
@@ -188,12 +223,12 @@ Event& use_resource(RunHistory& run, EventKind kind, const std::string& proc,
   Event& invoke = run.add(invoke_ms, proc, kind, Phase::invoke, op);
   invoke.value = value;
   invoke.token = how.token;
-  invoke.key = "resource";
+  invoke.key = how.key;
   invoke.entry = how.entry;
   Event& done = run.add(done_ms, proc, kind, how.outcome, op);
   done.value = value;
   done.token = how.token;
-  done.key = "resource";
+  done.key = how.key;
   done.entry = how.entry;
   if (how.outcome == Phase::fail) done.error = "stale token";
   return done;
@@ -297,7 +332,7 @@ TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
     EXPECT_EQ(invariant_index(invariant_id(i)), i);
     EXPECT_FALSE(invariant_title(i).empty());
   }
-  EXPECT_EQ(invariant_index("C13"), -1);
+  EXPECT_EQ(invariant_index("C14"), -1);
   EXPECT_EQ(invariant_index("c1"), -1);
   EXPECT_EQ(to_string(Verdict::holds), "holds");
   EXPECT_EQ(to_string(Verdict::violated), "violated");
@@ -329,10 +364,12 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   node_snapshot(run, 800, 0, "", 0);
   const CheckResult result = run.check();
   for (int i = 0; i < kInvariantCount; ++i) {
-    if (i == invariant_index("C4")) continue;  // every resource op is fenced
+    // Every resource op is fenced; no semaphore.
+    if (i == invariant_index("C4") || i == invariant_index("C13")) continue;
     expect_holds(result, invariant_id(i));
   }
   expect_not_applicable(result, "C4");
+  expect_not_applicable(result, "C13");
 }
 
 TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
@@ -462,6 +499,41 @@ TEST(CheckerExclusionTest, ExtensionRaisesTheDeadline) {
   expect_violated(run.check(), "C3");
 }
 
+TEST(CheckerExclusionTest, LocksSharingAResourceMayNotOverlap) {
+  RunHistory run;
+  acquire(run, "c0", "ab", 0, 5, over({"a", "b"}));
+  acquire(run, "c1", "c", 100, 110, over({"c"}));  // a plain lock on another name
+  expect_holds(run.check(), "C3");
+  acquire(run, "c2", "bc", 400, 500, over({"b", "c"}));
+  const CheckResult result = run.check();
+  expect_violated(result, "C3");
+  const auto found = findings_of(result, "C3");
+  ASSERT_EQ(found.size(), 2U) << describe(result);
+  EXPECT_EQ(found[0]->proc, "c2");
+  EXPECT_TRUE(mentions(*found[0], "value ab (c0) on lock:b")) << found[0]->message;
+  EXPECT_TRUE(mentions(*found[1], "value c (c1) on lock:c")) << found[1]->message;
+}
+
+TEST(CheckerExclusionTest, APlainLockOnANameOfASetMayNotOverlapIt) {
+  RunHistory run;
+  acquire(run, "c0", "ab", 0, 5, over({"a", "b"}));
+  acquire(run, "c1", "a", 300, 310, over({"a"}));
+  const Finding& finding = expect_violated(run.check(), "C3");
+  EXPECT_TRUE(mentions(finding, "on lock:a")) << finding.message;
+}
+
+TEST(CheckerExclusionTest, PermitsOverlapButOnePermitIsHeldOnceAtATime) {
+  RunHistory run;
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2));
+  acquire(run, "c1", "q", 10, 15, permit_of("pool", 1, 2));
+  acquire(run, "c2", "r", 20, 25, permit_of("other", 0, 1));  // another semaphore
+  expect_holds(run.check(), "C3");
+  acquire(run, "c3", "s", 600, 610, permit_of("pool", 0, 2));
+  const Finding& finding = expect_violated(run.check(), "C3");
+  EXPECT_EQ(finding.proc, "c3");
+  EXPECT_TRUE(mentions(finding, "value p (c0) on sem:pool:0")) << finding.message;
+}
+
 TEST(CheckerExclusionTest, NoAcquisitionHasNothingToCheck) {
   expect_not_applicable(RunHistory().check(), "C3");
 }
@@ -533,6 +605,29 @@ TEST(CheckerTokenUniquenessTest, SharedTokenIsAViolation) {
   EXPECT_TRUE(mentions(finding, "token 7")) << finding.message;
 }
 
+TEST(CheckerTokenUniquenessTest, EachPermitHasTokensOfItsOwn) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2).fenced(1));
+  acquire(run, "c1", "q", 10, 15, permit_of("pool", 1, 2).fenced(1));
+  expect_holds(run.check(), "C5");
+  release(run, "c0", "p", 100, 102);
+  acquire(run, "c2", "r", 200, 205, permit_of("pool", 0, 2).fenced(1));
+  const Finding& finding = expect_violated(run.check(), "C5");
+  EXPECT_EQ(finding.proc, "c2");
+  EXPECT_TRUE(mentions(finding, "token 1 on sem:pool:0 granted to value r")) << finding.message;
+}
+
+TEST(CheckerTokenUniquenessTest, EachResourceOfASetHasItsOwnToken) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "ab", 0, 5, over({"a", "b"}, {3, 7}));
+  release(run, "c0", "ab", 50, 52);
+  acquire(run, "c1", "b", 100, 105, over({"b"}, {3}));  // b's 3 is not a's 3
+  expect_holds(run.check(), "C5");
+  acquire(run, "c2", "a", 200, 205, over({"a"}, {3}));
+  const Finding& finding = expect_violated(run.check(), "C5");
+  EXPECT_TRUE(mentions(finding, "token 3 on lock:a")) << finding.message;
+}
+
 TEST(CheckerTokenUniquenessTest, UnfencedRunHasNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);
@@ -565,6 +660,36 @@ TEST(CheckerTokenMonotonicityTest, ConcurrentInvokeMayGetALowerToken) {
   acquire(run, "c0", "a", 0, 50, fenced(5));
   acquire(run, "c1", "b", 10, 1005, fenced(2));
   expect_holds(run.check(), "C6");
+}
+
+TEST(CheckerTokenMonotonicityTest, TokensIncreasePerPermit) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2).fenced(5));
+  acquire(run, "c1", "q", 10, 15, permit_of("pool", 1, 2).fenced(2));  // permit 1's own order
+  release(run, "c0", "p", 100, 102);
+  acquire(run, "c2", "r", 200, 205, permit_of("pool", 0, 2).fenced(6));
+  expect_holds(run.check(), "C6");
+  release(run, "c2", "r", 300, 302);
+  acquire(run, "c3", "s", 400, 405, permit_of("pool", 0, 2).fenced(4));
+  const Finding& finding = expect_violated(run.check(), "C6");
+  EXPECT_EQ(finding.proc, "c3");
+  EXPECT_TRUE(mentions(finding, "token 4 on sem:pool:0 of value s (c3)")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "not above token 6 of value r")) << finding.message;
+}
+
+TEST(CheckerTokenMonotonicityTest, TokensIncreasePerResourceAcrossSetsAndPlainLocks) {
+  RunHistory run(5, true);
+  acquire(run, "c0", "a", 0, 5, over({"a"}, {9}));
+  release(run, "c0", "a", 50, 52);
+  acquire(run, "c1", "ab", 100, 105, over({"a", "b"}, {10, 2}));
+  release(run, "c1", "ab", 150, 152);
+  acquire(run, "c2", "b", 200, 205, over({"b"}, {3}));
+  expect_holds(run.check(), "C6");
+  release(run, "c2", "b", 250, 252);
+  acquire(run, "c3", "bc", 300, 305, over({"b", "c"}, {3, 1}));
+  const Finding& finding = expect_violated(run.check(), "C6");
+  EXPECT_TRUE(mentions(finding, "token 3 on lock:b of value bc")) << finding.message;
+  EXPECT_EQ(findings_of(run.check(), "C6").size(), 1U) << "c's token is its first";
 }
 
 TEST(CheckerTokenMonotonicityTest, UnfencedRunHasNothingToCheck) {
@@ -653,6 +778,63 @@ TEST(CheckerNoLostUpdateTest, IndeterminateWriteMayHaveLanded) {
   write(run, "c0", "a", 20, 25, ending(Phase::info));
   resource_snapshot(run, 100, 2);
   expect_holds(run.check(), "C8");
+}
+
+TEST(CheckerNoLostUpdateTest, EachStorageIsCheckedOnItsOwn) {
+  // A semaphore's two permits, each with its counter and log.
+  RunHistory run;
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2));
+  acquire(run, "c1", "q", 1, 6, permit_of("pool", 1, 2));
+  write(run, "c0", "p", 10, 15, ResourceUse().at_key("counter:0"));
+  write(run, "c1", "q", 10, 15, ResourceUse().at_key("counter:1"));
+  write(run, "c1", "q", 20, 25, ResourceUse().at_key("counter:1"));
+  use_resource(run, EventKind::append, "c0", "p", 30, 35, appending("c0:2::1").at_key("log:0"));
+  use_resource(run, EventKind::append, "c1", "q", 30, 35, appending("c1:2::2").at_key("log:1"));
+  auto storage = [&](const std::string& index, std::int64_t counter,
+                     std::vector<std::string> entries) {
+    Event& snapshot = run.add(100, "harness", EventKind::snapshot, Phase::info);
+    snapshot.target = "resource";
+    snapshot.key = "counter:" + index;
+    snapshot.log_key = "log:" + index;
+    snapshot.count = counter;
+    snapshot.entries = std::move(entries);
+  };
+  storage("0", 1, {"c0:2::1"});
+  storage("1", 2, {"c1:2::2"});
+  expect_holds(run.check(), "C8");
+  // Permit 1's storage kept one write of two and lost its append.
+  storage("1", 1, {"c0:2::1"});
+  const CheckResult result = run.check();
+  expect_violated(result, "C8");
+  const auto found = findings_of(result, "C8");
+  ASSERT_EQ(found.size(), 2U) << describe(result);
+  EXPECT_TRUE(mentions(*found[0], "counter is 1 but 2 writes")) << found[0]->message;
+  EXPECT_TRUE(mentions(*found[1], "\"c1:2::2\" is missing")) << found[1]->message;
+}
+
+TEST(CheckerNoLostUpdateTest, ASectionWritingTwoStoragesMakesTwoWrites) {
+  // c0's one critical section (op 1) under a lock over a and b.
+  RunHistory run;
+  acquire(run, "c0", "ab", 0, 5, over({"a", "b"}));
+  for (const std::string key : {"counter:a", "counter:b"}) {
+    run.add(10, "c0", EventKind::write, Phase::invoke, 1).key = key;
+    Event& done = run.add(12, "c0", EventKind::write, Phase::ok, 1);
+    done.key = key;
+    done.value = "ab";
+  }
+  for (const std::string key : {"counter:a", "counter:b"}) {
+    Event& snapshot = run.add(100, "harness", EventKind::snapshot, Phase::info);
+    snapshot.target = "resource";
+    snapshot.key = key;
+    snapshot.count = 1;
+  }
+  expect_holds(run.check(), "C8");
+  Event& extra = run.add(100, "harness", EventKind::snapshot, Phase::info);
+  extra.target = "resource";
+  extra.key = "counter:b";
+  extra.count = 0;  // b's write lost
+  const Finding& finding = expect_violated(run.check(), "C8");
+  EXPECT_TRUE(mentions(finding, "counter is 0 but 1 writes were accepted")) << finding.message;
 }
 
 TEST(CheckerNoLostUpdateTest, NoResourceSnapshotHasNothingToCheck) {
@@ -912,6 +1094,48 @@ TEST(CheckerExtensionTest, NoExtensionHasNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);
   expect_not_applicable(run.check(), "C12");
+}
+
+// --- C13 semaphore capacity -----------------------------------------------------
+
+TEST(CheckerSemaphoreTest, AsManyHoldersAsPermitsHold) {
+  RunHistory run;
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2));
+  acquire(run, "c1", "q", 10, 15, permit_of("pool", 1, 2));
+  release(run, "c0", "p", 100, 102);
+  acquire(run, "c2", "r", 100, 110, permit_of("pool", 0, 2));   // after c0's release
+  acquire(run, "c3", "s", 120, 125, permit_of("other", 0, 1));  // another semaphore
+  expect_holds(run.check(), "C13");
+}
+
+TEST(CheckerSemaphoreTest, MoreHoldersThanPermitsIsAViolation) {
+  // A restarted node forgot permit 0: a third holder of two permits.
+  RunHistory run;
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 0, 2));
+  acquire(run, "c1", "q", 10, 15, permit_of("pool", 1, 2));
+  acquire(run, "c2", "r", 400, 410, permit_of("pool", 0, 2));
+  const Finding& finding = expect_violated(run.check(), "C13");
+  EXPECT_EQ(finding.proc, "c2");
+  EXPECT_EQ(finding.t, at(410));
+  EXPECT_TRUE(mentions(finding, "value r (c2) permit 0")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "holder #3 of semaphore \"pool\" (2 permits)")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "value p (c0) permit 0")) << finding.message;
+  EXPECT_TRUE(mentions(finding, "value q (c1) permit 1")) << finding.message;
+}
+
+TEST(CheckerSemaphoreTest, APermitOutsideTheCountIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "p", 0, 5, permit_of("pool", 2, 2));
+  const Finding& finding = expect_violated(run.check(), "C13");
+  EXPECT_TRUE(mentions(finding, "holds permit 2 of semaphore \"pool\", which has 2 permits"))
+      << finding.message;
+}
+
+TEST(CheckerSemaphoreTest, NoSemaphoreHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  acquire(run, "c1", "ab", 10, 15, over({"a", "b"}));
+  expect_not_applicable(run.check(), "C13");
 }
 
 }  // namespace

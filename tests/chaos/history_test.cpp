@@ -43,6 +43,11 @@ Event fully_populated_event() {
   e.budget_ms = 12'000;
   e.fenced = true;
   e.entries = {"a", "b:c"};
+  e.log_key = "chaos:log:p1";
+  e.resources = {"a", "b"};
+  e.tokens = {7, 0};
+  e.permit = 0;  // a present permit 0 is not the same as no permit
+  e.permits = 3;
   return e;
 }
 
@@ -79,6 +84,11 @@ void expect_same(const Event& a, const Event& b) {
   EXPECT_EQ(a.budget_ms, b.budget_ms);
   EXPECT_EQ(a.fenced, b.fenced);
   EXPECT_EQ(a.entries, b.entries);
+  EXPECT_EQ(a.log_key, b.log_key);
+  EXPECT_EQ(a.resources, b.resources);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.permit, b.permit);
+  EXPECT_EQ(a.permits, b.permits);
 }
 
 Event simple_event(std::int64_t t, std::string proc, std::int64_t op) {
@@ -176,6 +186,10 @@ TEST(HistoryTest, MalformedLinesAreRejectedWithAReason) {
       {R"({"t":1,"proc":"c0","kind":"read","token":"7"})", "\"token\""},
       {R"({"t":1,"proc":"c0","kind":"read","nodes":[{"status":"granted"}]})", "\"nodes\""},
       {R"({"t":1,"proc":"c0","kind":"read","entries":[1]})", "\"entries\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","resources":"a"})", "\"resources\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","resources":[2]})", "\"resources\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","tokens":["1"]})", "\"tokens\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","permit":"1"})", "\"permit\""},
       {R"([1,2])", "object"},
       {R"({"t":1,)", "offset 7"},
   };
@@ -206,6 +220,9 @@ TEST(HistoryTest, ValuesOutsideTheCheckersArithmeticAreRejected) {
        "\"pttl_ms\""},
       {R"({"t":1,"proc":"c0","kind":"acquire","nodes":[{"node":2147483647}]})", "\"nodes\""},
       {R"({"t":1,"proc":"c0","kind":"acquire","nodes":[{"node":-1}]})", "\"nodes\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","permit":-1})", "\"permit\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","permit":65536})", "\"permit\""},
+      {R"({"t":1,"proc":"c0","kind":"acquire","permits":65536})", "\"permits\""},
   };
   for (const auto& [line, reason] : cases) {
     std::string error;

@@ -221,6 +221,29 @@ TEST_F(ReportSynthetic, DrawsOneWindowPerHoldingLabelledWithItsToken) {
   EXPECT_NE(page_.find(">#8</text>"), std::string::npos);
 }
 
+TEST(ReportLockKinds, LabelsAWindowWithItsPermitOrResources) {
+  History history;
+  history.events.push_back(run_event());
+  Event permit = acquired(10, "c0", "v-p", 3, 500);
+  permit.resources = {"chaos"};
+  permit.permit = 1;
+  permit.permits = 2;
+  history.events.push_back(permit);
+  Event set = acquired(20, "c1", "v-s", 4, 500);
+  set.resources = {"a", "b"};
+  set.tokens = {4, 4};
+  history.events.push_back(set);
+  Event plain = acquired(30, "c1", "v-q", 0, 500);
+  plain.token.reset();
+  plain.resources = {"c"};
+  history.events.push_back(plain);
+  history.events.push_back(event(1000, "harness", EventKind::heal, Phase::ok));  // the chart's end
+  const std::string page = render(history, CheckResult{});
+  EXPECT_NE(page.find(">p1 #3</text>"), std::string::npos);
+  EXPECT_NE(page.find(">a,b #4</text>"), std::string::npos);
+  EXPECT_NE(page.find(">c</text>"), std::string::npos);
+}
+
 TEST_F(ReportSynthetic, CutsWindowAtReleaseAndRaisesItByExtend) {
   const std::string c0 = element(page_, "<rect class=\"window\" data-proc=\"c0\"");
   EXPECT_EQ(attribute(c0, "data-t-ms"), "10");
@@ -284,7 +307,7 @@ TEST_F(ReportSynthetic, ListsFindings) {
 }
 
 TEST_F(ReportSynthetic, HasAnInvariantRowEach) {
-  EXPECT_EQ(count(page_, "<tr class=\"inv"), 12U);
+  EXPECT_EQ(count(page_, "<tr class=\"inv"), static_cast<std::size_t>(kInvariantCount));
   for (int index = 0; index < kInvariantCount; ++index) {
     EXPECT_NE(page_.find("<td class=\"id\">" + std::string(invariant_id(index)) + "</td>"),
               std::string::npos)
@@ -337,8 +360,10 @@ TEST(ReportDegenerate, RendersRunEventOnly) {
 TEST(ReportDegenerate, RendersWithoutHistoryOrCheck) {
   const std::string page = render_report_html(ReportInput{});
   EXPECT_TRUE(page.starts_with("<!DOCTYPE html>"));
-  EXPECT_EQ(count(page, "<tr class=\"inv unexpected\">"), 12U);  // nothing was checked
-  EXPECT_EQ(count(page, "<td class=\"verdict unchecked\">"), 12U);
+  EXPECT_EQ(count(page, "<tr class=\"inv unexpected\">"),
+            static_cast<std::size_t>(kInvariantCount));  // nothing was checked
+  EXPECT_EQ(count(page, "<td class=\"verdict unchecked\">"),
+            static_cast<std::size_t>(kInvariantCount));
 }
 
 TEST(ReportDegenerate, DrawsFaultNeverEndedToTheEndOfTheRun) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace redlock::chaos {
@@ -31,6 +32,35 @@ TEST(ScenarioCatalog, KleppmannScenariosExpectTheirViolationsOnlyUnfenced) {
   const Expectations& fenced = pause.scenario->expectations.at(Variant::fenced);
   EXPECT_EQ(unfenced.at(static_cast<std::size_t>(invariant_index("C8"))), Expectation::violated);
   for (Expectation expectation : fenced) EXPECT_EQ(expectation, Expectation::holds);
+}
+
+TEST(ScenarioCatalog, TheLockKindScenariosExpectViolationsOnlyWhereTheDefenceIsMissing) {
+  const std::pair<std::string, LockKind> cases[] = {
+      {"s25-semaphore-pause-before-write", LockKind::semaphore},
+      {"s26-semaphore-restart-without-persistence", LockKind::semaphore},
+      {"s27-semaphore-restart-with-recovery", LockKind::semaphore},
+      {"s28-semaphore-kill-two-nodes", LockKind::semaphore},
+      {"s29-multi-pause-before-write", LockKind::multi},
+      {"s30-multi-restart-without-persistence", LockKind::multi},
+      {"s31-multi-restart-with-recovery", LockKind::multi},
+      {"s32-multi-kill-two-nodes", LockKind::multi},
+  };
+  for (const auto& [name, kind] : cases) {
+    const ScenarioParseResult result =
+        load_scenario(std::string(CHAOS_SCENARIO_DIR) + "/" + name + ".toml");
+    ASSERT_TRUE(result.scenario) << result.error;
+    EXPECT_EQ(result.scenario->lock.kind, kind) << name;
+    const bool demonstrates = name.find("pause") != std::string::npos ||
+                              name.find("without-persistence") != std::string::npos;
+    for (const auto& [variant, expectations] : result.scenario->expectations) {
+      const bool expects_violation = std::find(expectations.begin(), expectations.end(),
+                                               Expectation::violated) != expectations.end();
+      // The pause is Kleppmann's case: only fencing stops it.
+      const bool should =
+          name.find("pause") != std::string::npos ? variant == Variant::unfenced : demonstrates;
+      EXPECT_EQ(expects_violation, should) << name << " " << to_string(variant);
+    }
+  }
 }
 
 TEST(ScenarioParse, DefaultsWhenOnlyANameIsGiven) {
@@ -169,10 +199,10 @@ TEST(ScenarioParse, ProgressBudgetNeedsALinkThatEndsByItself) {
 
 TEST(ScenarioParse, UnknownInvariantIsAnError) {
   const ScenarioParseResult result =
-      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C13\"]\n");
+      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C14\"]\n");
   ASSERT_FALSE(result.scenario);
   EXPECT_NE(result.error.find("s.toml:3:"), std::string::npos) << result.error;
-  EXPECT_NE(result.error.find("C13"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("C14"), std::string::npos) << result.error;
 }
 
 TEST(ScenarioParse, InvalidTomlHasAPosition) {
@@ -201,6 +231,84 @@ TEST(ScenarioParse, MissingNameIsAnError) {
   const ScenarioParseResult result = parse("duration_ms = 5\n");
   ASSERT_FALSE(result.scenario);
   EXPECT_NE(result.error.find("name"), std::string::npos) << result.error;
+}
+
+TEST(ScenarioLockKind, AMutexByDefaultWithOneStorage) {
+  const ScenarioParseResult result = parse("name = \"x\"\n");
+  ASSERT_TRUE(result.scenario) << result.error;
+  EXPECT_EQ(result.scenario->lock.kind, LockKind::mutex);
+  EXPECT_EQ(result.scenario->resources_of(1), (std::vector<std::string>{"chaos"}));
+  EXPECT_EQ(resource_keys(*result.scenario),
+            (std::vector<ResourceKeys>{{"chaos:counter", "chaos:log"}}));
+}
+
+TEST(ScenarioLockKind, ASemaphoreHasOneStoragePerPermit) {
+  const ScenarioParseResult result =
+      parse("name = \"x\"\n[lock]\npermits = 3\nkind = \"semaphore\"\n");
+  ASSERT_TRUE(result.scenario) << result.error;
+  EXPECT_EQ(result.scenario->lock.kind, LockKind::semaphore);
+  EXPECT_EQ(result.scenario->lock.permits, 3u);
+  const auto keys = resource_keys(*result.scenario);
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[2], (ResourceKeys{"chaos:counter:permit2", "chaos:log:permit2"}));
+}
+
+TEST(ScenarioLockKind, AMultiLockSetPerClientWithOneStoragePerResource) {
+  const ScenarioParseResult result = parse(R"(
+name = "x"
+[clients]
+count = 3
+[[clients.override]]
+index = 1
+resources = ["c"]
+[[clients.override]]
+index = 2
+resources = ["b", "c"]
+think_ms = 4
+[lock]
+kind = "multi"
+resources = ["a", "b"]
+)");
+  ASSERT_TRUE(result.scenario) << result.error;
+  const Scenario& scenario = *result.scenario;
+  EXPECT_EQ(scenario.resources_of(0), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(scenario.resources_of(1), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(scenario.resources_of(2), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(scenario.clients.spec(2).think.count(), 4);
+  EXPECT_EQ(scenario.all_resources(), (std::vector<std::string>{"a", "b", "c"}));
+  const auto keys = resource_keys(scenario);
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[1], (ResourceKeys{"chaos:counter:b", "chaos:log:b"}));
+}
+
+TEST(ScenarioLockKind, KeysOfAnotherKindOrMissingOnesArePinned) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"name = \"x\"\n[lock]\nkind = \"semaphore\"\n",
+       "s.toml:3:8: lock.kind: a semaphore needs lock.permits"},
+      {"name = \"x\"\n[lock]\npermits = 2\n", "s.toml:3:11: lock.permits: only a semaphore"},
+      {"name = \"x\"\n[lock]\npermits = 0\nkind = \"semaphore\"\n",
+       "s.toml:3:11: lock.permits: expected an integer from 1 to 1024"},
+      {"name = \"x\"\n[lock]\nkind = \"multi\"\n",
+       "s.toml:3:8: lock.kind: a lock over several resources needs lock.resources"},
+      {"name = \"x\"\n[lock]\nkind = \"lease\"\n",
+       "s.toml:3:8: lock.kind: \"lease\" is not one of"},
+      {"name = \"x\"\n[lock]\nresources = [\"a\"]\n",
+       "s.toml:3:13: lock.resources: only kind = \"multi\""},
+      {"name = \"x\"\n[[clients.override]]\nindex = 0\nresources = [\"a\"]\n[lock]\npermits = 2\n"
+       "kind = \"semaphore\"\n",
+       "s.toml:4:13: clients.override.resources: only kind = \"multi\""},
+      {"name = \"x\"\n[lock]\nkind = \"multi\"\nresources = [\"a\", \"b\", \"a\"]\n",
+       "s.toml:4:24: lock.resources: \"a\" is named twice"},
+      {"name = \"x\"\n[lock]\nkind = \"multi\"\nresources = []\n",
+       "s.toml:4:13: lock.resources: expected an array of 1 to 64"},
+      {"name = \"x\"\n[lock]\nkind = \"multi\"\nresources = [\"a\", \"\"]\n",
+       "s.toml:4:19: lock.resources: expected a non-empty string"},
+  };
+  for (const auto& [text, error] : cases) {
+    const ScenarioParseResult result = parse(text);
+    ASSERT_FALSE(result.scenario) << text;
+    EXPECT_EQ(result.error.rfind(error, 0), 0u) << text << " -> " << result.error;
+  }
 }
 
 TEST(ScenarioTargets, LinksExpandStars) {

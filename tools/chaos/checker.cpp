@@ -21,6 +21,7 @@ using checker_internal::check_liveness;
 using checker_internal::check_no_lost_update;
 using checker_internal::check_quorum;
 using checker_internal::check_safe_release;
+using checker_internal::check_semaphore_capacity;
 using checker_internal::check_token_monotonicity;
 using checker_internal::check_token_uniqueness;
 using checker_internal::check_validity;
@@ -34,10 +35,12 @@ struct InvariantText {
 constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
     {"C1", "Quorum: every acquire had floor(N/2)+1 nodes grant that attempt"},
     {"C2", "Validity: validity = TTL - elapsed - drift > 0, quorum formed before start + validity"},
-    {"C3", "Exclusion: the claimed windows of different holders do not overlap"},
+    {"C3",
+     "Exclusion: the claimed windows of different holders of one resource or permit do not "
+     "overlap"},
     {"C4", "In-window use: unfenced resource operations fall inside their holder's window"},
-    {"C5", "Token uniqueness: no two acquisitions share a fencing token"},
-    {"C6", "Token monotonicity: A ok before B invoked implies token B > token A"},
+    {"C5", "Token uniqueness: no two acquisitions share a fencing token on one resource or permit"},
+    {"C6", "Token monotonicity: A ok before B invoked implies token B > token A on what both hold"},
     {"C7",
      "Fenced resource: nothing accepted below the high-water mark; log tokens never decrease"},
     {"C8", "No lost update: the final resource state holds every accepted update"},
@@ -47,6 +50,7 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
      "Liveness: after faults heal, acquires succeed within their budget (the probe; clients a "
      "fault asks it of)"},
     {"C12", "Extension: on a majority, within validity, within the renewal cap"},
+    {"C13", "Semaphore capacity: never more holders at once than permits, each permit in range"},
 }};
 
 bool valid_index(int index) noexcept { return index >= 0 && index < kInvariantCount; }
@@ -83,10 +87,19 @@ std::string_view to_string(Verdict verdict) noexcept {
 CheckResult check_history(const History& history) {
   using Check = Verdict (*)(const Context&, std::vector<Finding>&);
   static constexpr std::array<Check, kInvariantCount> kChecks{
-      check_quorum,          check_validity,         check_exclusion,
-      check_in_window_use,   check_token_uniqueness, check_token_monotonicity,
-      check_fenced_resource, check_no_lost_update,   check_safe_release,
-      check_cleanup,         check_liveness,         check_extension,
+      check_quorum,
+      check_validity,
+      check_exclusion,
+      check_in_window_use,
+      check_token_uniqueness,
+      check_token_monotonicity,
+      check_fenced_resource,
+      check_no_lost_update,
+      check_safe_release,
+      check_cleanup,
+      check_liveness,
+      check_extension,
+      check_semaphore_capacity,
   };
   const Context context(history);
   CheckResult result;

@@ -1,9 +1,9 @@
-// The checker: invariants C1-C12 (docs/chaos.md, "The checker") over a merged
+// The checker: invariants C1-C13 (docs/chaos.md, "The checker") over a merged
 // history. Pure logic: no I/O, no clock; tested on synthetic histories.
 //
 // What each invariant reads (see history.hpp for the event keys). An
 // operation is its invoke and its first completion, matched by (proc, kind,
-// op); a holding is everything about one lock value (acquire, extends,
+// op, key); a holding is everything about one lock value (acquire, extends,
 // release).
 //   C1  acquire ok: at least floor(N/2)+1 nodes with status "granted"
 //       (N from the run event's count; without one, from the highest node
@@ -18,13 +18,18 @@
 //   C3  windows [acquire ok t, deadline] per holding (value), the deadline
 //       (deadline_t, else start_t + validity_ms) raised by each extend ok's
 //       deadline_t and cut by the release invoke: no two holdings' windows
-//       overlap (holdings of different resource keys never conflict).
+//       overlap where they claim the same key. A holding claims each name
+//       of its resources (a lock over several, or a plain lock among them),
+//       or its semaphore's permit (resources[0], permit), or else the run's
+//       one resource (the acquire's key, normally none).
 //   C4  resource ops without a token: invoke and completion inside the
 //       window of the holding named by their value (a failed op changed
 //       nothing and is skipped).
-//   C5  no two acquire ok events share a token.
+//   C5  no two acquire ok events share a token on a key they both claim
+//       (each resource of a lock over several has its own token: tokens;
+//       a permit's token is its own).
 //   C6  acquire ok A at t_A, acquire invoke B (of a later holding) after
-//       t_A  =>  token_B > token_A.
+//       t_A, on a key both claim  =>  token_B > token_A there.
 //   C7  accepted fenced resource ops: in completion order, a token below
 //       the highest token accepted before that op's invoke is a violation;
 //       the resource snapshot's log (entries "proc:op:token:value") is
@@ -51,6 +56,9 @@
 //   C12 extend ok: at least floor(N/2)+1 nodes "extended"; t not after
 //       the holding's deadline at invoke time; number of extend oks of the
 //       holding <= max_renewals when that is > 0.
+//   C13 acquire ok with a permit: the permit is below its permits count,
+//       and at no moment are more windows of one semaphore (resources[0])
+//       open than its count (the smallest count its holders recorded).
 //
 // Findings carry times as ms since the run event (when there is one).
 #pragma once
@@ -65,13 +73,13 @@
 
 namespace redlock::chaos {
 
-inline constexpr int kInvariantCount = 12;
+inline constexpr int kInvariantCount = 13;
 
-// "C1".."C12" for index 0..11.
+// "C1".."C13" for index 0..12.
 [[nodiscard]] std::string_view invariant_id(int index) noexcept;
 // One line: what the invariant says.
 [[nodiscard]] std::string_view invariant_title(int index) noexcept;
-// Index for "C1".."C12", -1 otherwise.
+// Index for "C1".."C13", -1 otherwise.
 [[nodiscard]] int invariant_index(std::string_view id) noexcept;
 
 enum class Verdict {
@@ -83,7 +91,7 @@ enum class Verdict {
 [[nodiscard]] std::string_view to_string(Verdict verdict) noexcept;
 
 struct Finding {
-  int invariant = 0;    // index 0..11
+  int invariant = 0;    // index 0..12
   std::int64_t t = 0;   // reference time where it shows (ns)
   std::string proc;     // the process it concerns ("" when none)
   std::string message;  // one line, human readable

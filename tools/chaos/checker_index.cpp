@@ -27,11 +27,14 @@ bool is_client_operation(EventKind kind) noexcept {
 // Operations in the order of their first event.
 std::vector<Operation> index_operations(const History& history) {
   std::vector<Operation> operations;
-  std::map<std::tuple<std::string_view, EventKind, std::int64_t>, std::size_t> position;
+  // The key tells apart the resource operations of one critical section
+  // that uses several storages (a lock over several resources).
+  std::map<std::tuple<std::string_view, EventKind, std::int64_t, std::string_view>, std::size_t>
+      position;
   for (const Event& event : history.events) {
     if (!is_client_operation(event.kind)) continue;
     auto [it, inserted] =
-        position.try_emplace({event.proc, event.kind, event.op}, operations.size());
+        position.try_emplace({event.proc, event.kind, event.op, event.key}, operations.size());
     if (inserted) operations.emplace_back();
     Operation& operation = operations[it->second];
     if (event.phase == Phase::invoke) {
@@ -101,6 +104,26 @@ std::optional<std::int64_t> origin_of(const Event* run) {
 
 bool is_resource_operation(EventKind kind) noexcept {
   return kind == EventKind::read || kind == EventKind::write || kind == EventKind::append;
+}
+
+std::vector<Claim> claims_of(const Event& acquired) {
+  if (acquired.permit) {
+    const std::string name = acquired.resources.empty() ? std::string() : acquired.resources[0];
+    return {Claim{"sem:" + name + ":" + std::to_string(*acquired.permit), acquired.token}};
+  }
+  if (acquired.resources.empty()) return {Claim{"lock:" + acquired.key, acquired.token}};
+  const bool own_tokens = acquired.tokens.size() == acquired.resources.size();
+  std::vector<Claim> claims;
+  for (std::size_t i = 0; i < acquired.resources.size(); ++i) {
+    claims.push_back(
+        Claim{"lock:" + acquired.resources[i],
+              own_tokens ? std::optional<std::int64_t>(acquired.tokens[i]) : acquired.token});
+  }
+  return claims;
+}
+
+std::string claim_text(std::string_view key) {
+  return key == "lock:" ? std::string() : " on " + std::string(key);
 }
 
 std::vector<const Holding*> acquired_by_time(const HoldingIndex& holdings) {

@@ -3,7 +3,8 @@
 // invariant reads, the findings collector, and one check function per
 // invariant. checker_index.cpp builds the indexes; checker_grants.cpp,
 // checker_windows.cpp, checker_tokens.cpp, checker_resource.cpp,
-// checker_nodes.cpp and checker_liveness.cpp hold the checks; checker.cpp
+// checker_nodes.cpp, checker_liveness.cpp and checker_semaphore.cpp hold
+// the checks; checker.cpp
 // runs them in invariant order. Not for use outside the checker.
 #pragma once
 
@@ -41,11 +42,13 @@ enum Invariant : int {
   kCleanup,
   kLiveness,
   kExtension,
+  kSemaphoreCapacity,
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
-// info), matched by (proc, kind, op). Either may be missing: a process
-// killed mid-operation leaves no completion.
+// info), matched by (proc, kind, op, key): the resource operations of one
+// critical section share its op and differ in their storage's key. Either
+// may be missing: a process killed mid-operation leaves no completion.
 struct Operation {
   const Event* invoke = nullptr;
   const Event* completion = nullptr;
@@ -128,6 +131,21 @@ struct Holding {
 
 using HoldingIndex = std::map<std::string, Holding, std::less<>>;
 
+// One thing a holding holds exclusively, and its token there: the run's
+// one resource ("lock:" + the acquire's key, normally "lock:"), each
+// resource of a lock over several ("lock:a"), or a semaphore's permit
+// ("sem:pool:2"). Two holdings conflict where they claim the same key.
+struct Claim {
+  std::string key;
+  std::optional<std::int64_t> token;
+};
+
+// What the acquire ok of a holding claims (history.hpp: resources, tokens,
+// permit); a lock of one resource claims one key.
+[[nodiscard]] std::vector<Claim> claims_of(const Event& acquired);
+// " on lock:a" for messages; empty for the run's one resource.
+[[nodiscard]] std::string claim_text(std::string_view key);
+
 // Acquired holdings in the order of their acquire ok.
 [[nodiscard]] std::vector<const Holding*> acquired_by_time(const HoldingIndex& holdings);
 
@@ -196,7 +214,7 @@ class InvariantCheck {
   bool applicable_ = false;
 };
 
-// One check per invariant, C1-C12, each in the file named after its concern.
+// One check per invariant, C1-C13, each in the file named after its concern.
 // checker_grants.cpp: what an acquire or an extend claimed (C1, C2, C12).
 Verdict check_quorum(const Context& context, std::vector<Finding>& findings);
 Verdict check_validity(const Context& context, std::vector<Finding>& findings);
@@ -215,5 +233,7 @@ Verdict check_safe_release(const Context& context, std::vector<Finding>& finding
 Verdict check_cleanup(const Context& context, std::vector<Finding>& findings);
 // checker_liveness.cpp: the probe after the faults heal (C11).
 Verdict check_liveness(const Context& context, std::vector<Finding>& findings);
+// checker_semaphore.cpp: how many hold one semaphore at once (C13).
+Verdict check_semaphore_capacity(const Context& context, std::vector<Finding>& findings);
 
 }  // namespace redlock::chaos::checker_internal

@@ -108,9 +108,12 @@ void check_counter(const Context& context, const Event& snapshot, InvariantCheck
 
 void check_appends(const Context& context, const Event& snapshot, InvariantCheck& check) {
   const std::set<std::string_view> log(snapshot.entries.begin(), snapshot.entries.end());
+  // The log's own key when the snapshot names it (`key` is the counter's);
+  // else the one key of both, or every append when it names none.
+  const std::string& log_key = snapshot.log_key.empty() ? snapshot.key : snapshot.log_key;
   for (const Operation& operation : context.operations) {
     if (operation.first().kind != EventKind::append || !operation.ok()) continue;
-    if (!snapshot.key.empty() && operation.key() != snapshot.key) continue;
+    if (!log_key.empty() && operation.key() != log_key) continue;
     const std::string& entry =
         operation.completion->entry.empty() ? operation.first().entry : operation.completion->entry;
     if (log.count(entry) != 0) continue;
@@ -141,7 +144,8 @@ Verdict check_fenced_resource(const Context& context, std::vector<Finding>& find
   return check.verdict();
 }
 
-// C8: the final resource state holds every accepted update.
+// C8: the final resource state holds every accepted update (one snapshot
+// per storage: a semaphore's permit, a resource of a multi-lock).
 Verdict check_no_lost_update(const Context& context, std::vector<Finding>& findings) {
   InvariantCheck check(kNoLostUpdate, findings);
   for (const Event& event : context.history.events) {

@@ -1,5 +1,5 @@
 // The invariants on the holders' validity windows: C3 (the windows of
-// different holders of one resource never overlap) and C4 (unfenced
+// different holders of one resource or permit never overlap) and C4 (unfenced
 // resource operations fall inside their holder's window).
 #include "checker_internal.hpp"
 
@@ -34,27 +34,30 @@ void check_in_window(const Context& context, const Operation& operation, Invaria
 
 }  // namespace
 
-// C3: the claimed windows of different holdings of one resource do not
-// overlap. A sweep in start order compares each window with the one that
-// reaches furthest among those before it, which finds every overlapping
-// window.
+// C3: the claimed windows of different holdings that claim one key (the
+// run's resource, a resource of a lock over several, a semaphore's permit)
+// do not overlap. A sweep in start order compares each window with the one
+// that reaches furthest among those before it on that key, which finds
+// every overlapping window.
 Verdict check_exclusion(const Context& context, std::vector<Finding>& findings) {
   InvariantCheck check(kExclusion, findings);
-  std::map<std::string_view, const Holding*> furthest_by_resource;
+  std::map<std::string, const Holding*, std::less<>> furthest_by_key;
   for (const Holding* holding : acquired_by_time(context.holdings)) {
     check.applies();
     const auto window = holding->window();
     if (window.second <= window.first) continue;  // an empty window overlaps nothing
-    const Holding*& furthest = furthest_by_resource[holding->ok().key];
-    if (furthest != nullptr && window.first < furthest->window().second) {
-      const auto earlier = furthest->window();
-      check.violation(holding->ok(),
-                      "window " + window_text(context, window) + " of " + holding->describe() +
-                          " overlaps window " + window_text(context, earlier) + " of " +
-                          furthest->describe() + " by " +
-                          Context::ms(std::min(window.second, earlier.second) - window.first));
+    for (const Claim& claim : claims_of(holding->ok())) {
+      const Holding*& furthest = furthest_by_key[claim.key];
+      if (furthest != nullptr && window.first < furthest->window().second) {
+        const auto earlier = furthest->window();
+        check.violation(holding->ok(),
+                        "window " + window_text(context, window) + " of " + holding->describe() +
+                            " overlaps window " + window_text(context, earlier) + " of " +
+                            furthest->describe() + claim_text(claim.key) + " by " +
+                            Context::ms(std::min(window.second, earlier.second) - window.first));
+      }
+      if (furthest == nullptr || window.second > furthest->window().second) furthest = holding;
     }
-    if (furthest == nullptr || window.second > furthest->window().second) furthest = holding;
   }
   return check.verdict();
 }

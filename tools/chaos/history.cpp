@@ -44,7 +44,7 @@ struct Field {
 
 // The optional keys of history.hpp's table, by type; each is written only
 // when it differs from its default.
-constexpr std::array<Field<std::int64_t>, 10> kIntFields{{
+constexpr std::array<Field<std::int64_t>, 11> kIntFields{{
     {"op", &Event::op},
     {"ttl_ms", &Event::ttl_ms},
     {"validity_ms", &Event::validity_ms},
@@ -55,15 +55,17 @@ constexpr std::array<Field<std::int64_t>, 10> kIntFields{{
     {"pttl_ms", &Event::pttl_ms},
     {"count", &Event::count},
     {"budget_ms", &Event::budget_ms},
+    {"permits", &Event::permits},
 }};
 
-constexpr std::array<Field<std::optional<std::int64_t>>, 3> kOptionalIntFields{{
+constexpr std::array<Field<std::optional<std::int64_t>>, 4> kOptionalIntFields{{
     {"token", &Event::token},
+    {"permit", &Event::permit},
     {"read", &Event::read},
     {"wrote", &Event::wrote},
 }};
 
-constexpr std::array<Field<std::string>, 7> kStringFields{{
+constexpr std::array<Field<std::string>, 8> kStringFields{{
     {"value", &Event::value},
     {"error", &Event::error},
     {"key", &Event::key},
@@ -71,6 +73,7 @@ constexpr std::array<Field<std::string>, 7> kStringFields{{
     {"fault", &Event::fault},
     {"target", &Event::target},
     {"detail", &Event::detail},
+    {"log_key", &Event::log_key},
 }};
 
 // The ranges history.hpp gives times, durations and node indices, within
@@ -79,6 +82,7 @@ constexpr std::array<Field<std::string>, 7> kStringFields{{
 constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 61;      // 73 years
 constexpr std::int64_t kMaxDurationMs = std::int64_t{1} << 40;  // 34 years
 constexpr std::int64_t kMaxNodeIndex = (std::int64_t{1} << 16) - 1;
+constexpr std::int64_t kMaxPermit = (std::int64_t{1} << 16) - 1;
 
 struct Range {
   std::string_view name;
@@ -87,7 +91,7 @@ struct Range {
   std::int64_t maximum;
 };
 
-constexpr std::array<Range, 8> kRanges{{
+constexpr std::array<Range, 9> kRanges{{
     {"t", &Event::t, 0, kMaxTimeNs},
     {"start_t", &Event::start_t, 0, kMaxTimeNs},
     {"deadline_t", &Event::deadline_t, 0, kMaxTimeNs},
@@ -96,6 +100,7 @@ constexpr std::array<Range, 8> kRanges{{
     {"drift_ms", &Event::drift_ms, -kMaxDurationMs, kMaxDurationMs},
     {"pttl_ms", &Event::pttl_ms, -kMaxDurationMs, kMaxDurationMs},
     {"budget_ms", &Event::budget_ms, -kMaxDurationMs, kMaxDurationMs},
+    {"permits", &Event::permits, 0, kMaxPermit},
 }};
 
 std::string range_text(std::int64_t minimum, std::int64_t maximum) {
@@ -135,6 +140,14 @@ JsonObject event_to_object(const Event& event) {
     JsonArray entries(event.entries.begin(), event.entries.end());
     object.emplace("entries", std::move(entries));
   }
+  if (!event.resources.empty()) {
+    JsonArray resources(event.resources.begin(), event.resources.end());
+    object.emplace("resources", std::move(resources));
+  }
+  if (!event.tokens.empty()) {
+    JsonArray tokens(event.tokens.begin(), event.tokens.end());
+    object.emplace("tokens", std::move(tokens));
+  }
   return object;
 }
 
@@ -157,7 +170,8 @@ class EventReader {
       if (!read_string(field.name, event.*field.member)) return std::nullopt;
     }
     if (!read_bool("fenced", event.fenced) || !read_nodes(event.nodes) ||
-        !read_entries(event.entries) || !in_range(event)) {
+        !read_strings("entries", event.entries) || !read_strings("resources", event.resources) ||
+        !read_tokens(event.tokens) || !in_range(event)) {
       return std::nullopt;
     }
     return event;
@@ -175,6 +189,9 @@ class EventReader {
       if (value < range.minimum || value > range.maximum) {
         return wrong_type(range.name, range_text(range.minimum, range.maximum));
       }
+    }
+    if (event.permit && (*event.permit < 0 || *event.permit > kMaxPermit)) {
+      return wrong_type("permit", range_text(0, kMaxPermit));
     }
     return true;
   }
@@ -256,13 +273,24 @@ class EventReader {
     return true;
   }
 
-  bool read_entries(std::vector<std::string>& out) {
-    if (!line_.contains("entries")) return true;
-    const JsonValue& entries = line_["entries"];
-    if (!entries.is_array()) return wrong_type("entries", "an array");
-    for (const JsonValue& entry : entries.as_array()) {
-      if (!entry.is_string()) return wrong_type("entries", "an array of strings");
-      out.push_back(entry.as_string());
+  bool read_strings(std::string_view key, std::vector<std::string>& out) {
+    if (!line_.contains(key)) return true;
+    const JsonValue& list = line_[key];
+    if (!list.is_array()) return wrong_type(key, "an array");
+    for (const JsonValue& item : list.as_array()) {
+      if (!item.is_string()) return wrong_type(key, "an array of strings");
+      out.push_back(item.as_string());
+    }
+    return true;
+  }
+
+  bool read_tokens(std::vector<std::int64_t>& out) {
+    if (!line_.contains("tokens")) return true;
+    const JsonValue& list = line_["tokens"];
+    if (!list.is_array()) return wrong_type("tokens", "an array");
+    for (const JsonValue& item : list.as_array()) {
+      if (!item.is_integer()) return wrong_type("tokens", "an array of integers");
+      out.push_back(item.as_int());
     }
     return true;
   }

@@ -44,10 +44,21 @@
 //                         complete an acquire within this (C11)
 //   fenced       bool     run: whether clients take fenced locks
 //   entries      array    snapshot (resource): the log, as strings, in order
+//   log_key      string   snapshot (resource): the key of the log in entries
+//                         (`key` names the counter)
+//   resources    array    acquire: the resource names the lock holds, in the
+//                         order asked (a lock over several resources; a plain
+//                         lock of a scenario that mixes them; a semaphore's
+//                         name); absent: the run's one resource
+//   tokens       array    acquire ok, fenced lock over several resources: each
+//                         resource's token, in the order of resources
+//   permit       int      acquire ok of a semaphore permit: the permit held
+//   permits      int      acquire of a semaphore permit: the semaphore's count
 //
 // The reader refuses a line whose times (t, start_t, deadline_t) are outside
-// [0, 2^61] ns, whose durations (the *_ms keys) are beyond ±2^40 ms, or
-// whose node indices are outside [0, 65535]: within those, the checker's
+// [0, 2^61] ns, whose durations (the *_ms keys) are beyond ±2^40 ms, whose
+// node indices are outside [0, 65535], or whose permit and permit count are
+// outside [0, 65535]: within those, the checker's
 // arithmetic on them (a time plus a duration in ns, the difference of two
 // times, a node count from the highest index) cannot overflow.
 #pragma once
@@ -121,6 +132,11 @@ struct Event {
   std::int64_t budget_ms = 0;
   bool fenced = false;
   std::vector<std::string> entries;
+  std::string log_key;
+  std::vector<std::string> resources;
+  std::vector<std::int64_t> tokens;
+  std::optional<std::int64_t> permit;
+  std::int64_t permits = 0;
 };
 
 // The library's per-node outcomes as history replies.

@@ -242,21 +242,24 @@ std::optional<std::vector<NodeKey>> NodeSupervisor::lock_keys(int index) {
   test::RedisProbe probe = node(index).probe();
   if (!probe.ping()) return std::nullopt;
   std::vector<NodeKey> keys;
-  for (const std::string& key : probe.keys(key_prefix_ + "lock:*")) {
-    NodeKey entry;
-    entry.key = key;
-    entry.value = probe.get(key).value_or("");
-    entry.pttl_ms = probe.pttl(key);
-    keys.push_back(std::move(entry));
+  for (const char* pattern : {"lock:*", "sem:*"}) {
+    for (const std::string& key : probe.keys(key_prefix_ + pattern)) {
+      NodeKey entry;
+      entry.key = key;
+      entry.value = probe.get(key).value_or("");
+      entry.pttl_ms = probe.pttl(key);
+      keys.push_back(std::move(entry));
+    }
   }
   return keys;
 }
 
-bool NodeSupervisor::resource_state(long long& counter, std::vector<std::string>& log) {
+bool NodeSupervisor::resource_state(const std::string& counter_key, const std::string& log_key,
+                                    long long& counter, std::vector<std::string>& log) {
   test::RedisProbe probe = resource_.probe();
-  const auto value = probe.get("chaos:counter");
+  const auto value = probe.get(counter_key);
   counter = value ? std::atoll(value->c_str()) : 0;
-  const test::Reply reply = probe.command({"LRANGE", "chaos:log", "0", "-1"});
+  const test::Reply reply = probe.command({"LRANGE", log_key, "0", "-1"});
   if (reply.kind != test::Reply::Kind::array) return false;
   log.clear();
   for (const test::Reply& element : reply.elements) log.push_back(element.text);

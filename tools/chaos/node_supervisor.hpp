@@ -81,11 +81,12 @@ class NodeSupervisor {
   // Every node up, resumed, clock rate 1. Returns what it changed.
   std::string heal();
 
-  // Lock keys on a node (GET + PTTL of {prefix}lock:*); nullopt when the
-  // node cannot be asked.
+  // Lock keys on a node (GET + PTTL of {prefix}lock:* and of the permit
+  // keys {prefix}sem:*); nullopt when the node cannot be asked.
   std::optional<std::vector<NodeKey>> lock_keys(int node);
-  // The resource store's counter and log.
-  bool resource_state(long long& counter, std::vector<std::string>& log);
+  // One storage of the resource store: its counter and log.
+  bool resource_state(const std::string& counter_key, const std::string& log_key,
+                      long long& counter, std::vector<std::string>& log);
 
  private:
   struct NodeState {

@@ -1,7 +1,7 @@
 // The HTML report of one chaos run: a self-contained page (inline CSS and
 // SVG, no scripts fetched, no network) with
 //   - a header: scenario, variant (fenced / unfenced), seed, duration;
-//   - the invariant table: C1-C12 with verdict, expectation and outcome;
+//   - the invariant table: C1-C13 with verdict, expectation and outcome;
 //   - an SVG timeline over the run's reference time:
 //       one lane per client: validity windows (acquire ok .. deadline or
 //       release) as bars, acquisitions and renewals as ticks, resource

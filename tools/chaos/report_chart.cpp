@@ -65,10 +65,19 @@ void Chart::window(const Window& window) {
   }
   out_ += " x=\"" + px(x1) + "\" y=\"" + px(lane->top + 16) + "\" width=\"" + px(width) +
           "\" height=\"16\"/>";
-  if (window.acquired->token) {
-    label(x1 + 3, lane->top + 28, width - 4, "#" + std::to_string(*window.acquired->token),
-          "bar-label");
+  // What the holding holds when it is not the run's one mutex (a permit,
+  // a set of resources), then its token.
+  const Event& acquired = *window.acquired;
+  std::string text;
+  if (acquired.permit) {
+    text = "p" + std::to_string(*acquired.permit);
+  } else {
+    for (const std::string& resource : acquired.resources) {
+      text += (text.empty() ? "" : ",") + resource;
+    }
   }
+  if (acquired.token) text += (text.empty() ? "#" : " #") + std::to_string(*acquired.token);
+  if (!text.empty()) label(x1 + 3, lane->top + 28, width - 4, text, "bar-label");
 }
 
 void Chart::fault(const FaultSpan& span, const FaultPlacement& placement) {
@@ -170,7 +179,7 @@ double Chart::legend() {
     std::string_view text;
   };
   static constexpr std::array<Item, 11> kItems{{
-      {"window", "validity window (#token)"},
+      {"window", "validity window (permit or resources, #token)"},
       {"acquire", "acquire ok"},
       {"extend", "extend ok"},
       {"ok", "write (circle) / append (square) accepted"},

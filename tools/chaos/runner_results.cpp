@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "lock_target.hpp"
 #include "protocol/validity.hpp"
 #include "report.hpp"
 #include "runner_internal.hpp"
@@ -14,7 +15,8 @@ namespace redlock::chaos {
 namespace runner_internal {
 
 // C11: once everything is healed and the clients are gone, one
-// uncontended acquire must succeed within the TTL plus a retry budget.
+// uncontended acquire must succeed within the TTL plus a retry budget: of
+// the mutex, a permit of the semaphore, or every resource of the run at once.
 void Run::probe() {
   phase("liveness probe");
   BlockingClient client(direct_config());
@@ -27,11 +29,13 @@ void Run::probe() {
   invoke.op = 1;
   invoke.ttl_ms = scenario_.lock.ttl.count();
   invoke.budget_ms = budget.count();
+  const LockTarget target = lock_target(scenario_, -1);
+  record_target(target, invoke);
   history_->write(invoke);
   AcquireOptions acquire;
   acquire.wait = budget;
   acquire.fenced = variant_ == Variant::fenced;
-  const AcquireResult result = client.acquire(redlock::Resource("chaos"), acquire);
+  const AcquireResult result = chaos::acquire(client, target, acquire);
   Event done = invoke;
   done.t = reference_now_ns();
   done.budget_ms = 0;
@@ -50,6 +54,7 @@ void Run::probe() {
     const LockConfig& lock = client.config().lock;
     done.drift_ms =
         detail::drift_allowance(result.lock->ttl, lock.drift_factor, lock.drift_ms).count();
+    record_lock(target, *result.lock, done);
   } else {
     done.error = result.error.message();
   }
@@ -98,21 +103,26 @@ void Run::snapshot() {
       history_->write(entry);
     }
   }
-  long long counter = 0;
-  std::vector<std::string> log;
-  Event resource;
-  resource.proc = "harness";
-  resource.kind = EventKind::snapshot;
-  resource.phase = Phase::info;
-  resource.target = "resource";
-  if (nodes_->resource_state(counter, log)) {
-    resource.count = counter;
-    resource.entries = std::move(log);
-  } else {
-    resource.detail = "resource not readable";
+  // The protected resource: one snapshot per storage (counter and log).
+  for (const ResourceKeys& keys : resource_keys(scenario_)) {
+    long long counter = 0;
+    std::vector<std::string> log;
+    Event resource;
+    resource.proc = "harness";
+    resource.kind = EventKind::snapshot;
+    resource.phase = Phase::info;
+    resource.target = "resource";
+    resource.key = keys.counter;
+    resource.log_key = keys.log;
+    if (nodes_->resource_state(keys.counter, keys.log, counter, log)) {
+      resource.count = counter;
+      resource.entries = std::move(log);
+    } else {
+      resource.detail = "resource not readable";
+    }
+    resource.t = reference_now_ns();
+    history_->write(resource);
   }
-  resource.t = reference_now_ns();
-  history_->write(resource);
 }
 
 }  // namespace runner_internal

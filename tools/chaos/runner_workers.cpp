@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "lock_target.hpp"
 #include "runner_internal.hpp"
 
 namespace redlock::chaos::runner_internal {
@@ -56,6 +57,15 @@ void Run::start_workers() {
                                   std::to_string(scenario_.lock.max_renewals),
                                   "--clock-rate",
                                   std::to_string(spec.clock_rate)};
+    const LockTarget target = lock_target(scenario_, c);
+    args.insert(args.end(), {"--kind", std::string(to_string(target.kind))});
+    if (target.kind == LockKind::semaphore) {
+      args.insert(args.end(), {"--permits", std::to_string(target.permits)});
+    }
+    if (target.kind == LockKind::multi) {
+      for (const std::string& name : target.resources)
+        args.insert(args.end(), {"--resource", name});
+    }
     if (fenced) args.emplace_back("--fenced");
     if (scenario_.lock.renew) args.emplace_back("--renew");
     auto worker = std::make_unique<WorkerProcess>();

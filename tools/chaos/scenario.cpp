@@ -26,6 +26,9 @@ constexpr IntegerRule kNodeCount{1, 15, "an integer from 1 to 15"};
 constexpr IntegerRule kClientCount{1, 64, "an integer from 1 to 64"};
 constexpr IntegerRule kRenewals{0, 1'000'000, "a non-negative integer"};
 constexpr IntegerRule kIndex{0, 63, "an index from 0 to 63"};
+constexpr IntegerRule kPermits{1, Semaphore::kMaxPermits, "an integer from 1 to 1024"};
+// The most resources one lock may hold (the library's bound).
+constexpr std::size_t kMaxResources = 64;
 constexpr NumberRule kRate{0.01, 100.0, "a rate in [0.01, 100)"};
 constexpr NumberRule kDrift{0.0, 0.5, "a number in [0, 0.5)"};
 
@@ -61,6 +64,12 @@ constexpr std::array<std::pair<std::string_view, NodePersistence>, 3> kPersisten
     {"none", NodePersistence::none},
     {"everysec", NodePersistence::everysec},
     {"always", NodePersistence::always},
+}};
+
+constexpr std::array<std::pair<std::string_view, LockKind>, 3> kKindNames{{
+    {"mutex", LockKind::mutex},
+    {"semaphore", LockKind::semaphore},
+    {"multi", LockKind::multi},
 }};
 
 constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames{{
@@ -181,7 +190,7 @@ class ScenarioReader {
     for (Variant variant : scenario.variants) {
       scenario.expectations.try_emplace(variant);  // all "holds"
     }
-    return check_targets(scenario);
+    return check_kind(scenario) && check_targets(scenario);
   }
 
   bool read_variants(const toml::node& value, Scenario& scenario) {
@@ -223,7 +232,18 @@ class ScenarioReader {
       const std::string_view name = key->str();
       const std::string path = "lock." + std::string(name);
       bool ok = true;
-      if (name == "ttl_ms") {
+      if (name == "kind") {
+        ok = read_enum(*item, path, kKindNames, lock.kind);
+        kind_at_ = item->source();
+      } else if (name == "permits") {
+        std::int64_t permits = 0;
+        ok = reader_.read_integer(*item, path, kPermits, permits);
+        lock.permits = static_cast<std::uint32_t>(permits);
+        permits_at_ = item->source();
+      } else if (name == "resources") {
+        ok = read_resources(*item, path, lock.resources);
+        resources_at_ = item->source();
+      } else if (name == "ttl_ms") {
         ok = reader_.read_milliseconds(*item, path, kPositiveDuration, lock.ttl);
       } else if (name == "retry_delay_ms") {
         ok = reader_.read_milliseconds(*item, path, kDuration, lock.retry_delay);
@@ -245,8 +265,9 @@ class ScenarioReader {
         ok = reader_.read_int(*item, path, kRenewals, lock.max_renewals);
       } else {
         ok = unknown(*key, *item, "lock",
-                     "ttl_ms, retry_delay_ms, wait_ms, node_timeout_ms, drift_factor, "
-                     "amnesia_defence, release_at_majority, max_ttl_ms, renew, max_renewals");
+                     "kind, permits, resources, ttl_ms, retry_delay_ms, wait_ms, "
+                     "node_timeout_ms, drift_factor, amnesia_defence, release_at_majority, "
+                     "max_ttl_ms, renew, max_renewals");
       }
       if (!ok) return false;
     }
@@ -318,9 +339,15 @@ class ScenarioReader {
         const std::string_view name = key->str();
         if (name == "index") continue;
         const std::string path = "clients.override." + std::string(name);
+        if (name == "resources") {
+          if (!read_resources(*item, path, spec.resources)) return false;
+          if (!override_resources_at_) override_resources_at_ = item->source();
+          continue;
+        }
         if (!is_client_key(name)) {
           return unknown(*key, *item, "clients.override",
-                         "index, critical_section_ms, think_ms, clock_rate, start_delay_ms");
+                         "index, critical_section_ms, think_ms, clock_rate, start_delay_ms, "
+                         "resources");
         }
         if (!read_client_key(name, *item, path, spec)) return false;
       }
@@ -425,15 +452,60 @@ class ScenarioReader {
                            Expectations& expectations) {
     const toml::array* list = value.as_array();
     if (list == nullptr)
-      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C12\"");
+      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C13\"");
     for (const toml::node& item : *list) {
       std::string id;
       if (!reader_.read_string(item, path, false, id)) return false;
       const int index = invariant_index(id);
       if (index < 0) {
-        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C12)");
+        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C13)");
       }
       expectations.at(static_cast<std::size_t>(index)) = kind;
+    }
+    return true;
+  }
+
+  // A resource set: 1..64 distinct non-empty names.
+  bool read_resources(const toml::node& value, const std::string& path,
+                      std::vector<std::string>& out) {
+    const toml::array* list = value.as_array();
+    if (list == nullptr || list->empty() || list->size() > kMaxResources) {
+      return reader_.fail(value.source(), path, "expected an array of 1 to 64 resource names");
+    }
+    std::vector<std::string> names;
+    for (const toml::node& item : *list) {
+      std::string name;
+      if (!reader_.read_string(item, path, false, name)) return false;
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        return reader_.fail(item.source(), path, "\"" + name + "\" is named twice");
+      }
+      names.push_back(std::move(name));
+    }
+    out = std::move(names);
+    return true;
+  }
+
+  // The keys of one kind need it, whatever order the tables come in.
+  bool check_kind(const Scenario& scenario) {
+    const LockSpec& lock = scenario.lock;
+    if (lock.kind == LockKind::semaphore && lock.permits == 0) {
+      return reader_.fail(kind_at_, "lock.kind", "a semaphore needs lock.permits");
+    }
+    if (lock.kind != LockKind::semaphore && permits_at_) {
+      return reader_.fail(*permits_at_, "lock.permits",
+                          "only a semaphore has permits (lock.kind = \"semaphore\")");
+    }
+    if (lock.kind == LockKind::multi && lock.resources.empty()) {
+      return reader_.fail(kind_at_, "lock.kind",
+                          "a lock over several resources needs lock.resources");
+    }
+    if (lock.kind != LockKind::multi && resources_at_) {
+      return reader_.fail(*resources_at_, "lock.resources",
+                          "only kind = \"multi\" names resources");
+    }
+    if (lock.kind != LockKind::multi && override_resources_at_) {
+      return reader_.fail(*override_resources_at_, "clients.override.resources",
+                          "only kind = \"multi\" names resources");
     }
     return true;
   }
@@ -489,6 +561,11 @@ class ScenarioReader {
   }
 
   ConfigReader reader_;
+  // Where the keys that depend on the kind were written, for check_kind.
+  toml::source_region kind_at_{};
+  std::optional<toml::source_region> permits_at_;
+  std::optional<toml::source_region> resources_at_;
+  std::optional<toml::source_region> override_resources_at_;
 };
 
 std::optional<int> parse_indexed(std::string_view text, char prefix, int count) {
@@ -508,6 +585,56 @@ std::vector<int> all_indices(int count) {
 }
 
 }  // namespace
+
+std::string_view to_string(LockKind kind) noexcept { return name_of(kind, kKindNames); }
+
+std::vector<std::string> Scenario::resources_of(int index) const {
+  if (lock.kind != LockKind::multi) return {std::string(kLockName)};
+  const ClientSpec& spec = clients.spec(index);
+  return spec.resources.empty() ? lock.resources : spec.resources;
+}
+
+std::vector<std::string> Scenario::all_resources() const {
+  std::vector<std::string> all;
+  for (int c = 0; c < clients.count; ++c) {
+    for (std::string& resource : resources_of(c)) {
+      if (std::find(all.begin(), all.end(), resource) == all.end())
+        all.push_back(std::move(resource));
+    }
+  }
+  return all;
+}
+
+ResourceKeys mutex_resource_keys() { return {"chaos:counter", "chaos:log"}; }
+
+ResourceKeys permit_resource_keys(std::uint32_t permit) {
+  const std::string suffix = ":permit" + std::to_string(permit);
+  return {"chaos:counter" + suffix, "chaos:log" + suffix};
+}
+
+ResourceKeys named_resource_keys(std::string_view resource) {
+  return {"chaos:counter:" + std::string(resource), "chaos:log:" + std::string(resource)};
+}
+
+std::vector<ResourceKeys> resource_keys(const Scenario& scenario) {
+  std::vector<ResourceKeys> keys;
+  switch (scenario.lock.kind) {
+    case LockKind::mutex:
+      keys.push_back(mutex_resource_keys());
+      break;
+    case LockKind::semaphore:
+      for (std::uint32_t j = 0; j < scenario.lock.permits; ++j) {
+        keys.push_back(permit_resource_keys(j));
+      }
+      break;
+    case LockKind::multi:
+      for (const std::string& name : scenario.all_resources()) {
+        keys.push_back(named_resource_keys(name));
+      }
+      break;
+  }
+  return keys;
+}
 
 std::string_view to_string(NodePersistence persistence) noexcept {
   return name_of(persistence, kPersistenceNames);

@@ -31,7 +31,22 @@ struct NodesSpec {
   NodePersistence persistence = NodePersistence::none;
 };
 
+// What the clients lock (docs/chaos.md, "Lock kinds"): one mutex, one
+// permit of a semaphore, or a lock over several resources at once.
+enum class LockKind { mutex, semaphore, multi };
+
+[[nodiscard]] std::string_view to_string(LockKind kind) noexcept;
+
+// The name of the run's mutex and of its semaphore.
+inline constexpr std::string_view kLockName = "chaos";
+
 struct LockSpec {
+  LockKind kind = LockKind::mutex;
+  // semaphore: its count, 1..1024 (required).
+  std::uint32_t permits = 0;
+  // multi: the resources every client locks at once, unless its override
+  // names its own set (required; a set of one name is a plain lock).
+  std::vector<std::string> resources;
   Milliseconds ttl{1000};
   Milliseconds retry_delay{20};
   // How long one acquire may wait (retries included) before the worker
@@ -58,6 +73,8 @@ struct ClientSpec {
   double clock_rate = 1.0;
   // The client starts this long after the common barrier.
   Milliseconds start_delay{0};
+  // multi: this client's resource set (empty: the lock's).
+  std::vector<std::string> resources;
 };
 
 struct ClientsSpec {
@@ -151,7 +168,28 @@ struct Scenario {
   // in a variant's table must hold.
   std::vector<Variant> variants;
   std::map<Variant, Expectations> expectations;
+
+  // The names client `index` locks: the mutex's or the semaphore's name,
+  // or its resource set (multi).
+  [[nodiscard]] std::vector<std::string> resources_of(int index) const;
+  // Every resource any client locks, each once, in the order first named.
+  [[nodiscard]] std::vector<std::string> all_resources() const;
 };
+
+// The protected resource's storage for one thing a lock protects: a
+// counter and a log. The mutex has one (chaos:counter, chaos:log); a
+// semaphore one per permit (chaos:counter:permit<j>); a lock over several
+// resources one per resource (chaos:counter:<name>).
+struct ResourceKeys {
+  std::string counter;
+  std::string log;
+  friend bool operator==(const ResourceKeys&, const ResourceKeys&) = default;
+};
+[[nodiscard]] ResourceKeys mutex_resource_keys();
+[[nodiscard]] ResourceKeys permit_resource_keys(std::uint32_t permit);
+[[nodiscard]] ResourceKeys named_resource_keys(std::string_view resource);
+// Every storage the scenario's clients may use, for the final snapshot.
+[[nodiscard]] std::vector<ResourceKeys> resource_keys(const Scenario& scenario);
 
 struct ScenarioParseResult {
   std::optional<Scenario> scenario;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "history.hpp"
+#include "lock_target.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/redlock.hpp"
 #include "scenario.hpp"
@@ -40,6 +41,7 @@ struct WorkerOptions {
   double clock_rate = 1.0;
   bool renew = false;
   int max_renewals = 0;
+  LockTarget target;
 };
 
 bool parse_long(std::string_view text, long long& out) {
@@ -66,7 +68,21 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
     const std::string_view value = argv[++i];
     long long number = 0;
     const bool numeric = parse_long(value, number);
-    if (flag == "--config") {
+    if (flag == "--kind") {
+      if (value == "semaphore") {
+        options.target.kind = LockKind::semaphore;
+      } else if (value == "multi") {
+        options.target.kind = LockKind::multi;
+        options.target.resources.clear();  // the --resource flags name the set
+      } else if (value != "mutex") {
+        std::fprintf(stderr, "worker: bad --kind %s\n", argv[i]);
+        return std::nullopt;
+      }
+    } else if (flag == "--permits" && numeric && number > 0) {
+      options.target.permits = static_cast<std::uint32_t>(number);
+    } else if (flag == "--resource" && !value.empty()) {
+      options.target.resources.emplace_back(value);
+    } else if (flag == "--config") {
       options.config_path = value;
     } else if (flag == "--history") {
       options.history_path = value;
@@ -100,6 +116,11 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
   if (options.config_path.empty() || options.history_path.empty() || options.resource_port <= 0 ||
       options.clock_rate <= 0) {
     std::fprintf(stderr, "worker: --config, --history, --resource-port are required\n");
+    return std::nullopt;
+  }
+  if (options.target.resources.empty() ||
+      (options.target.kind == LockKind::semaphore && options.target.permits == 0)) {
+    std::fprintf(stderr, "worker: --kind multi needs --resource, semaphore --permits\n");
     return std::nullopt;
   }
   return options;
@@ -173,38 +194,39 @@ class ProtectedResource final {
     bool indeterminate = false;
   };
 
-  Result read(std::optional<std::uint64_t> token) {
-    if (fenced_ && token) {
-      FencedResult result = gate_.get(kCounterKey, *token);
+  // The counter of `storage`, fenced by its token.
+  Result read(const Storage& storage) {
+    const std::string& key = storage.keys.counter;
+    if (fenced_ && storage.token) {
+      FencedResult result = gate_.get(key, *storage.token);
       if (!result.ok()) return refused(result);
       return {true, result.value ? std::atoll(result.value->c_str()) : 0, {}};
     }
-    return plain_command({"GET", kCounterKey}, true);
+    return plain_command({"GET", key}, true);
   }
 
-  Result write(std::optional<std::uint64_t> token, long long value) {
+  Result write(const Storage& storage, long long value) {
+    const std::string& key = storage.keys.counter;
     const std::string text = std::to_string(value);
-    if (fenced_ && token) {
-      FencedResult result = gate_.set(kCounterKey, *token, text);
+    if (fenced_ && storage.token) {
+      FencedResult result = gate_.set(key, *storage.token, text);
       if (!result.ok()) return refused(result);
       return {true, value, {}};
     }
-    Result result = plain_command({"SET", kCounterKey, text}, false);
+    Result result = plain_command({"SET", key, text}, false);
     result.integer = value;
     return result;
   }
 
-  Result append(std::optional<std::uint64_t> token, const std::string& entry) {
-    if (fenced_ && token) {
-      FencedResult result = gate_.append(kLogKey, *token, entry);
+  Result append(const Storage& storage, const std::string& entry) {
+    const std::string& key = storage.keys.log;
+    if (fenced_ && storage.token) {
+      FencedResult result = gate_.append(key, *storage.token, entry);
       if (!result.ok()) return refused(result);
       return {true, result.integer, {}};
     }
-    return plain_command({"RPUSH", kLogKey, entry}, false);
+    return plain_command({"RPUSH", key, entry}, false);
   }
-
-  static constexpr const char* kCounterKey = "chaos:counter";
-  static constexpr const char* kLogKey = "chaos:log";
 
  private:
   // fenced_out changed nothing; any other failure of the gate may have
@@ -400,6 +422,7 @@ class Worker {
     ++op_;
     Event invoke = event(EventKind::acquire, Phase::invoke);
     invoke.ttl_ms = options_.ttl.count();
+    record_target(options_.target, invoke);
     history_.write(invoke);
     AcquireOptions acquire_options;
     acquire_options.ttl = options_.ttl;
@@ -407,8 +430,8 @@ class Worker {
     acquire_options.wait = options_.wait.count() > 0 ? options_.wait : options_.ttl;
     acquire_options.fenced = options_.fenced;
     acquire_pending_ = true;
-    client_.acquire(redlock::Resource("chaos"), acquire_options,
-                    [this](AcquireResult result) { on_acquired(std::move(result)); });
+    (void)chaos::acquire(client_, options_.target, acquire_options,
+                         [this](AcquireResult result) { on_acquired(std::move(result)); });
     if (armed_pause_ == "in-flight") {
       // Let this loop turn write the requests, then stop before the poll
       // of the next turn can read the replies (idle keeps that poll from
@@ -464,7 +487,9 @@ class Worker {
     ok.deadline_t = clock_.to_reference_ns(lock_->valid_until);
     ok.max_renewals = options_.max_renewals;
     ok.nodes = node_replies(result.nodes);
+    record_lock(options_.target, *lock_, ok);
     history_.write(ok);
+    storage_ = storage_of(options_.target, *lock_);
     stage_ = Stage::holding;
     say("holding " + lock_->value.str());
     if (armed_pause_ == "after-acquire") pause_here("after-acquire");
@@ -476,35 +501,42 @@ class Worker {
     return detail::drift_allowance(lock_->ttl, lock.drift_factor, lock.drift_ms).count();
   }
 
-  std::optional<std::int64_t> token() const {
-    if (!lock_ || !lock_->fence) return std::nullopt;
-    return static_cast<std::int64_t>(*lock_->fence);
+  static std::optional<std::int64_t> token_of(const Storage& storage) {
+    if (!storage.token) return std::nullopt;
+    return static_cast<std::int64_t>(*storage.token);
   }
 
-  std::optional<std::uint64_t> fence() const { return lock_ ? lock_->fence : std::nullopt; }
-
-  Event resource_event(EventKind kind, Phase phase, const char* key) const {
+  Event resource_event(EventKind kind, Phase phase, const Storage& storage,
+                       const std::string& key) const {
     Event e = event(kind, phase);
     e.value = lock_ ? lock_->value.str() : std::string();
-    e.token = token();
+    e.token = token_of(storage);
     e.key = key;
     return e;
   }
 
+  static Phase outcome_of(const ProtectedResource::Result& result) {
+    return result.ok ? Phase::ok : (result.indeterminate ? Phase::info : Phase::fail);
+  }
+
+  // Reads the counter of every storage the holding uses (one, but one per
+  // resource of a set), each fenced by its own token.
   void critical_section() {
-    history_.write(resource_event(EventKind::read, Phase::invoke, ProtectedResource::kCounterKey));
-    const ProtectedResource::Result read = resource_.read(fence());
-    Event done = resource_event(
-        EventKind::read, read.ok ? Phase::ok : (read.indeterminate ? Phase::info : Phase::fail),
-        ProtectedResource::kCounterKey);
-    if (read.ok) {
-      done.read = read.integer;
-    } else {
-      done.error = read.error;
+    read_values_.clear();
+    for (const Storage& storage : storage_) {
+      const std::string& key = storage.keys.counter;
+      history_.write(resource_event(EventKind::read, Phase::invoke, storage, key));
+      const ProtectedResource::Result read = resource_.read(storage);
+      Event done = resource_event(EventKind::read, outcome_of(read), storage, key);
+      if (read.ok) {
+        done.read = read.integer;
+      } else {
+        done.error = read.error;
+      }
+      history_.write(done);
+      if (!read.ok) return release();
+      read_values_.push_back(read.integer);
     }
-    history_.write(done);
-    if (!read.ok) return release();
-    read_value_ = read.integer;
     if (options_.renew) schedule_renewal();
     after(options_.critical_section, [](Worker& self) { self.write(); });
   }
@@ -558,31 +590,39 @@ class Worker {
     if (!validity_left_for_use()) return release();
     // ...but a pause right here (Kleppmann's GC pause) goes unnoticed.
     if (armed_pause_ == "before-write") pause_here("before-write");
-    const long long value = read_value_ + 1;
-    history_.write(resource_event(EventKind::write, Phase::invoke, ProtectedResource::kCounterKey));
-    const ProtectedResource::Result wrote = resource_.write(fence(), value);
-    Event done = resource_event(
-        EventKind::write, wrote.ok ? Phase::ok : (wrote.indeterminate ? Phase::info : Phase::fail),
-        ProtectedResource::kCounterKey);
+    for (std::size_t i = 0; i < storage_.size(); ++i) {
+      // A write refused (fenced out) or lost ends the section: the holding
+      // is stale, or the store is in doubt.
+      if (!write_one(storage_[i], read_values_[i] + 1)) break;
+    }
+    release();
+  }
+
+  // Writes one storage's counter and, with validity left, appends to its
+  // log; false when the write did not succeed.
+  bool write_one(const Storage& storage, long long value) {
+    const std::string& counter = storage.keys.counter;
+    history_.write(resource_event(EventKind::write, Phase::invoke, storage, counter));
+    const ProtectedResource::Result wrote = resource_.write(storage, value);
+    Event done = resource_event(EventKind::write, outcome_of(wrote), storage, counter);
     if (wrote.ok || wrote.indeterminate) done.wrote = value;
     if (!wrote.ok) done.error = wrote.error;
     history_.write(done);
-    if (wrote.ok && validity_left_for_use()) {
-      const std::string entry = proc_ + ":" + std::to_string(op_) + ":" +
-                                std::to_string(token().value_or(0)) + ":" + std::to_string(value);
-      Event invoke = resource_event(EventKind::append, Phase::invoke, ProtectedResource::kLogKey);
-      invoke.entry = entry;
-      history_.write(invoke);
-      const ProtectedResource::Result appended = resource_.append(fence(), entry);
-      Event finished = resource_event(
-          EventKind::append,
-          appended.ok ? Phase::ok : (appended.indeterminate ? Phase::info : Phase::fail),
-          ProtectedResource::kLogKey);
-      finished.entry = entry;
-      finished.error = appended.error;
-      history_.write(finished);
-    }
-    release();
+    if (!wrote.ok) return false;
+    if (!validity_left_for_use()) return true;
+    const std::string& log = storage.keys.log;
+    const std::string entry = proc_ + ":" + std::to_string(op_) + ":" +
+                              std::to_string(token_of(storage).value_or(0)) + ":" +
+                              std::to_string(value);
+    Event invoke = resource_event(EventKind::append, Phase::invoke, storage, log);
+    invoke.entry = entry;
+    history_.write(invoke);
+    const ProtectedResource::Result appended = resource_.append(storage, entry);
+    Event finished = resource_event(EventKind::append, outcome_of(appended), storage, log);
+    finished.entry = entry;
+    finished.error = appended.error;
+    history_.write(finished);
+    return true;
   }
 
   void release() {
@@ -635,7 +675,9 @@ class Worker {
   std::int64_t op_ = 0;
   std::int64_t extend_op_ = 0;
   std::optional<Lock> lock_;
-  long long read_value_ = 0;
+  // The storage the holding uses and the counters read from it.
+  std::vector<Storage> storage_;
+  std::vector<long long> read_values_;
   int renewals_ = 0;
   TimePoint stop_at_{};
 };

@@ -1,0 +1,93 @@
+#include "lock_target.hpp"
+
+#include <utility>
+
+namespace redlock::chaos {
+namespace {
+
+std::vector<Resource> resources_of(const LockTarget& target) {
+  std::vector<Resource> resources;
+  for (const std::string& name : target.resources) resources.emplace_back(name);
+  return resources;
+}
+
+Semaphore semaphore_of(const LockTarget& target) {
+  return Semaphore(target.resources.front(), target.permits);
+}
+
+}  // namespace
+
+LockTarget lock_target(const Scenario& scenario, int index) {
+  LockTarget target;
+  target.kind = scenario.lock.kind;
+  target.permits = scenario.lock.permits;
+  if (scenario.lock.kind == LockKind::multi) {
+    target.resources = index < 0 ? scenario.all_resources() : scenario.resources_of(index);
+  }
+  return target;
+}
+
+OperationHandle acquire(AsyncClient& client, const LockTarget& target,
+                        const AcquireOptions& options, AsyncClient::AcquireCallback callback) {
+  switch (target.kind) {
+    case LockKind::semaphore:
+      return client.acquire(semaphore_of(target), options, std::move(callback));
+    case LockKind::multi:
+      // A set of one name is a plain lock, taken as one.
+      if (target.resources.size() > 1) {
+        return client.acquire(resources_of(target), options, std::move(callback));
+      }
+      break;
+    case LockKind::mutex:
+      break;
+  }
+  return client.acquire(Resource(target.resources.front()), options, std::move(callback));
+}
+
+AcquireResult acquire(BlockingClient& client, const LockTarget& target,
+                      const AcquireOptions& options) {
+  switch (target.kind) {
+    case LockKind::semaphore:
+      return client.acquire(semaphore_of(target), options);
+    case LockKind::multi:
+      if (target.resources.size() > 1) return client.acquire(resources_of(target), options);
+      break;
+    case LockKind::mutex:
+      break;
+  }
+  return client.acquire(Resource(target.resources.front()), options);
+}
+
+void record_target(const LockTarget& target, Event& invoke) {
+  if (target.kind == LockKind::mutex) return;
+  invoke.resources = target.resources;
+  if (target.kind == LockKind::semaphore) invoke.permits = target.permits;
+}
+
+void record_lock(const LockTarget& target, const Lock& lock, Event& ok) {
+  record_target(target, ok);
+  if (lock.permit) ok.permit = static_cast<std::int64_t>(*lock.permit);
+  if (lock.permits != 0) ok.permits = lock.permits;
+  for (std::uint64_t token : lock.fences) ok.tokens.push_back(static_cast<std::int64_t>(token));
+}
+
+std::vector<Storage> storage_of(const LockTarget& target, const Lock& lock) {
+  switch (target.kind) {
+    case LockKind::semaphore:
+      return {Storage{permit_resource_keys(lock.permit.value_or(0)), lock.fence}};
+    case LockKind::multi: {
+      std::vector<Storage> storage;
+      for (std::size_t i = 0; i < target.resources.size(); ++i) {
+        const std::optional<std::uint64_t> token =
+            i < lock.fences.size() ? std::optional<std::uint64_t>(lock.fences[i]) : lock.fence;
+        storage.push_back(Storage{named_resource_keys(target.resources[i]), token});
+      }
+      return storage;
+    }
+    case LockKind::mutex:
+      break;
+  }
+  return {Storage{mutex_resource_keys(), lock.fence}};
+}
+
+}  // namespace redlock::chaos
