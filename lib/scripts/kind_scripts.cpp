@@ -13,26 +13,24 @@ if n < 1 or #ARGV ~= 4 + n then
 end
 local refused = refusal(ARGV[3])
 if refused then return refused end
-for i = 1, n do
-  local key = KEYS[3 + i]
-  local held = redis.pcall('EXISTS', key)
-  if failed(held) then return held end
-  if held == 1 then
-    local left = redis.pcall('PTTL', key)
-    if failed(left) then return left end
-    return {0, left}
-  end
-end
+-- SET NX each key in turn; the first one held elsewhere undoes the ones
+-- set before it (a free set, the common case, costs no extra command).
 local function undo(upto)
   for j = 1, upto do redis.pcall('DEL', KEYS[3 + j]) end
 end
 local highest, highest_text = -1, '0'
 for i = 1, n do
-  local granted = redis.pcall('SET', KEYS[3 + i], ARGV[1], 'NX', 'PX', ARGV[2])
-  if failed(granted) or not granted then
+  local key = KEYS[3 + i]
+  local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
+  if failed(granted) then
     undo(i - 1)
-    if failed(granted) then return granted end
-    return {0, -1}
+    return granted
+  end
+  if not granted then
+    undo(i - 1)
+    local left = redis.pcall('PTTL', key)
+    if failed(left) then return left end
+    return {0, left}
   end
   if ARGV[4] == '1' then
     local counter = redis.pcall('HGET', KEYS[3], ARGV[4 + i])
