@@ -1,4 +1,4 @@
-// What the three examples share: their flags, reading the quorum, and the
+// What the examples share: their flags, reading the quorum, and the
 // exit codes. Each example includes this and keeps only its own use case.
 //
 // Every example takes the quorum the same way the `redlock` tool does:

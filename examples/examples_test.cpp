@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -149,6 +150,30 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return count;
 }
 
+// The number after "label: " at the start of a line of `text`, if any.
+std::optional<long long> figure(const std::string& text, const std::string& label) {
+  const std::string start = label + ": ";
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(start, 0) != 0) continue;
+    long long value = 0;
+    std::istringstream rest(line.substr(start.size()));
+    if (rest >> value) return value;
+  }
+  return std::nullopt;
+}
+
+// Waits (at most `limit`) until `done` holds; returns whether it did.
+template <typename Condition>
+bool within(milliseconds limit, Condition done) {
+  const auto give_up = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() >= give_up) return false;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return true;
+}
+
 TEST(RunOnceJob, ExactlyOneOfThreeConcurrentInstancesRunsTheJob) {
   RedisCluster cluster{3};
   const fs::path config = cluster.write_config();
@@ -252,6 +277,59 @@ TEST(KeyPool, NWorkersGetDistinctKeysAndOneMoreFindsNoneFree) {
   }
 }
 
+TEST(ApiKeys, ThirtyTasksShareTenKeysNeverMoreThanTenAtOnceNorOneKeyTwice) {
+  RedisCluster cluster{3};
+  Example run(API_KEYS_BINARY, {"--config", cluster.write_config().string()});
+  ASSERT_EQ(run.wait(milliseconds(60000)), 0) << run.out() << run.err();
+  const std::string out = run.out();
+  EXPECT_EQ(figure(out, "tasks done"), 30) << out;
+  const auto most = figure(out, "most at once");
+  ASSERT_TRUE(most.has_value()) << out;
+  EXPECT_GE(*most, 1);
+  EXPECT_LE(*most, 10);
+  EXPECT_EQ(figure(out, "overlaps"), 0) << out;
+  EXPECT_LE(figure(out, "keys used").value_or(99), 10) << out;
+  EXPECT_NE(out.find("most at once: " + std::to_string(*most) + " of 10 keys"), std::string::npos)
+      << out;
+
+  // Every task named the key it used, and each key is one of the ten.
+  EXPECT_EQ(count_of(out, " uses key-"), 30u) << out;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(" uses key-");
+    if (at == std::string::npos) continue;
+    const int key = std::stoi(line.substr(at + 10));
+    EXPECT_TRUE(key >= 0 && key < 10) << line;
+  }
+  // Every task released its permit: no permit key is left on any node.
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_TRUE(
+        within(milliseconds(5000),
+               [&] { return cluster.node(i).probe().keys("redlock:sem:llm-keys:*").empty(); }))
+        << "node " << i;
+  }
+}
+
+TEST(ApiKeys, AnotherKeyCountIsRefusedWhileAKeyIsHeld) {
+  RedisCluster cluster{3};
+  const std::string config = cluster.write_config().string();
+  // One task that holds its key for a minute (it is killed at the end).
+  Example holder(API_KEYS_BINARY,
+                 {"--config", config, "--tasks", "1", "--threads", "1", "--work-ms", "60000"});
+  ASSERT_TRUE(within(milliseconds(10000), [&] {
+    return holder.out().find("uses key-") != std::string::npos || !holder.running();
+  }));
+  ASSERT_NE(holder.out().find("task 0 uses key-"), std::string::npos)
+      << holder.out() << holder.err();
+
+  Example other(API_KEYS_BINARY, {"--config", config, "--keys", "5", "--tasks", "2"});
+  EXPECT_EQ(other.wait(), 64) << other.out() << other.err();
+  EXPECT_NE(other.err().find("records 10 permits for llm-keys, not 5"), std::string::npos)
+      << other.err();
+  EXPECT_EQ(figure(other.out(), "tasks done"), 0) << other.out();
+  EXPECT_TRUE(holder.running()) << "the holder is still working";
+}
+
 TEST(Examples, UsageAndConfigurationErrorsHaveTheirExitCodes) {
   // No --store: a usage error, before any quorum is read.
   Example no_store(FENCED_DOCUMENT_BINARY, {"--node", "127.0.0.1:1"});
@@ -262,6 +340,8 @@ TEST(Examples, UsageAndConfigurationErrorsHaveTheirExitCodes) {
   EXPECT_FALSE(no_quorum.err().empty());
   Example unknown(RUN_ONCE_JOB_BINARY, {"--bogus", "1"});
   EXPECT_EQ(unknown.wait(), 64);
+  Example no_keys(API_KEYS_BINARY, {"--node", "127.0.0.1:1", "--keys", "0"});
+  EXPECT_EQ(no_keys.wait(), 64);
 }
 
 }  // namespace
