@@ -56,6 +56,7 @@ TEST_F(SemaphoreTest, GrantsAtMostKPermitsEachToOneHolder) {
     AcquireResult result = client.acquire(keys);
     ASSERT_TRUE(result.ok()) << i << ": " << result.error.message();
     ASSERT_TRUE(result.lock->permit.has_value());
+    EXPECT_EQ(result.attempts, 1) << "a free permit on nodes that agree: one round";
     EXPECT_EQ(result.lock->permits, 3u);
     EXPECT_EQ(result.lock->resource.str(), "api-keys");
     EXPECT_TRUE(permits.insert(*result.lock->permit).second) << "permit given twice";
