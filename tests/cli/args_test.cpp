@@ -262,7 +262,7 @@ TEST(CliArgs, HelpAndVersion) {
   EXPECT_EQ(std::get<HelpRequest>(help).subcommand, Subcommand::extend);
   // --help wins over mistakes elsewhere on the line.
   for (std::string_view subcommand :
-       {"run", "acquire", "extend", "release", "status", "check-config"}) {
+       {"run", "acquire", "extend", "release", "status", "inspect", "check-config"}) {
     const auto result = parse({subcommand, "--bogus", "--help"});
     ASSERT_TRUE(std::holds_alternative<HelpRequest>(result)) << subcommand;
     const auto asked = std::get<HelpRequest>(result).subcommand;
@@ -270,6 +270,35 @@ TEST(CliArgs, HelpAndVersion) {
     EXPECT_EQ(name_of(*asked), subcommand);
     EXPECT_NE(help_text(asked).find("usage: redlock " + std::string(subcommand)),
               std::string_view::npos);
+  }
+}
+
+TEST(CliArgs, InspectTakesOneResourceOrOneSemaphore) {
+  const Invocation resource = invocation_of(parse({"inspect", "--node", "a:1", "--resource", "r"}));
+  EXPECT_EQ(resource.subcommand, Subcommand::inspect);
+  EXPECT_EQ(resource.resource, "r");
+  EXPECT_FALSE(resource.semaphore.has_value());
+  const Invocation counted = invocation_of(parse({"inspect", "--semaphore", "s", "--permits=7"}));
+  EXPECT_EQ(counted.semaphore, "s");
+  EXPECT_EQ(counted.permits, 7U);
+  EXPECT_FALSE(invocation_of(parse({"inspect", "--semaphore", "s"})).permits.has_value());
+
+  EXPECT_NE(error_of(parse({"inspect"})).find("--resource R or --semaphore S is required"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse({"inspect", "--resource", "r", "--semaphore", "s"}))
+                .find("--semaphore and --resource exclude each other"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse({"inspect", "--resource", "r", "--permits", "3"}))
+                .find("--permits K is the count of a semaphore"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(parse({"inspect", "--semaphore", "s", "--permits", "1025"})).find("from 1 to 1024"),
+      std::string::npos);
+  for (std::string_view flag : {"--permit", "--value", "--ttl", "--wait", "--json"}) {
+    EXPECT_NE(error_of(parse({"inspect", "--semaphore", "s", flag, "1"}))
+                  .find(std::string(flag) + " is not an option of `redlock inspect`"),
+              std::string::npos)
+        << flag;
   }
 }
 

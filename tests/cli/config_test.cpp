@@ -141,6 +141,8 @@ TEST(CliUsage, UsageErrorsExit64WithOneLine) {
       {"extend", "--resource", "r"},
       {"release", "--value", "v"},
       {"status", "--value", "v"},
+      {"inspect"},
+      {"inspect", "--resource", "r", "--semaphore", "s"},
       {"check-config"},
       {"acquire", "--resource", "r", "--node", "a:1", "--config", "f"},
   };
@@ -155,7 +157,7 @@ TEST(CliUsage, UsageErrorsExit64WithOneLine) {
 
 TEST(CliUsage, HelpOnEverySubcommand) {
   for (const std::string subcommand :
-       {"run", "acquire", "extend", "release", "status", "check-config"}) {
+       {"run", "acquire", "extend", "release", "status", "inspect", "check-config"}) {
     const CliResult result = run_cli({subcommand, "--help"});
     EXPECT_EQ(result.exit_code, 0) << describe(result);
     EXPECT_TRUE(result.out.starts_with("usage: redlock " + subcommand)) << result.out;
@@ -163,6 +165,7 @@ TEST(CliUsage, HelpOnEverySubcommand) {
   const CliResult overview = run_cli({"--help"});
   EXPECT_EQ(overview.exit_code, 0);
   EXPECT_NE(overview.out.find("check-config"), std::string::npos);
+  EXPECT_NE(overview.out.find("inspect"), std::string::npos);
 }
 
 TEST(CliUsage, Version) {

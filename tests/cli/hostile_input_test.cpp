@@ -64,6 +64,18 @@ TEST(HostileNode, AnErrorReplyCannotForgeLinesOrSendEscapes) {
   EXPECT_EQ(status.exit_code, 75) << describe(status);
   expect_clean_lines(status.err);
   EXPECT_NE(status.err.find(std::string("PING: ") + kForgery), std::string::npos) << status.err;
+
+  const CliResult inspected = run_cli({"inspect", "--node", node.address(), "--resource", "r"});
+  EXPECT_EQ(inspected.exit_code, 75) << describe(inspected);
+  expect_clean_lines(inspected.err);
+  EXPECT_NE(inspected.err.find("inspect: node " + node.address() + ": no answer: "),
+            std::string::npos)
+      << inspected.err;
+  EXPECT_NE(inspected.err.find(kForgery), std::string::npos) << inspected.err;
+  // In the JSON, the already escaped text, as JSON: no raw control byte.
+  EXPECT_EQ(inspected.out.find('\x1b'), std::string::npos) << inspected.out;
+  const JsonValue json = parse_output(inspected);
+  EXPECT_TRUE(json["nodes"].items.at(0)["detail"].text.ends_with(kForgery)) << inspected.out;
 }
 
 // A node answering a byte every quarter second kept `status` reading for

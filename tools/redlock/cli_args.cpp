@@ -55,8 +55,8 @@ struct SubcommandSpec {
 };
 
 // Which flags each subcommand accepts (--help is accepted by all).
-const std::array<SubcommandSpec, 6>& subcommand_specs() {
-  static const std::array<SubcommandSpec, 6> specs{{
+const std::array<SubcommandSpec, 7>& subcommand_specs() {
+  static const std::array<SubcommandSpec, 7> specs{{
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
@@ -74,6 +74,9 @@ const std::array<SubcommandSpec, 6>& subcommand_specs() {
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
         Flag::value}},
       {"status", Subcommand::status, {Flag::config, Flag::node, Flag::resource, Flag::json}},
+      {"inspect",
+       Subcommand::inspect,
+       {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits}},
       {"check-config", Subcommand::check_config, {}},
   }};
   return specs;
@@ -113,6 +116,9 @@ std::string not_an_option(const FlagSpec& flag, const SubcommandSpec& spec) {
   if (flag.flag == Flag::permit &&
       (spec.subcommand == Subcommand::run || spec.subcommand == Subcommand::acquire)) {
     message += ": the nodes choose which permit is free (--permits K gives the count)";
+  }
+  if (flag.flag == Flag::permit && spec.subcommand == Subcommand::inspect) {
+    message += ": inspect shows every permit of the semaphore";
   }
   return message;
 }
@@ -228,6 +234,9 @@ class InvocationBuilder {
         break;
       case Subcommand::status:
         break;
+      case Subcommand::inspect:
+        check_inspected();
+        break;
       case Subcommand::check_config:
         require(!invocation_.config_file.empty(), "expected the file to check: check-config FILE");
         break;
@@ -301,6 +310,17 @@ class InvocationBuilder {
            std::to_string(*invocation_.permits) + "-permit semaphore (its permits are 0 to " +
            std::to_string(*invocation_.permits - 1) + ")");
     }
+  }
+
+  // inspect looks at one lock: a resource, or a semaphore's permits.
+  void check_inspected() {
+    const bool semaphore = invocation_.semaphore.has_value();
+    require(!(semaphore && invocation_.resource),
+            "--semaphore and --resource exclude each other: inspect one resource or one "
+            "semaphore");
+    require(semaphore || !invocation_.permits,
+            "--permits K is the count of a semaphore: it needs --semaphore S");
+    require(semaphore || invocation_.resource, "--resource R or --semaphore S is required");
   }
 
   std::uint32_t count(const FlagSpec& flag, std::string_view value, std::uint32_t minimum,
@@ -419,7 +439,7 @@ ParseResult parse_arguments(std::span<const std::string_view> arguments) {
   if (arguments.empty()) {
     return UsageError{std::nullopt,
                       "expected a subcommand: run, acquire, extend, release, "
-                      "status or check-config"};
+                      "status, inspect or check-config"};
   }
   const std::string_view first = arguments.front();
   if (is_help(first)) return HelpRequest{};

@@ -23,7 +23,7 @@
 
 namespace redlock::cli {
 
-enum class Subcommand { run, acquire, extend, release, status, check_config };
+enum class Subcommand { run, acquire, extend, release, status, inspect, check_config };
 
 // The subcommand as typed on the command line ("check-config", ...).
 [[nodiscard]] std::string_view name_of(Subcommand subcommand) noexcept;
@@ -36,18 +36,20 @@ struct Invocation {
   std::optional<std::string> config_path;
   // --node ADDRESS, repeatable; excludes --config.
   std::vector<std::string> node_addresses;
-  // --resource R: the first one given. run, acquire, extend and release
-  // need it or --semaphore; status takes one.
+  // --resource R: the first one given. run, acquire, extend, release and
+  // inspect need it or --semaphore; status takes one.
   std::optional<std::string> resource;
   // Every --resource, in the order given (resources[0] == *resource). run,
   // acquire, extend and release take several (distinct, at most
   // kMaxResources): one lock over all of them at once.
   std::vector<std::string> resources;
   // --semaphore S: one permit of semaphore S instead of a lock on
-  // resources (run, acquire, extend, release; excludes --resource).
+  // resources (run, acquire, extend, release; inspect: every permit of S;
+  // excludes --resource).
   std::optional<std::string> semaphore;
   // --permits K (1..Semaphore::kMaxPermits): the semaphore's count. Needed
-  // by run, acquire and extend of a semaphore; optional for release.
+  // by run, acquire and extend of a semaphore; optional for release and
+  // inspect.
   std::optional<std::uint32_t> permits;
   // --permit I (extend, release of a semaphore): the permit held, as
   // `acquire` printed it.

@@ -11,6 +11,7 @@ namespace redlock::cli {
 [[nodiscard]] int extend_command(const Invocation& invocation);
 [[nodiscard]] int release_command(const Invocation& invocation);
 [[nodiscard]] int status_command(const Invocation& invocation);
+[[nodiscard]] int inspect_command(const Invocation& invocation);
 [[nodiscard]] int check_config_command(const Invocation& invocation);
 
 }  // namespace redlock::cli

@@ -1,6 +1,6 @@
-// A small streaming JSON writer: what `acquire`, `extend`, `release` and
-// `status --json` print. Output is compact (one line), always valid JSON and
-// always valid UTF-8, whatever bytes the strings hold:
+// A small streaming JSON writer: what `acquire`, `extend`, `release`,
+// `inspect` and `status --json` print. Output is compact (one line), always
+// valid JSON and always valid UTF-8, whatever bytes the strings hold:
 //   * quotes, backslashes and control characters are escaped (\" \\ \n \t,
 //     \u001b, ...);
 //   * valid UTF-8 (any non-ASCII text) is copied as is;

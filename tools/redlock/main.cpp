@@ -30,6 +30,8 @@ int dispatch(const Invocation& invocation) {
       return release_command(invocation);
     case Subcommand::status:
       return status_command(invocation);
+    case Subcommand::inspect:
+      return inspect_command(invocation);
     case Subcommand::check_config:
       return check_config_command(invocation);
   }

@@ -16,6 +16,7 @@ constexpr std::string_view kOverview =
     "  extend        renew a lock taken with `acquire` (needs its --value)\n"
     "  release       release a lock taken with `acquire` (needs its --value)\n"
     "  status        node reachability, latency, role, persistence; a lock's holders\n"
+    "  inspect       who holds a lock or a semaphore's permits, as JSON (read only)\n"
     "  check-config  validate a quorum file\n"
     "\n"
     "The nodes come from --config FILE, else $REDLOCK_CONFIG, else ./redlock.toml,\n"
@@ -166,6 +167,33 @@ constexpr std::string_view kStatus =
     "exit: 0 when a majority of nodes is reachable; 75 when not; 78 configuration;\n"
     "64 usage.\n";
 
+constexpr std::string_view kInspect =
+    "usage: redlock inspect [--config F | --node H:P ...] --resource R\n"
+    "       redlock inspect [--config F | --node H:P ...] --semaphore S [--permits K]\n"
+    "\n"
+    "Reads, without writing anything, who holds the lock on R (or the permits of\n"
+    "semaphore S) on every node, in one round, and prints one JSON object: for R\n"
+    "resource, holder (the value a majority holds, or null), validity_ms (what is\n"
+    "left of it for sure, or null), fence (the counter a majority stores); for S\n"
+    "semaphore, permits (the count a majority records, else K, else null) and\n"
+    "holders (permit, value, validity_ms, fence of each permit a majority holds);\n"
+    "then error (null, or no_quorum) and nodes (what each node holds).\n"
+    "\n"
+    "The values printed are the holders' live lock values: whoever reads them can\n"
+    "extend or release those locks. Keep the output where the nodes' data may be\n"
+    "read.\n"
+    "\n"
+    "options:\n"
+    "  --resource R   the lock to inspect\n"
+    "  --semaphore S  instead of --resource: every permit of semaphore S\n"
+    "  --permits K    read permits 0 to K-1 at least, 1 to 1024 (default: the\n"
+    "                 count the nodes record)\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 when a majority of nodes answered (held or not); 75 when fewer did;\n"
+    "78 configuration; 64 usage.\n";
+
 constexpr std::string_view kCheckConfig =
     "usage: redlock check-config FILE\n"
     "\n"
@@ -188,6 +216,8 @@ std::string_view help_text(std::optional<Subcommand> subcommand) noexcept {
       return kRelease;
     case Subcommand::status:
       return kStatus;
+    case Subcommand::inspect:
+      return kInspect;
     case Subcommand::check_config:
       return kCheckConfig;
   }
