@@ -350,7 +350,7 @@ std::string permit_fence_field(std::string_view semaphore, std::uint32_t permit)
 }
 
 std::string permit_channel(std::string_view prefix, std::string_view semaphore) {
-  return std::string(prefix) + "released-permit:" + std::string(semaphore);
+  return std::string(prefix) + "released:sem:" + std::string(semaphore);
 }
 
 std::string release_channel(std::string_view prefix, std::string_view resource) {

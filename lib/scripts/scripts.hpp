@@ -143,7 +143,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // last colon name the permit, so no two (S, j) share a key — and the count
 // its clients agreed on is recorded at `{prefix}permits:{S}`. Permit j's
 // fencing counter is the fence hash's field `sem:{S}:{j}`; its releases are
-// published on `{prefix}released-permit:{S}`.
+// published on `{prefix}released:sem:{S}` — under the release channels'
+// pattern, so an ACL that lets clients hear releases lets them hear these
+// (a plain lock named `sem:{S}` shares the channel: a waiter of it may wake
+// once for nothing, and retries).
 [[nodiscard]] std::string permit_key_prefix(std::string_view prefix, std::string_view semaphore);
 [[nodiscard]] std::string permit_key(std::string_view prefix, std::string_view semaphore,
                                      std::uint32_t permit);

@@ -208,7 +208,7 @@ TEST_F(SemaphoreTest, AReleaseWakesAWaiter) {
   EXPECT_TRUE(eventually([&] {
     for (std::size_t i = 0; i < cluster.size(); ++i) {
       const Reply reply =
-          cluster.node(i).probe().command({"PUBSUB", "NUMSUB", "redlock:released-permit:one"});
+          cluster.node(i).probe().command({"PUBSUB", "NUMSUB", "redlock:released:sem:one"});
       if (reply.kind != Reply::Kind::array || reply.elements.size() != 2 ||
           reply.elements[1].integer != 1) {
         return false;

@@ -57,7 +57,7 @@ TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   const ScriptCall release = release_call(permit(), "p:", true);
   EXPECT_EQ(release.script->id, ScriptId::release);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2"}));
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released-permit:pool"}));
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool"}));
 }
 
 TEST(LockCalls, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {
