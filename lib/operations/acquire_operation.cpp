@@ -248,16 +248,26 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
 void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
                                     const NodeResponse& response) {
   // A grant for an attempt that failed (or was cancelled) must not linger:
-  // undo it on that node. A grant for the winning attempt is simply ours.
-  if (response.kind != NodeResponse::Kind::reply) return;
+  // undo it on that node. A grant for the winning attempt is simply ours —
+  // but for a permit only a grant of the permit won.
+  const bool won_permit_attempt = kind_ == LockKind::permit && tag == won_tag_;
+  if (response.kind != NodeResponse::Kind::reply) {
+    if (won_permit_attempt && response.may_have_run) undo_other_permits_on(node);
+    return;
+  }
   NodeOutcome outcome;
   parse_acquire_response(response, 0, outcome);
   note_if_unmarked(outcome);
   if (outcome.status != NodeStatus::granted) return;
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const auto& entry) { return entry.first == tag; });
-  if (found == abandoned_.end()) return;
-  undo_grant(node, found->second, true, grant_expiry(), outcome.permit);
+  if (found != abandoned_.end()) {
+    undo_grant(node, found->second, true, grant_expiry(), outcome.permit);
+    return;
+  }
+  if (won_permit_attempt && outcome.permit != permit_) {
+    undo_grant(node, value_, false, grant_expiry(), outcome.permit);
+  }
 }
 
 TimePoint AcquireOperation::grant_expiry() const {
@@ -307,24 +317,33 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
 }
 
 void AcquireOperation::undo_other_permits() {
+  won_tag_ = attempt_.tag();
   const TimePoint expires_at = grant_expiry();
   const auto& outcomes = attempt_.outcomes();
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
     if (!attempt_.may_have_changed(i)) continue;
     const NodeOutcome& outcome = outcomes[i];
     if (outcome.status == NodeStatus::granted && outcome.permit == permit_) continue;
+    // A node still to answer is dealt with when its answer comes
+    // (handle_stale): most often it grants the permit won, and undoing
+    // every other permit on it now would cost it a command per permit.
+    if (outcome.status == NodeStatus::pending) continue;
     if (outcome.status == NodeStatus::granted) {
       undo_grant(i, value_, false, expires_at, outcome.permit);
       continue;
     }
-    // No answer yet (or none that says what it did): every permit but the
-    // one won, which is ours on this node too if it granted it.
-    ScriptCall call = undo_call(value_, false, -1);
-    const std::size_t won = permit_;
-    call.keys.erase(call.keys.begin() + static_cast<std::ptrdiff_t>(won));
-    call.args.erase(call.args.begin() + 1 + static_cast<std::ptrdiff_t>(won));
-    if (!call.keys.empty()) core_.nodes()[i]->send_cleanup(call, expires_at);
+    undo_other_permits_on(i);
   }
+}
+
+void AcquireOperation::undo_other_permits_on(std::size_t node) {
+  // What the node did is not known (no answer that says): every permit but
+  // the one won, which is ours on this node too if it granted it.
+  ScriptCall call = undo_call(value_, false, -1);
+  const auto won = static_cast<std::ptrdiff_t>(permit_);
+  call.keys.erase(call.keys.begin() + won);
+  call.args.erase(call.args.begin() + 1 + won);
+  if (!call.keys.empty()) core_.nodes()[node]->send_cleanup(call, grant_expiry());
 }
 
 void AcquireOperation::decide() {

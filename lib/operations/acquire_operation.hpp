@@ -62,6 +62,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // A permit won: undoes the grants of other permits the attempt may have
   // made on the nodes that did not grant the winning one.
   void undo_other_permits();
+  // The same on one node whose answer did not say what it did.
+  void undo_other_permits_on(std::size_t node);
   // The call that undoes this kind's grant of `value` on a node: for a
   // permit, of the permit the node granted (`permit`), or of every permit
   // when it is not known.
@@ -145,6 +147,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   PermitTally permit_votes_;
   std::uint32_t permit_ = 0;
   bool permits_differ_ = false;
+  // The tag of the attempt that won a permit: its late answers may still
+  // be grants of other permits, to undo.
+  std::uint32_t won_tag_ = 0;
 
   // Phase 2 (fenced acquires only): its round (tags apart from the
   // attempts') and the proposal's tally.

@@ -140,6 +140,35 @@ TEST_F(SemaphoreTest, GrantsSplitOverPermitsNeverMakeAThirdHolderOfTwoPermits) {
   }
 }
 
+TEST_F(SemaphoreTest, GrantsOfAnotherPermitThanTheOneWonAreUndone) {
+  // Nodes 3 and 4 have permit 0 taken: whenever an attempt tries permit 0
+  // first, nodes 0-2 grant it (and win it) while 3 and 4 grant permit 1 —
+  // before or after the decision. Those grants must not stay.
+  initialise_quorum(cluster);
+  for (std::size_t i : {3u, 4u}) {
+    ASSERT_TRUE(cluster.node(i).probe().set(permit_key_of("two", 0), "other", milliseconds(60000)));
+    ASSERT_TRUE(cluster.node(i).probe().set("redlock:permits:two", "2", milliseconds(60000)));
+  }
+  BlockingClient client(config_for(cluster));
+  int won_zero = 0;
+  for (int round = 0; round < 12; ++round) {
+    const AcquireResult held = client.acquire(Semaphore("two", 2));
+    ASSERT_TRUE(held.ok()) << held.error.message();
+    const std::uint32_t other = 1 - *held.lock->permit;
+    if (*held.lock->permit == 0) ++won_zero;
+    EXPECT_TRUE(eventually([&] {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+        if (cluster.node(i).probe().get(permit_key_of("two", other)) == held.lock->value.str()) {
+          return false;
+        }
+      }
+      return true;
+    })) << "round " << round << ": a grant of permit " << other << " stayed";
+    (void)client.release(*held.lock);
+  }
+  EXPECT_GT(won_zero, 0) << "no attempt tried permit 0 first in 12 (each does with p = 1/2)";
+}
+
 TEST_F(SemaphoreTest, FencedPermitsGetTokensOrderedPerPermit) {
   BlockingClient client(config_for(cluster));
   AcquireOptions fenced;
