@@ -163,7 +163,8 @@ TEST_F(SemaphoreTest, GrantsOfAnotherPermitThanTheOneWonAreUndone) {
         }
       }
       return true;
-    })) << "round " << round << ": a grant of permit " << other << " stayed";
+    })) << "round "
+        << round << ": a grant of permit " << other << " stayed";
     (void)client.release(*held.lock);
   }
   EXPECT_GT(won_zero, 0) << "no attempt tried permit 0 first in 12 (each does with p = 1/2)";
