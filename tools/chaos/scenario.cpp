@@ -452,13 +452,13 @@ class ScenarioReader {
                            Expectations& expectations) {
     const toml::array* list = value.as_array();
     if (list == nullptr)
-      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C13\"");
+      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C14\"");
     for (const toml::node& item : *list) {
       std::string id;
       if (!reader_.read_string(item, path, false, id)) return false;
       const int index = invariant_index(id);
       if (index < 0) {
-        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C13)");
+        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C14)");
       }
       expectations.at(static_cast<std::size_t>(index)) = kind;
     }
