@@ -16,6 +16,7 @@
 #include "protocol/validity.hpp"
 #include "redlock/redlock.hpp"
 #include "worker_clock.hpp"
+#include "worker_guard.hpp"
 #include "worker_options.hpp"
 #include "worker_resource.hpp"
 
@@ -430,6 +431,7 @@ int run_worker(int argc, char** argv) {
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);
+  if (options->reentrant) return run_guard_worker(*options, std::move(*config.config));
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 0;

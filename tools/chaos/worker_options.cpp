@@ -27,6 +27,10 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
       options.renew = true;
       continue;
     }
+    if (flag == "--reentrant") {
+      options.reentrant = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "worker: %s needs a value\n", argv[i]);
       return std::nullopt;

@@ -28,6 +28,8 @@ struct WorkerOptions {
   double clock_rate = 1.0;
   bool renew = false;
   int max_renewals = 0;
+  // Hold through a reentrant guard with a nested hold inside (worker_guard.hpp).
+  bool reentrant = false;
   LockTarget target;
 };
 
