@@ -332,7 +332,7 @@ TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
     EXPECT_EQ(invariant_index(invariant_id(i)), i);
     EXPECT_FALSE(invariant_title(i).empty());
   }
-  EXPECT_EQ(invariant_index("C14"), -1);
+  EXPECT_EQ(invariant_index("C15"), -1);
   EXPECT_EQ(invariant_index("c1"), -1);
   EXPECT_EQ(to_string(Verdict::holds), "holds");
   EXPECT_EQ(to_string(Verdict::violated), "violated");
@@ -364,12 +364,15 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   node_snapshot(run, 800, 0, "", 0);
   const CheckResult result = run.check();
   for (int i = 0; i < kInvariantCount; ++i) {
-    // Every resource op is fenced; no semaphore.
-    if (i == invariant_index("C4") || i == invariant_index("C13")) continue;
+    // Every resource op is fenced; no semaphore; no nested hold.
+    if (i == invariant_index("C4") || i == invariant_index("C13") || i == invariant_index("C14")) {
+      continue;
+    }
     expect_holds(result, invariant_id(i));
   }
   expect_not_applicable(result, "C4");
   expect_not_applicable(result, "C13");
+  expect_not_applicable(result, "C14");
 }
 
 TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
@@ -1136,6 +1139,260 @@ TEST(CheckerSemaphoreTest, NoSemaphoreHasNothingToCheck) {
   acquire(run, "c0", "a", 0, 5);
   acquire(run, "c1", "ab", 10, 15, over({"a", "b"}));
   expect_not_applicable(run.check(), "C13");
+}
+
+// --- C14 nested holds ------------------------------------------------------------
+
+// How a nested hold began; the default joins the holding with no round trip.
+struct Nesting {
+  std::int64_t attempts = 0;
+  std::vector<NodeReply> nodes;
+  std::optional<std::string> value;  // default: the holding's
+};
+
+// Nested hold #`id` of the holding `op` of `proc` (value `value`): the
+// lock() call at `begin_ms`, its end at `end_ms` (none when negative).
+void nest(RunHistory& run, const std::string& proc, std::int64_t op, std::int64_t id,
+          const std::string& value, double begin_ms, double end_ms,
+          const Nesting& how = Nesting()) {
+  Event& invoke = run.add(begin_ms, proc, EventKind::nest, Phase::invoke, op);
+  invoke.nested = id;
+  invoke.value = value;
+  Event& ok = run.add(begin_ms, proc, EventKind::nest, Phase::ok, op);
+  ok.nested = id;
+  ok.value = how.value.value_or(value);
+  ok.attempts = how.attempts;
+  ok.nodes = how.nodes;
+  if (end_ms < 0) return;
+  Event& end = run.add(end_ms, proc, EventKind::unnest, Phase::ok, op);
+  end.nested = id;
+  end.value = value;
+}
+
+// A loss hold `nested` (0: the outer one) of holding `op` observed.
+void lost(RunHistory& run, const std::string& proc, std::int64_t op, std::int64_t nested,
+          const std::string& value, double at_ms, std::string detail = "on_lost") {
+  Event& loss = run.add(at_ms, proc, EventKind::lost, Phase::info, op);
+  loss.nested = nested;
+  loss.value = value;
+  loss.detail = std::move(detail);
+  loss.error = "lock lost";
+}
+
+// A write under nested hold `nested` of holding `op`.
+void nested_write(RunHistory& run, const std::string& proc, std::int64_t op, std::int64_t nested,
+                  const std::string& value, double invoke_ms, double done_ms,
+                  Phase outcome = Phase::ok) {
+  for (const auto& [t, phase] :
+       {std::pair{invoke_ms, Phase::invoke}, std::pair{done_ms, outcome}}) {
+    Event& e = run.add(t, proc, EventKind::write, phase, op);
+    e.nested = nested;
+    e.value = value;
+    e.key = "resource";
+    if (phase == Phase::fail) e.error = "fenced_out";
+  }
+}
+
+// A renewal seen on a guard at `at_ms`: its count and the new deadline.
+void renewed(RunHistory& run, const std::string& proc, const std::string& value, double at_ms,
+             std::int64_t count, double deadline_ms) {
+  Event& ok = run.add(at_ms, proc, EventKind::extend, Phase::ok, run.next_op());
+  ok.value = value;
+  ok.ttl_ms = kTtlMs;
+  ok.renewals = count;
+  ok.deadline_t = at(deadline_ms);
+}
+
+std::int64_t op_of_acquire(RunHistory& run, const std::string& proc, const std::string& value,
+                           double invoke_ms, double ok_ms, const Acquisition& how = Acquisition()) {
+  return acquire(run, proc, value, invoke_ms, ok_ms, how).op;
+}
+
+TEST(CheckerNestedTest, ANestedHoldJoinedAndEndedInsideItsLockHolds) {
+  // The window is [5, 988] ms, cut by the release at 60.
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 50);
+  nested_write(run, "c0", op, 1, "a", 20, 25);
+  release(run, "c0", "a", 60, 62);
+  const CheckResult result = run.check();
+  expect_holds(result, "C14");
+  expect_holds(result, "C4");
+}
+
+TEST(CheckerNestedTest, NoNestedHoldHasNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 60, 62);
+  expect_not_applicable(run.check(), "C14");
+}
+
+TEST(CheckerNestedTest, ANestedHoldBegunAfterTheReleaseIsAViolation) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  release(run, "c0", "a", 60, 62);
+  nest(run, "c0", op, 1, "a", 70, 80);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_EQ(finding.t, at(70));
+  EXPECT_TRUE(mentions(finding,
+                       "nested hold #1 of c0 (op 1) began at 70.000 ms, outside the "
+                       "window [5.000 ms, 60.000 ms] of value a (c0)"))
+      << finding.message;
+}
+
+TEST(CheckerNestedTest, ANestedHoldThatAcquiredALockOfItsOwnIsAViolation) {
+  // The second lock() went to the nodes and got another value.
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  Nesting fresh;
+  fresh.attempts = 1;
+  fresh.nodes = all_say("granted", {0, 1, 2});
+  fresh.value = "b";
+  nest(run, "c0", op, 1, "a", 10, 50, fresh);
+  release(run, "c0", "a", 60, 62);
+  const CheckResult result = run.check();
+  const auto found = findings_of(result, "C14");
+  ASSERT_EQ(found.size(), 2u) << describe(result);
+  EXPECT_TRUE(mentions(*found[0],
+                       "ran 1 acquire rounds with 3 node replies (3 granted): a "
+                       "second acquisition on the nodes"))
+      << found[0]->message;
+  EXPECT_TRUE(mentions(*found[1], "holds value b, not the value a of the holding it nests in"))
+      << found[1]->message;
+}
+
+TEST(CheckerNestedTest, UseUnderANestedHoldAfterTheWindowIsAViolation) {
+  // The holder stopped (a pause) past its 988 ms deadline between its
+  // check and its write; it is told of the loss only after resuming.
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 1520);
+  nested_write(run, "c0", op, 1, "a", 1500, 1502);
+  lost(run, "c0", op, 0, "a", 1501);
+  lost(run, "c0", op, 1, "a", 1501);
+  lost(run, "c0", op, 1, "a", 1510, "check");
+  const CheckResult result = run.check();
+  const auto found = findings_of(result, "C14");
+  ASSERT_EQ(found.size(), 2u) << describe(result);
+  EXPECT_TRUE(mentions(*found[0],
+                       "write op 1 of c0 under nested hold #1 of c0 (op 1) at 1500.000 "
+                       "ms lies outside the window [5.000 ms, 988.000 ms]"))
+      << found[0]->message;
+  EXPECT_EQ(found[1]->t, at(1502));
+}
+
+TEST(CheckerNestedTest, AUseTheResourceRefusedChangedNothing) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 1520);
+  nested_write(run, "c0", op, 1, "a", 1500, 1502, Phase::fail);
+  lost(run, "c0", op, 0, "a", 1501);
+  lost(run, "c0", op, 1, "a", 1501);
+  expect_holds(run.check(), "C14");
+}
+
+TEST(CheckerNestedTest, ANestedHoldOutlivingItsLockUntoldIsAViolation) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 1500);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_EQ(finding.t, at(1500));
+  EXPECT_TRUE(mentions(finding,
+                       "ended at 1500.000 ms, after the window [5.000 ms, 988.000 ms] of "
+                       "value a (c0) closed, without observing the loss"))
+      << finding.message;
+}
+
+TEST(CheckerNestedTest, ANestedHoldToldBeforeItsEndMayEndLate) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 1500);
+  lost(run, "c0", op, 1, "a", 1490, "check");
+  expect_holds(run.check(), "C14");
+}
+
+TEST(CheckerNestedTest, ANestedHoldThatNeverEndsMustBeTold) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, -1);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_TRUE(mentions(finding, "never ended")) << finding.message;
+}
+
+TEST(CheckerNestedTest, ALossSignalReachesEveryHoldOpenThen) {
+  // Lost at the 988 ms deadline: the outer hold and the nested hold #2,
+  // open then, are told; #1 ended before and need not be.
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 50);
+  nest(run, "c0", op, 2, "a", 60, 990);
+  lost(run, "c0", op, 0, "a", 988);
+  lost(run, "c0", op, 2, "a", 988);
+  expect_holds(run.check(), "C14");
+}
+
+TEST(CheckerNestedTest, ALossSignalThatMissesAnOpenHoldIsAViolation) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 985);
+  nest(run, "c0", op, 2, "a", 60, 990);
+  lost(run, "c0", op, 0, "a", 984);
+  lost(run, "c0", op, 1, "a", 984);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_TRUE(mentions(finding,
+                       "the loss signalled at 984.000 ms to a hold of value a (c0) never "
+                       "reached nested hold #2 of c0 (op 1), open then"))
+      << finding.message;
+}
+
+TEST(CheckerNestedTest, ALossSignalToANestedHoldAloneIsAViolation) {
+  RunHistory run;
+  const std::int64_t op = op_of_acquire(run, "c0", "a", 0, 5);
+  nest(run, "c0", op, 1, "a", 10, 990);
+  lost(run, "c0", op, 1, "a", 984);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_TRUE(mentions(finding, "never reached its outer hold")) << finding.message;
+}
+
+TEST(CheckerNestedTest, ANestedHoldOfNoHoldingIsAViolation) {
+  RunHistory run;
+  nest(run, "c0", 7, 1, "a", 10, 50);
+  const Finding finding = expect_violated(run.check(), "C14");
+  EXPECT_TRUE(mentions(finding, "nests in op 7, which no acquire of c0 granted"))
+      << finding.message;
+}
+
+// --- C12 on renewals seen on a guard ------------------------------------------------
+
+TEST(CheckerExtensionTest, RenewalsSeenOnAGuardRaiseTheWindowWithinTheCap) {
+  // No invoke and no node replies: the guard shows neither.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, capped_at(3));
+  renewed(run, "c0", "a", 340, 1, 1320);
+  renewed(run, "c0", "a", 1000, 3, 1990);  // two renewals between the looks
+  write(run, "c0", "a", 1900, 1905);
+  const CheckResult result = run.check();
+  expect_holds(result, "C12");
+  expect_holds(result, "C4");  // the window reaches 1990 ms
+}
+
+TEST(CheckerExtensionTest, RenewalsSeenOnAGuardBeyondTheCapAreAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, capped_at(2));
+  renewed(run, "c0", "a", 340, 1, 1320);
+  renewed(run, "c0", "a", 1000, 3, 1990);
+  const Finding finding = expect_violated(run.check(), "C12");
+  EXPECT_TRUE(mentions(finding, "extension #3 of value a (c0) exceeds the cap of 2"))
+      << finding.message;
+}
+
+TEST(CheckerExtensionTest, ARenewalSeenOnAGuardThatBeganAfterTheDeadlineIsAViolation) {
+  // The deadline was 988 ms; a renewal claiming 2100 ms began after it.
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  renewed(run, "c0", "a", 1200, 1, 2100);
+  const Finding finding = expect_violated(run.check(), "C12");
+  EXPECT_TRUE(mentions(finding, "past the deadline 988.000 ms seen before")) << finding.message;
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ Event fully_populated_event() {
   e.tokens = {7, 0};
   e.permit = 0;  // a present permit 0 is not the same as no permit
   e.permits = 3;
+  e.nested = 2;
+  e.attempts = 1;
+  e.renewals = 4;
   return e;
 }
 
@@ -89,6 +92,9 @@ void expect_same(const Event& a, const Event& b) {
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.permit, b.permit);
   EXPECT_EQ(a.permits, b.permits);
+  EXPECT_EQ(a.nested, b.nested);
+  EXPECT_EQ(a.attempts, b.attempts);
+  EXPECT_EQ(a.renewals, b.renewals);
 }
 
 Event simple_event(std::int64_t t, std::string proc, std::int64_t op) {
@@ -128,13 +134,16 @@ TEST(HistoryTest, NamesRoundTrip) {
   for (const EventKind kind :
        {EventKind::run, EventKind::acquire, EventKind::extend, EventKind::release, EventKind::read,
         EventKind::write, EventKind::append, EventKind::nemesis, EventKind::snapshot,
-        EventKind::heal}) {
+        EventKind::heal, EventKind::nest, EventKind::unnest, EventKind::lost}) {
     EXPECT_EQ(parse_event_kind(to_string(kind)), kind);
   }
   for (const Phase phase : {Phase::invoke, Phase::ok, Phase::fail, Phase::info}) {
     EXPECT_EQ(parse_phase(to_string(phase)), phase);
   }
   EXPECT_EQ(to_string(EventKind::snapshot), "snapshot");
+  EXPECT_EQ(to_string(EventKind::nest), "nest");
+  EXPECT_EQ(to_string(EventKind::unnest), "unnest");
+  EXPECT_EQ(to_string(EventKind::lost), "lost");
   EXPECT_EQ(to_string(Phase::info), "info");
   EXPECT_FALSE(parse_event_kind("Acquire"));
   EXPECT_FALSE(parse_phase(""));
@@ -223,6 +232,9 @@ TEST(HistoryTest, ValuesOutsideTheCheckersArithmeticAreRejected) {
       {R"({"t":1,"proc":"c0","kind":"acquire","permit":-1})", "\"permit\""},
       {R"({"t":1,"proc":"c0","kind":"acquire","permit":65536})", "\"permit\""},
       {R"({"t":1,"proc":"c0","kind":"acquire","permits":65536})", "\"permits\""},
+      {R"({"t":1,"proc":"c0","kind":"nest","nested":-1})", "\"nested\""},
+      {R"({"t":1,"proc":"c0","kind":"nest","attempts":2147483648})", "\"attempts\""},
+      {R"({"t":1,"proc":"c0","kind":"extend","renewals":-3})", "\"renewals\""},
   };
   for (const auto& [line, reason] : cases) {
     std::string error;

@@ -1,6 +1,6 @@
 // The checker's interface (checker.hpp): the invariants' names and titles,
 // and check_history(), which indexes the history once and runs the checks
-// C1-C12 in order. The checks live in the files named in
+// C1-C14 in order. The checks live in the files named in
 // checker_internal.hpp.
 #include "checker.hpp"
 
@@ -18,6 +18,7 @@ using checker_internal::check_extension;
 using checker_internal::check_fenced_resource;
 using checker_internal::check_in_window_use;
 using checker_internal::check_liveness;
+using checker_internal::check_nested_holds;
 using checker_internal::check_no_lost_update;
 using checker_internal::check_quorum;
 using checker_internal::check_safe_release;
@@ -51,6 +52,9 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
      "fault asks it of)"},
     {"C12", "Extension: on a majority, within validity, within the renewal cap"},
     {"C13", "Semaphore capacity: never more holders at once than permits, each permit in range"},
+    {"C14",
+     "Nested holds: a reentrant hold begins and is used inside its lock's window, is no "
+     "acquisition, and is told of the loss"},
 }};
 
 bool valid_index(int index) noexcept { return index >= 0 && index < kInvariantCount; }
@@ -100,6 +104,7 @@ CheckResult check_history(const History& history) {
       check_liveness,
       check_extension,
       check_semaphore_capacity,
+      check_nested_holds,
   };
   const Context context(history);
   CheckResult result;

@@ -1,4 +1,4 @@
-// The checker: invariants C1-C13 (docs/chaos.md, "The checker") over a merged
+// The checker: invariants C1-C14 (docs/chaos.md, "The checker") over a merged
 // history. Pure logic: no I/O, no clock; tested on synthetic histories.
 //
 // What each invariant reads (see history.hpp for the event keys). An
@@ -55,10 +55,24 @@
 //       heal is not judged.
 //   C12 extend ok: at least floor(N/2)+1 nodes "extended"; t not after
 //       the holding's deadline at invoke time; number of extend oks of the
-//       holding <= max_renewals when that is > 0.
+//       holding <= max_renewals when that is > 0. A renewal seen on a guard
+//       (renewals > 0: no invoke, no node replies) counts as `renewals`
+//       extensions for the cap, and its deadline is at most ttl_ms past the
+//       deadline it extended (the renewal began before the lock ran out);
+//       its quorum is not seen, so not checked.
 //   C13 acquire ok with a permit: the permit is below its permits count,
 //       and at no moment are more windows of one semaphore (resources[0])
 //       open than its count (the smallest count its holders recorded).
+//   C14 nested holds (nest, unnest, lost events; a nested hold is named by
+//       proc, op and nested, its holding by the acquire of that proc and
+//       op): it begins inside the holding's window (C3's) with its value
+//       and token; its nest completion ran no acquire round (attempts 0)
+//       and has no node replies; its resource ops that did not fail start
+//       and complete inside the window, fenced or not; it ends inside the
+//       window or has a lost event at or before its end; the first lost
+//       event with detail "on_lost" of any hold of the holding is matched by
+//       one of every hold open at that moment (the outer hold from its
+//       acquire ok to its release invoke).
 //
 // Findings carry times as ms since the run event (when there is one).
 #pragma once
@@ -73,13 +87,13 @@
 
 namespace redlock::chaos {
 
-inline constexpr int kInvariantCount = 13;
+inline constexpr int kInvariantCount = 14;
 
-// "C1".."C13" for index 0..12.
+// "C1".."C14" for index 0..13.
 [[nodiscard]] std::string_view invariant_id(int index) noexcept;
 // One line: what the invariant says.
 [[nodiscard]] std::string_view invariant_title(int index) noexcept;
-// Index for "C1".."C13", -1 otherwise.
+// Index for "C1".."C14", -1 otherwise.
 [[nodiscard]] int invariant_index(std::string_view id) noexcept;
 
 enum class Verdict {
@@ -91,7 +105,7 @@ enum class Verdict {
 [[nodiscard]] std::string_view to_string(Verdict verdict) noexcept;
 
 struct Finding {
-  int invariant = 0;    // index 0..12
+  int invariant = 0;    // index 0..13
   std::int64_t t = 0;   // reference time where it shows (ns)
   std::string proc;     // the process it concerns ("" when none)
   std::string message;  // one line, human readable

@@ -51,6 +51,50 @@ void check_validity_of(const Context& context, const Event& ok, InvariantCheck& 
   }
 }
 
+// An extension the history saw as a round: on a majority, before the deadline.
+void check_renewal_round(const Context& context, const Holding& holding, const Operation& extend,
+                         InvariantCheck& check) {
+  const Event& ok = *extend.completion;
+  const int extended = count_nodes_with(ok.nodes, "extended");
+  if (extended < context.quorum()) {
+    check.violation(ok, "extend of " + holding.describe() + " succeeded with " +
+                            std::to_string(extended) + " of " + std::to_string(context.node_count) +
+                            " nodes extended (quorum " + std::to_string(context.quorum()) + ")");
+  }
+  const std::int64_t invoked = extend.first().t;
+  const std::int64_t deadline = holding.deadline_before(invoked);
+  if (ok.t > deadline) {
+    check.violation(ok, "extend of " + holding.describe() + " succeeded at " + context.at(ok.t) +
+                            ", after the deadline " + context.at(deadline) +
+                            " it had when invoked at " + context.at(invoked));
+  }
+}
+
+// Renewals seen on a guard: only the deadline of the last is known, which
+// is that renewal's start plus at most the TTL, and each renewal started
+// before the deadline the one before it set. `renewed` renewals since the
+// deadline seen before: at most that many TTLs past it.
+void check_observed_renewal(const Context& context, const Holding& holding, const Event& ok,
+                            std::int64_t renewed, InvariantCheck& check) {
+  const std::int64_t ttl_ms = ok.ttl_ms != 0 ? ok.ttl_ms : holding.ok().ttl_ms;
+  const std::int64_t previous = holding.deadline_before(ok.t);
+  renewed = std::max<std::int64_t>(renewed, 1);
+  // Both times are within [0, 2^61] ns and the TTL within 2^40 ms
+  // (history.hpp), so neither the excess nor one TTL in ns overflows;
+  // their product with the renewal count might, hence the division.
+  const std::int64_t excess_ns = ok.deadline_t - previous;
+  if (excess_ns <= 0) return;
+  const std::int64_t ttl_ns = std::max<std::int64_t>(ttl_ms, 0) * kNsPerMs;
+  const bool beyond = ttl_ns == 0 || excess_ns / ttl_ns > renewed ||
+                      (excess_ns / ttl_ns == renewed && excess_ns % ttl_ns != 0);
+  if (!beyond) return;
+  check.violation(ok, "renewal #" + std::to_string(ok.renewals) + " of " + holding.describe() +
+                          " claims the lock until " + context.at(ok.deadline_t) + ", more than " +
+                          std::to_string(renewed) + " x ttl " + std::to_string(ttl_ms) +
+                          " ms past the deadline " + context.at(previous) +
+                          " seen before: a renewal began after the lock ran out");
+}
+
 void check_extensions_of(const Context& context, const Holding& holding, InvariantCheck& check) {
   std::int64_t successes = 0;
   for (const Operation* extend : holding.extends) {
@@ -60,20 +104,14 @@ void check_extensions_of(const Context& context, const Holding& holding, Invaria
       check.violation(ok, "extend of " + holding.value + " succeeded, but no acquire of it did");
       continue;
     }
-    ++successes;
-    const int extended = count_nodes_with(ok.nodes, "extended");
-    if (extended < context.quorum()) {
-      check.violation(ok, "extend of " + holding.describe() + " succeeded with " +
-                              std::to_string(extended) + " of " +
-                              std::to_string(context.node_count) + " nodes extended (quorum " +
-                              std::to_string(context.quorum()) + ")");
-    }
-    const std::int64_t invoked = extend->first().t;
-    const std::int64_t deadline = holding.deadline_before(invoked);
-    if (ok.t > deadline) {
-      check.violation(ok, "extend of " + holding.describe() + " succeeded at " + context.at(ok.t) +
-                              ", after the deadline " + context.at(deadline) +
-                              " it had when invoked at " + context.at(invoked));
+    if (ok.renewals > 0) {
+      // Seen on a guard: how many renewals so far, and the deadline.
+      const std::int64_t renewed = ok.renewals - successes;
+      successes = std::max(successes + 1, ok.renewals);
+      check_observed_renewal(context, holding, ok, renewed, check);
+    } else {
+      ++successes;
+      check_renewal_round(context, holding, *extend, check);
     }
     const std::int64_t cap = holding.ok().max_renewals;
     if (cap > 0 && successes > cap) {

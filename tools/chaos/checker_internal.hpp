@@ -3,8 +3,8 @@
 // invariant reads, the findings collector, and one check function per
 // invariant. checker_index.cpp builds the indexes; checker_grants.cpp,
 // checker_windows.cpp, checker_tokens.cpp, checker_resource.cpp,
-// checker_nodes.cpp, checker_liveness.cpp and checker_semaphore.cpp hold
-// the checks; checker.cpp
+// checker_nodes.cpp, checker_liveness.cpp, checker_semaphore.cpp and
+// checker_nested.cpp hold the checks; checker.cpp
 // runs them in invariant order. Not for use outside the checker.
 #pragma once
 
@@ -43,6 +43,7 @@ enum Invariant : int {
   kLiveness,
   kExtension,
   kSemaphoreCapacity,
+  kNestedHolds,
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
@@ -214,7 +215,7 @@ class InvariantCheck {
   bool applicable_ = false;
 };
 
-// One check per invariant, C1-C13, each in the file named after its concern.
+// One check per invariant, C1-C14, each in the file named after its concern.
 // checker_grants.cpp: what an acquire or an extend claimed (C1, C2, C12).
 Verdict check_quorum(const Context& context, std::vector<Finding>& findings);
 Verdict check_validity(const Context& context, std::vector<Finding>& findings);
@@ -235,5 +236,7 @@ Verdict check_cleanup(const Context& context, std::vector<Finding>& findings);
 Verdict check_liveness(const Context& context, std::vector<Finding>& findings);
 // checker_semaphore.cpp: how many hold one semaphore at once (C13).
 Verdict check_semaphore_capacity(const Context& context, std::vector<Finding>& findings);
+// checker_nested.cpp: reentrant holds within their lock (C14).
+Verdict check_nested_holds(const Context& context, std::vector<Finding>& findings);
 
 }  // namespace redlock::chaos::checker_internal

@@ -16,7 +16,7 @@
 namespace redlock::chaos {
 namespace {
 
-constexpr std::array<std::pair<EventKind, std::string_view>, 10> kEventKindNames{{
+constexpr std::array<std::pair<EventKind, std::string_view>, 13> kEventKindNames{{
     {EventKind::run, "run"},
     {EventKind::acquire, "acquire"},
     {EventKind::extend, "extend"},
@@ -27,6 +27,9 @@ constexpr std::array<std::pair<EventKind, std::string_view>, 10> kEventKindNames
     {EventKind::nemesis, "nemesis"},
     {EventKind::snapshot, "snapshot"},
     {EventKind::heal, "heal"},
+    {EventKind::nest, "nest"},
+    {EventKind::unnest, "unnest"},
+    {EventKind::lost, "lost"},
 }};
 
 constexpr std::array<std::pair<Phase, std::string_view>, 4> kPhaseNames{{
@@ -44,7 +47,7 @@ struct Field {
 
 // The optional keys of history.hpp's table, by type; each is written only
 // when it differs from its default.
-constexpr std::array<Field<std::int64_t>, 11> kIntFields{{
+constexpr std::array<Field<std::int64_t>, 14> kIntFields{{
     {"op", &Event::op},
     {"ttl_ms", &Event::ttl_ms},
     {"validity_ms", &Event::validity_ms},
@@ -56,6 +59,9 @@ constexpr std::array<Field<std::int64_t>, 11> kIntFields{{
     {"count", &Event::count},
     {"budget_ms", &Event::budget_ms},
     {"permits", &Event::permits},
+    {"nested", &Event::nested},
+    {"attempts", &Event::attempts},
+    {"renewals", &Event::renewals},
 }};
 
 constexpr std::array<Field<std::optional<std::int64_t>>, 4> kOptionalIntFields{{
@@ -83,6 +89,7 @@ constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 61;      // 73 years
 constexpr std::int64_t kMaxDurationMs = std::int64_t{1} << 40;  // 34 years
 constexpr std::int64_t kMaxNodeIndex = (std::int64_t{1} << 16) - 1;
 constexpr std::int64_t kMaxPermit = (std::int64_t{1} << 16) - 1;
+constexpr std::int64_t kMaxCount = (std::int64_t{1} << 31) - 1;
 
 struct Range {
   std::string_view name;
@@ -91,7 +98,7 @@ struct Range {
   std::int64_t maximum;
 };
 
-constexpr std::array<Range, 9> kRanges{{
+constexpr std::array<Range, 12> kRanges{{
     {"t", &Event::t, 0, kMaxTimeNs},
     {"start_t", &Event::start_t, 0, kMaxTimeNs},
     {"deadline_t", &Event::deadline_t, 0, kMaxTimeNs},
@@ -101,6 +108,9 @@ constexpr std::array<Range, 9> kRanges{{
     {"pttl_ms", &Event::pttl_ms, -kMaxDurationMs, kMaxDurationMs},
     {"budget_ms", &Event::budget_ms, -kMaxDurationMs, kMaxDurationMs},
     {"permits", &Event::permits, 0, kMaxPermit},
+    {"nested", &Event::nested, 0, kMaxCount},
+    {"attempts", &Event::attempts, 0, kMaxCount},
+    {"renewals", &Event::renewals, 0, kMaxCount},
 }};
 
 std::string range_text(std::int64_t minimum, std::int64_t maximum) {

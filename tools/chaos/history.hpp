@@ -54,11 +54,21 @@
 //                         resource's token, in the order of resources
 //   permit       int      acquire ok of a semaphore permit: the permit held
 //   permits      int      acquire of a semaphore permit: the semaphore's count
+//   nested       int      a reentrant holder's nested hold (per holding, from 1):
+//                         on nest, unnest and the resource ops made under it;
+//                         on lost, the hold that observed the loss (absent:
+//                         the outer hold, the one that acquired)
+//   attempts     int      nest ok / fail: the acquire rounds the nested lock()
+//                         call ran (absent: 0, joined with no round trip)
+//   renewals     int      extend ok seen on a guard, which renews by itself:
+//                         its count of renewals so far; such an extend has no
+//                         invoke and no node replies (the guard shows neither)
 //
 // The reader refuses a line whose times (t, start_t, deadline_t) are outside
 // [0, 2^61] ns, whose durations (the *_ms keys) are beyond ±2^40 ms, whose
-// node indices are outside [0, 65535], or whose permit and permit count are
-// outside [0, 65535]: within those, the checker's
+// node indices are outside [0, 65535], whose permit and permit count are
+// outside [0, 65535], or whose counts (nested, attempts, renewals) are
+// outside [0, 2^31 - 1]: within those, the checker's
 // arithmetic on them (a time plus a duration in ns, the difference of two
 // times, a node count from the highest index) cannot overflow.
 #pragma once
@@ -89,6 +99,15 @@ enum class EventKind {
   nemesis,   // nemesis: a fault started (phase invoke) or ended (phase ok)
   snapshot,  // harness: after heal, what a node holds (target "n<i>") or the resource
   heal,      // harness: every fault healed (phase ok)
+  // A reentrant holder (docs/chaos.md, "Reentrant holds"): `op` and the
+  // invoke's `value` name the holding (the outer hold's acquire) it nests in.
+  nest,    // client: a nested hold of a held lock: invoke (the second lock()
+           // call), ok (a hold: value, token, attempts, nodes), fail (none)
+  unnest,  // client: a nested hold ended (phase ok)
+  lost,    // client: a hold (nested, or the outer one) observed its lock's
+           // loss (phase info): detail "on_lost" (the guard's loss signal)
+           // or "check" (the worker found it lost or run out before a use
+           // or at the hold's end); error says why
 };
 
 enum class Phase { invoke, ok, fail, info };
@@ -137,6 +156,9 @@ struct Event {
   std::vector<std::int64_t> tokens;
   std::optional<std::int64_t> permit;
   std::int64_t permits = 0;
+  std::int64_t nested = 0;
+  std::int64_t attempts = 0;
+  std::int64_t renewals = 0;
 };
 
 // The library's per-node outcomes as history replies.

@@ -58,6 +58,22 @@ AcquireResult acquire(BlockingClient& client, const LockTarget& target,
   return client.acquire(Resource(target.resources.front()), options);
 }
 
+Guard lock(BlockingClient& client, const LockTarget& target, const GuardOptions& options,
+           std::stop_token stop) {
+  switch (target.kind) {
+    case LockKind::semaphore:
+      return client.lock(semaphore_of(target), options, std::move(stop));
+    case LockKind::multi:
+      if (target.resources.size() > 1) {
+        return client.lock(resources_of(target), options, std::move(stop));
+      }
+      break;
+    case LockKind::mutex:
+      break;
+  }
+  return client.lock(Resource(target.resources.front()), options, std::move(stop));
+}
+
 void record_target(const LockTarget& target, Event& invoke) {
   if (target.kind == LockKind::mutex) return;
   invoke.resources = target.resources;

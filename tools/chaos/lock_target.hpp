@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ OperationHandle acquire(AsyncClient& client, const LockTarget& target,
                         const AcquireOptions& options, AsyncClient::AcquireCallback callback);
 [[nodiscard]] AcquireResult acquire(BlockingClient& client, const LockTarget& target,
                                     const AcquireOptions& options);
+// A guard of the target (BlockingClient::lock), for the reentrant worker.
+[[nodiscard]] Guard lock(BlockingClient& client, const LockTarget& target,
+                         const GuardOptions& options, std::stop_token stop = {});
 
 // The kind's fields of an acquire invoke: what is asked (nothing for the mutex).
 void record_target(const LockTarget& target, Event& invoke);

@@ -68,6 +68,7 @@ void Run::start_workers() {
     }
     if (fenced) args.emplace_back("--fenced");
     if (scenario_.lock.renew) args.emplace_back("--renew");
+    if (scenario_.lock.reentrant) args.emplace_back("--reentrant");
     auto worker = std::make_unique<WorkerProcess>();
     std::string error;
     if (!worker->spawn(options_.executable, args, dir_ / (client_name(c) + ".stderr"), error)) {

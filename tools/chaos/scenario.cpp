@@ -84,12 +84,13 @@ constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames
     {"heal", NemesisAction::heal},
 }};
 
-constexpr std::array<std::pair<std::string_view, PausePoint>, 5> kPointNames{{
+constexpr std::array<std::pair<std::string_view, PausePoint>, 6> kPointNames{{
     {"now", PausePoint::now},
     {"in-flight", PausePoint::in_flight},
     {"after-acquire", PausePoint::after_acquire},
     {"before-write", PausePoint::before_write},
     {"before-release", PausePoint::before_release},
+    {"after-nest", PausePoint::after_nest},
 }};
 
 constexpr std::array<std::pair<std::string_view, LinkMode>, 6> kModeNames{{
@@ -263,11 +264,14 @@ class ScenarioReader {
         ok = reader_.read_bool(*item, path, lock.renew);
       } else if (name == "max_renewals") {
         ok = reader_.read_int(*item, path, kRenewals, lock.max_renewals);
+      } else if (name == "reentrant") {
+        ok = reader_.read_bool(*item, path, lock.reentrant);
+        reentrant_at_ = item->source();
       } else {
         ok = unknown(*key, *item, "lock",
                      "kind, permits, resources, ttl_ms, retry_delay_ms, wait_ms, "
                      "node_timeout_ms, drift_factor, amnesia_defence, release_at_majority, "
-                     "max_ttl_ms, renew, max_renewals");
+                     "max_ttl_ms, renew, max_renewals, reentrant");
       }
       if (!ok) return false;
     }
@@ -452,13 +456,13 @@ class ScenarioReader {
                            Expectations& expectations) {
     const toml::array* list = value.as_array();
     if (list == nullptr)
-      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C13\"");
+      return reader_.fail(value.source(), path, "expected an array of \"C1\"..\"C14\"");
     for (const toml::node& item : *list) {
       std::string id;
       if (!reader_.read_string(item, path, false, id)) return false;
       const int index = invariant_index(id);
       if (index < 0) {
-        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C13)");
+        return reader_.fail(item.source(), path, "\"" + id + "\" is not an invariant (C1..C14)");
       }
       expectations.at(static_cast<std::size_t>(index)) = kind;
     }
@@ -507,6 +511,10 @@ class ScenarioReader {
       return reader_.fail(*override_resources_at_, "clients.override.resources",
                           "only kind = \"multi\" names resources");
     }
+    if (lock.reentrant && lock.kind != LockKind::mutex) {
+      return reader_.fail(*reentrant_at_, "lock.reentrant",
+                          "reentrant holds run on kind = \"mutex\" only");
+    }
     return true;
   }
 
@@ -533,6 +541,12 @@ class ScenarioReader {
             problem = "target must be a node (\"n2\") or a client (\"c0\")";
           } else if (step.point != PausePoint::now && !parse_client_target(step.target, clients)) {
             problem = "a pause point other than \"now\" needs a client target";
+          } else if (step.point == PausePoint::after_nest && !scenario.lock.reentrant) {
+            problem = "point \"after-nest\" needs lock.reentrant = true";
+          } else if (step.point == PausePoint::in_flight && scenario.lock.reentrant) {
+            problem =
+                "point \"in-flight\" is not available with lock.reentrant (the guard's acquire "
+                "runs on the client's own thread)";
           }
           break;
         case NemesisAction::link:
@@ -564,6 +578,7 @@ class ScenarioReader {
   // Where the keys that depend on the kind were written, for check_kind.
   toml::source_region kind_at_{};
   std::optional<toml::source_region> permits_at_;
+  std::optional<toml::source_region> reentrant_at_;
   std::optional<toml::source_region> resources_at_;
   std::optional<toml::source_region> override_resources_at_;
 };

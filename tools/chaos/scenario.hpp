@@ -61,6 +61,10 @@ struct LockSpec {
   // Holders renew at ttl/3 while in the critical section.
   bool renew = false;
   int max_renewals = 0;  // 0: unlimited
+  // Reentrant holds (docs/chaos.md): every client holds the mutex through a
+  // reentrant guard (BlockingClient::lock), which renews by itself, and
+  // takes a nested hold of it inside its critical section. Mutex only.
+  bool reentrant = false;
 };
 
 struct ClientSpec {
@@ -112,6 +116,8 @@ enum class PausePoint {
   before_write,    // in the critical section, after the validity check,
                    // right before the resource write (Kleppmann's GC pause)
   before_release,  // after the critical section, right before the release
+  after_nest,      // reentrant: just after a nested hold began, before the
+                   // work and the validity check under it
 };
 
 [[nodiscard]] std::string_view to_string(PausePoint point) noexcept;

@@ -1,289 +1,27 @@
 #include "worker.hpp"
 
-#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "history.hpp"
 #include "lock_target.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/redlock.hpp"
-#include "scenario.hpp"
+#include "worker_clock.hpp"
+#include "worker_guard.hpp"
+#include "worker_options.hpp"
+#include "worker_resource.hpp"
 
 namespace redlock::chaos {
 namespace {
-
-struct WorkerOptions {
-  std::string config_path;
-  std::string history_path;
-  std::string resource_host = "127.0.0.1";
-  int resource_port = 0;
-  int index = 0;
-  bool fenced = false;
-  Milliseconds ttl{1000};
-  Milliseconds retry_delay{20};
-  Milliseconds wait{0};
-  Milliseconds critical_section{10};
-  Milliseconds think{0};
-  Milliseconds duration{3000};
-  Milliseconds start_delay{0};
-  double clock_rate = 1.0;
-  bool renew = false;
-  int max_renewals = 0;
-  LockTarget target;
-};
-
-bool parse_long(std::string_view text, long long& out) {
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return error == std::errc() && end == text.data() + text.size();
-}
-
-std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
-  WorkerOptions options;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (flag == "--fenced") {
-      options.fenced = true;
-      continue;
-    }
-    if (flag == "--renew") {
-      options.renew = true;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "worker: %s needs a value\n", argv[i]);
-      return std::nullopt;
-    }
-    const std::string_view value = argv[++i];
-    long long number = 0;
-    const bool numeric = parse_long(value, number);
-    if (flag == "--kind") {
-      if (value == "semaphore") {
-        options.target.kind = LockKind::semaphore;
-      } else if (value == "multi") {
-        options.target.kind = LockKind::multi;
-        options.target.resources.clear();  // the --resource flags name the set
-      } else if (value != "mutex") {
-        std::fprintf(stderr, "worker: bad --kind %s\n", argv[i]);
-        return std::nullopt;
-      }
-    } else if (flag == "--permits" && numeric && number > 0) {
-      options.target.permits = static_cast<std::uint32_t>(number);
-    } else if (flag == "--resource" && !value.empty()) {
-      options.target.resources.emplace_back(value);
-    } else if (flag == "--config") {
-      options.config_path = value;
-    } else if (flag == "--history") {
-      options.history_path = value;
-    } else if (flag == "--resource-port" && numeric) {
-      options.resource_port = static_cast<int>(number);
-    } else if (flag == "--index" && numeric) {
-      options.index = static_cast<int>(number);
-    } else if (flag == "--ttl-ms" && numeric) {
-      options.ttl = Milliseconds(number);
-    } else if (flag == "--retry-delay-ms" && numeric) {
-      options.retry_delay = Milliseconds(number);
-    } else if (flag == "--wait-ms" && numeric) {
-      options.wait = Milliseconds(number);
-    } else if (flag == "--cs-ms" && numeric) {
-      options.critical_section = Milliseconds(number);
-    } else if (flag == "--think-ms" && numeric) {
-      options.think = Milliseconds(number);
-    } else if (flag == "--duration-ms" && numeric) {
-      options.duration = Milliseconds(number);
-    } else if (flag == "--start-delay-ms" && numeric) {
-      options.start_delay = Milliseconds(number);
-    } else if (flag == "--max-renewals" && numeric) {
-      options.max_renewals = static_cast<int>(number);
-    } else if (flag == "--clock-rate") {
-      options.clock_rate = std::strtod(std::string(value).c_str(), nullptr);
-    } else {
-      std::fprintf(stderr, "worker: bad option %s %s\n", argv[i - 1], argv[i]);
-      return std::nullopt;
-    }
-  }
-  if (options.config_path.empty() || options.history_path.empty() || options.resource_port <= 0 ||
-      options.clock_rate <= 0) {
-    std::fprintf(stderr, "worker: --config, --history, --resource-port are required\n");
-    return std::nullopt;
-  }
-  if (options.target.resources.empty() ||
-      (options.target.kind == LockKind::semaphore && options.target.permits == 0)) {
-    std::fprintf(stderr, "worker: --kind multi needs --resource, semaphore --permits\n");
-    return std::nullopt;
-  }
-  return options;
-}
-
-// The client's own clock: true time scaled by `rate` from the start, so a
-// fast (rate > 1) or slow (rate < 1) client clock acts on every validity
-// computation of the library. Conversions back to reference time let the
-// history record the client's claims on the shared time line.
-class RateClock final : public MonotonicClock {
- public:
-  explicit RateClock(double rate)
-      : rate_(rate), base_(SteadyClock::now()), reference_base_ns_(reference_now_ns()) {}
-
-  [[nodiscard]] TimePoint now() const noexcept override {
-    if (rate_ == 1.0) return SteadyClock::now();
-    const auto real = SteadyClock::now() - base_;
-    return base_ + std::chrono::duration_cast<SteadyClock::duration>(real * rate_);
-  }
-
-  // The history's time line is CLOCK_MONOTONIC; the library's clock counts
-  // from CLOCK_BOOTTIME (types.hpp), which is ahead of it by however long
-  // the host has been suspended. Both were read together at construction,
-  // and no suspend happens during a run, so the offset holds.
-  [[nodiscard]] std::int64_t to_reference_ns(TimePoint client_time) const noexcept {
-    const auto scaled = client_time - base_;
-    const auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(scaled / rate_);
-    return reference_base_ns_ + real.count();
-  }
-
- private:
-  double rate_;
-  TimePoint base_;
-  std::int64_t reference_base_ns_;
-};
-
-NodeConfig resource_node(const WorkerOptions& options) {
-  NodeConfig node;
-  node.name = "resource";
-  node.host = options.resource_host;
-  node.port = static_cast<std::uint16_t>(options.resource_port);
-  return node;
-}
-
-// Bounds every resource operation. Generous: a write held in the network
-// (s08) must arrive late rather than fail, even on a loaded machine.
-constexpr Milliseconds kResourceTimeout{5000};
-
-// The protected resource, fenced (through the gate) or plain.
-class ProtectedResource final {
- public:
-  explicit ProtectedResource(const WorkerOptions& options)
-      : fenced_(options.fenced),
-        gate_(resource_node(options), kResourceTimeout),
-        host_(options.resource_host),
-        port_(options.resource_port) {}
-
-  ~ProtectedResource() {
-    if (plain_ != nullptr) redisFree(plain_);
-  }
-  ProtectedResource(const ProtectedResource&) = delete;
-  ProtectedResource& operator=(const ProtectedResource&) = delete;
-
-  struct Result {
-    bool ok = false;
-    long long integer = 0;
-    std::string error;
-    // Sent, but no answer (timeout, connection lost): it may have been
-    // applied. Recorded as phase info, not fail, so the checker counts it
-    // as possibly done.
-    bool indeterminate = false;
-  };
-
-  // The counter of `storage`, fenced by its token.
-  Result read(const Storage& storage) {
-    const std::string& key = storage.keys.counter;
-    if (fenced_ && storage.token) {
-      FencedResult result = gate_.get(key, *storage.token);
-      if (!result.ok()) return refused(result);
-      return {true, result.value ? std::atoll(result.value->c_str()) : 0, {}};
-    }
-    return plain_command({"GET", key}, true);
-  }
-
-  Result write(const Storage& storage, long long value) {
-    const std::string& key = storage.keys.counter;
-    const std::string text = std::to_string(value);
-    if (fenced_ && storage.token) {
-      FencedResult result = gate_.set(key, *storage.token, text);
-      if (!result.ok()) return refused(result);
-      return {true, value, {}};
-    }
-    Result result = plain_command({"SET", key, text}, false);
-    result.integer = value;
-    return result;
-  }
-
-  Result append(const Storage& storage, const std::string& entry) {
-    const std::string& key = storage.keys.log;
-    if (fenced_ && storage.token) {
-      FencedResult result = gate_.append(key, *storage.token, entry);
-      if (!result.ok()) return refused(result);
-      return {true, result.integer, {}};
-    }
-    return plain_command({"RPUSH", key, entry}, false);
-  }
-
- private:
-  // fenced_out changed nothing; any other failure of the gate may have
-  // happened after the store applied the operation.
-  static Result refused(const FencedResult& result) {
-    return {false, 0, error_text(result), result.error != errc::fenced_out};
-  }
-
-  static std::string error_text(const FencedResult& result) {
-    if (result.error == errc::fenced_out) return "fenced_out";
-    return result.error.message() + (result.detail.empty() ? "" : ": " + result.detail);
-  }
-
-  Result plain_command(const std::vector<std::string>& argv, bool parse_bulk) {
-    if (plain_ == nullptr) {
-      const timeval timeout{kResourceTimeout.count() / 1000, 0};
-      plain_ = redisConnectWithTimeout(host_.c_str(), port_, timeout);
-      if (plain_ == nullptr || plain_->err != 0) {
-        std::string why = plain_ == nullptr ? "out of memory" : plain_->errstr;
-        if (plain_ != nullptr) redisFree(plain_);
-        plain_ = nullptr;
-        return {false, 0, "connect: " + why, false};
-      }
-      redisSetTimeout(plain_, timeout);
-    }
-    std::vector<const char*> args;
-    std::vector<std::size_t> lengths;
-    for (const std::string& arg : argv) {
-      args.push_back(arg.data());
-      lengths.push_back(arg.size());
-    }
-    auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(plain_, static_cast<int>(args.size()), args.data(), lengths.data()));
-    if (reply == nullptr) {
-      std::string why = plain_->errstr;
-      redisFree(plain_);
-      plain_ = nullptr;
-      return {false, 0, why, true};
-    }
-    Result result{true, 0, {}};
-    if (reply->type == REDIS_REPLY_ERROR) {
-      result = {false, 0, std::string(reply->str, reply->len), false};
-    } else if (reply->type == REDIS_REPLY_INTEGER) {
-      result.integer = reply->integer;
-    } else if (parse_bulk && reply->type == REDIS_REPLY_STRING) {
-      result.integer = std::atoll(std::string(reply->str, reply->len).c_str());
-    }
-    freeReplyObject(reply);
-    return result;
-  }
-
-  bool fenced_;
-  FenceGate gate_;
-  std::string host_;
-  int port_;
-  redisContext* plain_ = nullptr;
-};
 
 ClientOptions client_options(const MonotonicClock& clock) {
   ClientOptions options;
@@ -693,6 +431,7 @@ int run_worker(int argc, char** argv) {
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);
+  if (options->reentrant) return run_guard_worker(*options, std::move(*config.config));
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 0;

@@ -3,7 +3,8 @@
 // It takes locks through the library (AsyncClient on its own loop) on the
 // quorum file the harness wrote (every node reached through the fault
 // proxy), does a read-modify-write of the protected resource inside each
-// holding, and records every step in its history file.
+// holding, and records every step in its history file. With --reentrant it
+// holds through reentrant guards instead (worker_guard.hpp).
 //
 // Protocol with the harness (one line each):
 //   worker -> harness (stdout): "ready", "holding <value>", "released",
