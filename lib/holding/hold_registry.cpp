@@ -14,7 +14,9 @@ std::shared_ptr<GuardState> HoldRegistry::join(const std::string& key) {
   auto found = entries_.find(key);
   if (found == entries_.end()) return nullptr;
   std::shared_ptr<GuardState> state = found->second.state.lock();
-  if (!state || state->lost()) return nullptr;
+  // Lost, or past its deadline with the loss not yet declared (a process
+  // stopped, a loop turn late): not held any more, so not joined.
+  if (!state || state->lost() || SteadyClock::now() >= state->valid_until()) return nullptr;
   ++found->second.holds;
   return state;
 }

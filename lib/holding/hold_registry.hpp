@@ -18,8 +18,9 @@ class HoldRegistry {
   // The key of a hold: what is locked (its kind and names) and its owner.
   [[nodiscard]] static std::string key(const std::string& target, const std::string& owner);
 
-  // Another hold of the lock `key` names, when one is held and not lost:
-  // counted, and its state returned; else null.
+  // Another hold of the lock `key` names, when one is held, not lost and
+  // not past its validity deadline (on the steady clock, as
+  // Guard::valid()): counted, and its state returned; else null.
   [[nodiscard]] std::shared_ptr<GuardState> join(const std::string& key);
   // A first hold of `key`.
   void add(const std::string& key, const std::shared_ptr<GuardState>& state);

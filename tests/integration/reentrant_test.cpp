@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "manual_clock.hpp"
 
 namespace redlock::test {
 namespace {
@@ -101,6 +102,24 @@ TEST_F(ReentrantTest, ALossReachesEveryHoldAndALaterLockTakesItAnew) {
   ASSERT_TRUE(fresh.owns_lock()) << "a lost hold is not joined";
   EXPECT_NE(fresh.lock().value.str(), value);
   EXPECT_GE(fresh.acquired().attempts, 1);
+}
+
+TEST_F(ReentrantTest, AHoldPastItsDeadlineIsNotJoinedEvenBeforeItsLossIsDeclared) {
+  // A client clock that never moves, set hours before the steady clock:
+  // the hold's deadline is already past as Guard::valid() sees it, while
+  // the client, reading its own clock, has not declared the loss.
+  ManualClock frozen;
+  ASSERT_LT(frozen.now() + std::chrono::hours(1), SteadyClock::now());
+  ClientOptions options;
+  options.clock = &frozen;
+  BlockingClient client(config_for(cluster), options);
+  Guard outer = client.lock(Resource("stale"), reentrant());
+  ASSERT_TRUE(outer.owns_lock()) << outer.error().message();
+  ASSERT_FALSE(outer.stop_token().stop_requested());
+  ASSERT_FALSE(outer.valid());
+  const Guard inner = client.lock(Resource("stale"), reentrant());
+  EXPECT_FALSE(inner.owns_lock()) << "joined a hold past its deadline";
+  EXPECT_EQ(inner.error(), make_error_code(errc::not_acquired));
 }
 
 TEST_F(ReentrantTest, ASemaphorePermitIsHeldOnceByItsOwner) {
