@@ -87,6 +87,29 @@ TEST_F(Amnesia, RestartedNodeCannotGrantWhileTheHolderIsValid) {
   EXPECT_GE(std::stoull(counter.text), *held.lock->fence);
 }
 
+TEST_F(Amnesia, RestartedNodeCannotGrantAPermitWhileItsHolderIsValid) {
+  {
+    BlockingClient setup(config(true));
+    AcquireResult warm = setup.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok());
+    (void)setup.release(*warm.lock);
+  }
+  BlockingClient a(partitioned(true));
+  const AcquireResult held = a.acquire(Semaphore("seat", 1));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  ASSERT_EQ(held.nodes[2].status, NodeStatus::granted);
+  cluster.node(2).kill9();
+  cluster.node(2).restart();
+
+  BlockingClient b(config(true));
+  AcquireOptions once;
+  once.wait = milliseconds(0);
+  const AcquireResult refused = b.acquire(Semaphore("seat", 1), once);
+  ASSERT_LT(Stopwatch::now(), held.lock->valid_until) << "the check must happen while A is valid";
+  EXPECT_FALSE(refused.ok()) << "a second holder of the only permit";
+  EXPECT_EQ(refused.nodes[2].status, NodeStatus::recovering) << refused.nodes[2].detail;
+}
+
 TEST_F(Amnesia, WithoutTheDefenceARestartedNodeGrantsTwice) {
   // The control: the same faults with the defence off produce the double
   // grant and a token that goes backwards — proof that the test above
