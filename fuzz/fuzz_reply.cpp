@@ -48,8 +48,22 @@ void parse_as_acquire(const redisReply* const* replies, std::size_t count, int m
   redlock::detail::parse_acquire_response(response_of(replies, count), min_replicas, out);
   REDLOCK_FUZZ_CHECK(out.status == NodeStatus::granted || out.status == NodeStatus::busy ||
                      out.status == NodeStatus::recovering || out.status == NodeStatus::error ||
-                     out.status == NodeStatus::replicas_short);
+                     out.status == NodeStatus::replicas_short ||
+                     out.status == NodeStatus::permits_differ);
   REDLOCK_FUZZ_CHECK(!redlock::to_string(out.status).empty());
+  // Only a grant names a permit, and never a negative one.
+  REDLOCK_FUZZ_CHECK(out.permit == -1 || (out.permit >= 0 && out.status != NodeStatus::busy));
+}
+
+void parse_as_inspect(const redisReply* const* replies) {
+  for (const bool permits : {false, true}) {
+    redlock::NodeInspection out;
+    const bool answered =
+        redlock::detail::parse_inspect_response(response_of(replies, 1), permits, out);
+    REDLOCK_FUZZ_CHECK(answered == out.answered);
+    if (!answered) REDLOCK_FUZZ_CHECK(!out.detail.empty());
+    if (!permits) REDLOCK_FUZZ_CHECK(out.permits.empty());
+  }
 }
 
 void parse_as_flag(const redisReply* const* replies, NodeStatus yes) {
@@ -87,6 +101,7 @@ void parse_as_every_script(const redisReply* first, const redisReply* wait) {
   parse_as_flag(replies.data(), NodeStatus::released);
   parse_as_fence(replies.data());
   parse_as_probe(replies.data());
+  parse_as_inspect(replies.data());
 }
 
 void parse_every_way(const std::vector<redisReply*>& replies) {

@@ -79,6 +79,11 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     return;
   }
   if (flag == code(ReplyCode::permits_differ)) {
+    // A count no client can have recorded is no answer to trust.
+    if (number < 1) {
+      unexpected(reply, out);
+      return;
+    }
     out.status = NodeStatus::permits_differ;
     out.holder_ttl_ms = number;
     out.detail = "the node records " + std::to_string(number) + " permits for this semaphore";

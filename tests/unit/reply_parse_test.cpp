@@ -71,6 +71,16 @@ TEST(ParseAcquire, AThirdElementOnAnythingButAGrantIsMalformed) {
   }
 }
 
+TEST(ParseAcquire, ARecordedCountBelowOneIsMalformed) {
+  for (const char* bytes : {"*2\r\n:4\r\n:-1\r\n", "*2\r\n:4\r\n:0\r\n"}) {
+    ParsedReplies parsed;
+    parse(bytes, parsed);
+    NodeOutcome out;
+    parse_acquire_response(response_of(parsed), 0, out);
+    EXPECT_EQ(out.status, NodeStatus::error) << bytes;
+  }
+}
+
 TEST(ParseAcquire, AnotherPermitCountNamesTheRecordedCount) {
   ParsedReplies parsed;
   parse("*2\r\n:4\r\n$1\r\n3\r\n", parsed);
