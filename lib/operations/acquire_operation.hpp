@@ -20,6 +20,10 @@ namespace redlock::detail {
 // attempt's tag.
 inline constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 
+// The release script publishes on the channel it is given, and not at all
+// for the empty name: an unlock sent with it wakes no one.
+inline constexpr std::string_view kNoChannel = "";
+
 class AcquireOperation final : public Operation, public Wakeable {
  public:
   // A lock on one resource.

@@ -1,0 +1,130 @@
+// The acquire of the lock kinds beyond the mutex (docs/engine.md, "Lock
+// kinds"): how a lock over several resources and a semaphore permit are
+// set up, and how their grants are undone. The round itself, retries,
+// fencing and wake-ups are the mutex's, in acquire_operation.cpp.
+#include <cstddef>
+#include <string>
+
+#include "operations/acquire_operation.hpp"
+
+namespace redlock::detail {
+
+AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resources,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      kind_(LockKind::multi),
+      resource_(resources.empty() ? Resource("") : resources.front()),
+      resources_(std::move(resources)),
+      callback_(std::move(callback)) {
+  const std::string& prefix = core.config().lock.key_prefix;
+  channel_ = release_channel(prefix, resource_.str());
+  configure(options);
+  Lock shape{resource_, LockValue("x"), ttl_, {}, {}, {}};
+  shape.resources = resources_;
+  if (resources_.empty() || !well_formed(shape)) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+    return;
+  }
+  attempt_call_.script = &script(ScriptId::acquire_all);
+  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_};
+  attempt_call_.args = {"", ttl_text_, std::string(defence_flag_), fenced_ ? "1" : "0"};
+  channels_.clear();
+  for (const Resource& each : resources_) {
+    lock_keys_.push_back(lock_key(prefix, each.str()));
+    attempt_call_.keys.push_back(lock_keys_.back());
+    attempt_call_.args.push_back(each.str());
+    channels_.push_back(release_channel(prefix, each.str()));
+  }
+}
+
+AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      kind_(LockKind::permit),
+      resource_(semaphore.name()),
+      permits_(semaphore.permits()),
+      callback_(std::move(callback)) {
+  const std::string& prefix = core.config().lock.key_prefix;
+  channel_ = permit_channel(prefix, resource_.str());
+  configure(options);
+  if (resource_.empty() || permits_ < 1 || permits_ > Semaphore::kMaxPermits) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+    return;
+  }
+  count_key_ = permit_count_key(prefix, resource_.str());
+  permit_prefix_ = permit_key_prefix(prefix, resource_.str());
+  permit_fence_prefix_ = permit_fence_prefix(resource_.str());
+  attempt_call_.script = &script(ScriptId::permit_acquire);
+  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_, count_key_};
+  attempt_call_.args = {"",
+                        ttl_text_,
+                        std::string(defence_flag_),
+                        std::to_string(permits_),
+                        "0",
+                        permit_prefix_,
+                        fenced_ ? permit_fence_prefix_ : std::string()};
+}
+
+ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
+                                       std::int64_t permit) const {
+  const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
+  ScriptCall call;
+  if (kind_ == LockKind::multi) {
+    call.script = &script(ScriptId::release_all);
+    call.keys = lock_keys_;
+    call.args = {value.str()};
+    for (const std::string& each : channels_) {
+      call.args.emplace_back(announce ? std::string_view(each) : kNoChannel);
+    }
+    return call;
+  }
+  if (permit >= 0 && permit < static_cast<std::int64_t>(permits_)) {
+    call.script = &script(ScriptId::release);
+    call.keys = {permit_prefix_ + std::to_string(permit)};
+    call.args = {value.str(), std::string(channel)};
+    return call;
+  }
+  // Which permit the node granted is not known (its answer never came):
+  // whichever holds the value.
+  call.script = &script(ScriptId::release_all);
+  call.args = {value.str()};
+  for (std::uint32_t j = 0; j < permits_; ++j) {
+    call.keys.push_back(permit_prefix_ + std::to_string(j));
+    call.args.emplace_back(channel);
+  }
+  return call;
+}
+
+void AcquireOperation::undo_other_permits() {
+  won_tag_ = attempt_.tag();
+  const TimePoint expires_at = grant_expiry();
+  const auto& outcomes = attempt_.outcomes();
+  for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
+    if (!attempt_.may_have_changed(i)) continue;
+    const NodeOutcome& outcome = outcomes[i];
+    if (outcome.status == NodeStatus::granted && outcome.permit == permit_) continue;
+    // A node still to answer is dealt with when its answer comes
+    // (handle_stale): most often it grants the permit won, and undoing
+    // every other permit on it now would cost it a command per permit.
+    if (outcome.status == NodeStatus::pending) continue;
+    if (outcome.status == NodeStatus::granted) {
+      undo_grant(i, value_, false, expires_at, outcome.permit);
+      continue;
+    }
+    undo_other_permits_on(i);
+  }
+}
+
+void AcquireOperation::undo_other_permits_on(std::size_t node) {
+  // What the node did is not known (no answer that says): every permit but
+  // the one won, which is ours on this node too if it granted it.
+  ScriptCall call = undo_call(value_, false, -1);
+  const auto won = static_cast<std::ptrdiff_t>(permit_);
+  call.keys.erase(call.keys.begin() + won);
+  call.args.erase(call.args.begin() + 1 + won);
+  if (!call.keys.empty()) core_.nodes()[node]->send_cleanup(call, grant_expiry());
+}
+
+}  // namespace redlock::detail
