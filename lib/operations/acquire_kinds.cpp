@@ -20,9 +20,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
   const std::string& prefix = core.config().lock.key_prefix;
   channel_ = release_channel(prefix, resource_.str());
   configure(options);
-  Lock shape{resource_, LockValue("x"), ttl_, {}, {}, {}};
-  shape.resources = resources_;
-  if (resources_.empty() || !well_formed(shape)) {
+  if (!valid_resource_set(resources_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
     return;
   }

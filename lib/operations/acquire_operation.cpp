@@ -1,7 +1,7 @@
 #include "operations/acquire_operation.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <charconv>
 #include <string>
 
 #include "scripts/reply_parse.hpp"
@@ -123,8 +123,11 @@ void AcquireOperation::send_attempt() {
     // on which permits are free.
     // The attempt's fresh value is random already: its first hex digits
     // choose, with no further getrandom(2).
-    const std::uint32_t first = static_cast<std::uint32_t>(
-        std::strtoul(value_.str().substr(0, 7).c_str(), nullptr, 16) % permits_);
+    const std::string& value = value_.str();
+    std::uint32_t bits = 0;
+    (void)std::from_chars(value.data(), value.data() + std::min<std::size_t>(7, value.size()), bits,
+                          16);
+    const std::uint32_t first = bits % permits_;
     attempt_call_.args[4] = std::to_string(first);
   }
   for (auto& node : nodes) {

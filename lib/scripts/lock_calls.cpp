@@ -20,18 +20,19 @@ bool well_formed(const Lock& lock) noexcept {
     case LockKind::permit:
       return lock.permits >= 1 && lock.permits <= Semaphore::kMaxPermits &&
              *lock.permit < lock.permits && lock.resources.empty();
-    case LockKind::multi: {
-      if (lock.resources.size() > kMaxResourcesPerLock || lock.resources.front() != lock.resource) {
-        return false;
-      }
-      if (!lock.fences.empty() && lock.fences.size() != lock.resources.size()) return false;
-      std::set<std::string_view> names;
-      return std::all_of(lock.resources.begin(), lock.resources.end(), [&](const Resource& r) {
-        return !r.empty() && names.insert(r.str()).second;
-      });
-    }
+    case LockKind::multi:
+      return valid_resource_set(lock.resources) && lock.resources.front() == lock.resource &&
+             (lock.fences.empty() || lock.fences.size() == lock.resources.size());
   }
   return false;
+}
+
+bool valid_resource_set(const std::vector<Resource>& resources) noexcept {
+  if (resources.empty() || resources.size() > kMaxResourcesPerLock) return false;
+  std::set<std::string_view> names;
+  return std::all_of(resources.begin(), resources.end(), [&](const Resource& resource) {
+    return !resource.empty() && names.insert(resource.str()).second;
+  });
 }
 
 ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "redlock/outcome.hpp"
 #include "scripts/scripts.hpp"
@@ -26,6 +27,10 @@ enum class LockKind : std::uint8_t { single, multi, permit };
 
 // The most resources one lock may hold at once.
 inline constexpr std::size_t kMaxResourcesPerLock = 64;
+
+// Whether `resources` may make one lock: 1 to kMaxResourcesPerLock
+// distinct, non-empty names.
+[[nodiscard]] bool valid_resource_set(const std::vector<Resource>& resources) noexcept;
 
 // Extends `lock` to `ttl` on one node.
 [[nodiscard]] ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl);

@@ -18,6 +18,7 @@
 #include "worker_clock.hpp"
 #include "worker_guard.hpp"
 #include "worker_options.hpp"
+#include "worker_pause.hpp"
 #include "worker_resource.hpp"
 
 namespace redlock::chaos {
@@ -189,18 +190,9 @@ class Worker {
 
   void pause_here(const std::string& point) {
     armed_pause_.clear();
-    Event started = event(EventKind::nemesis, Phase::invoke);
-    started.fault = "pause-client";
-    started.target = proc_;
-    started.detail = "self-pause at " + point;
-    history_.write(started);
-    say("pausing " + point);
-    ::raise(SIGSTOP);
-    Event ended = event(EventKind::nemesis, Phase::ok);
-    ended.fault = "pause-client";
-    ended.target = proc_;
-    ended.detail = "resumed";
-    history_.write(ended);
+    pause_self(history_, event(EventKind::nemesis, Phase::invoke),
+               event(EventKind::nemesis, Phase::ok), proc_, point,
+               [&] { say("pausing " + point); });
   }
 
   void on_acquired(AcquireResult result) {

@@ -20,6 +20,7 @@
 #include "redlock/redlock.hpp"
 #include "worker_clock.hpp"
 #include "worker_commands.hpp"
+#include "worker_pause.hpp"
 #include "worker_resource.hpp"
 
 namespace redlock::chaos {
@@ -125,18 +126,9 @@ class GuardWorker {
 
   void pause_at(const std::string& point) {
     if (!commands_.take_pause(point)) return;
-    Event started = event(EventKind::nemesis, Phase::invoke);
-    started.fault = "pause-client";
-    started.target = proc_;
-    started.detail = "self-pause at " + point;
-    history_.write(started);
-    say("pausing " + point);
-    ::raise(SIGSTOP);
-    Event ended = event(EventKind::nemesis, Phase::ok);
-    ended.fault = "pause-client";
-    ended.target = proc_;
-    ended.detail = "resumed";
-    history_.write(ended);
+    pause_self(history_, event(EventKind::nemesis, Phase::invoke),
+               event(EventKind::nemesis, Phase::ok), proc_, point,
+               [&] { say("pausing " + point); });
   }
 
   // The loss signal of one hold: recorded from the client's loop thread.
