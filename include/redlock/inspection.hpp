@@ -27,6 +27,14 @@ struct KeyView {
   std::int64_t pttl_ms = -2;
   // The node's fencing counter for the resource (or the permit).
   std::uint64_t fence = 0;
+  // When readers hold the key (a read-write lock's read side; `value` is
+  // then none and `pttl_ms` the latest reader's): each live reader's value
+  // and what is left of it on the node (at most 1024, latest first).
+  struct Reader {
+    std::string value;
+    std::int64_t pttl_ms = 0;
+  };
+  std::vector<Reader> readers{};
 };
 
 struct NodeInspection {
@@ -70,6 +78,8 @@ struct Inspection {
   std::uint64_t fence = 0;
   // A semaphore: one entry per permit a majority holds, in permit order.
   std::vector<HolderView> holders;
+  // A resource held by readers: every reader a majority holds.
+  std::vector<HolderView> readers;
   std::vector<NodeInspection> nodes;
   [[nodiscard]] bool ok() const noexcept { return !error; }
 };

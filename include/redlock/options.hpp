@@ -22,6 +22,12 @@ struct AcquireOptions {
   // which Lock::fence holds a token larger than that of every acquisition
   // that finished before this one began. Default: LockConfig::fenced.
   std::optional<bool> fenced;
+  // Take the read side of the resource's read-write lock (docs/algorithm.md,
+  // "Read-write locks"): readers share the resource with each other and
+  // exclude its writers — and a plain (exclusive) lock on the resource is
+  // its writer. A writer that waits keeps new readers out. For a lock on
+  // one resource only (not a set, not a semaphore).
+  bool shared = false;
 };
 
 struct ExtendOptions {

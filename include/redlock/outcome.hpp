@@ -84,6 +84,9 @@ struct Lock {
   // any other lock.
   std::optional<std::uint32_t> permit{};
   std::uint32_t permits = 0;
+  // The read side of `resource`'s read-write lock (AcquireOptions::shared):
+  // held together with other readers, never with a writer.
+  bool shared = false;
 
   // The resources the lock holds: `resources`, or `resource` alone.
   [[nodiscard]] std::vector<Resource> all_resources() const {

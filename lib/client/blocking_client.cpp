@@ -227,8 +227,10 @@ std::string named(std::string_view name) {
 
 Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options,
                            std::stop_token stop) {
-  return impl_->lock(acquire_of(resource), "resource " + named(resource.str()), options,
-                     std::move(stop));
+  // A reader and a writer of one resource are different holds: a reentrant
+  // writer never joins a read hold, nor a reader a write hold.
+  const std::string side = options.acquire.shared ? "reader of resource " : "resource ";
+  return impl_->lock(acquire_of(resource), side + named(resource.str()), options, std::move(stop));
 }
 
 Guard BlockingClient::lock(const std::vector<Resource>& resources, const GuardOptions& options,

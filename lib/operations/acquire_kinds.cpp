@@ -69,6 +69,12 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
                                        std::int64_t permit) const {
   const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
   ScriptCall call;
+  if (kind_ == LockKind::shared) {
+    call.script = &script(ScriptId::read_release);
+    call.keys = {lock_key_};
+    call.args = {value.str(), std::string(channel)};
+    return call;
+  }
   if (kind_ == LockKind::multi) {
     call.script = &script(ScriptId::release_all);
     call.keys = lock_keys_;

@@ -25,6 +25,15 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   channel_ = release_channel(prefix, resource_.str());
   configure(options);
   if (resource_.empty()) argument_problem_ = make_error_code(errc::invalid_argument);
+  if (options.shared) {
+    // The read side (reader_scripts.hpp): the mutex's round on the same
+    // key, with the readers' script.
+    kind_ = LockKind::shared;
+    attempt_call_.script = &script(ScriptId::read_acquire);
+    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_, lock_key_};
+    attempt_call_.args = {"", ttl_text_, fenced_ ? resource_.str() : std::string(),
+                          std::string(defence_flag_)};
+  }
 }
 
 void AcquireOperation::configure(const AcquireOptions& options) {
@@ -461,6 +470,8 @@ void AcquireOperation::succeed(Microseconds validity) {
   } else if (kind_ == LockKind::permit) {
     lock.permit = permit_;
     lock.permits = permits_;
+  } else if (kind_ == LockKind::shared) {
+    lock.shared = true;
   }
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);

@@ -79,6 +79,7 @@ void InspectOperation::decide() {
              return a.pttl_ms < b.pttl_ms;
            })->pttl_ms)};
     result_.holder = majority_holder(keys, quorum, elapsed, core_.drift_for(ttl_read));
+    result_.readers = majority_readers(keys, quorum, elapsed, core_.drift_for(ttl_read));
     result_.fence = majority_fence(keys, quorum);
     complete({});
     return;

@@ -35,6 +35,35 @@ std::optional<HolderView> majority_holder(const std::vector<KeyView>& answers, s
   return std::nullopt;
 }
 
+std::vector<HolderView> majority_readers(const std::vector<KeyView>& answers, std::size_t quorum,
+                                         Microseconds elapsed, Milliseconds drift) {
+  std::map<std::string_view, std::size_t> counts;
+  for (const KeyView& answer : answers) {
+    for (const KeyView::Reader& reader : answer.readers) ++counts[reader.value];
+  }
+  std::vector<HolderView> readers;
+  for (const auto& [value, count] : counts) {
+    if (count < quorum) continue;
+    // Each reader as a holder of its own: the nodes that list it hold it,
+    // with what is left of it there.
+    std::vector<KeyView> as_holder;
+    for (const KeyView& answer : answers) {
+      KeyView view;
+      view.fence = answer.fence;
+      for (const KeyView::Reader& reader : answer.readers) {
+        if (reader.value != value) continue;
+        view.value = reader.value;
+        view.pttl_ms = reader.pttl_ms;
+      }
+      as_holder.push_back(std::move(view));
+    }
+    if (auto holder = majority_holder(as_holder, quorum, elapsed, drift)) {
+      readers.push_back(std::move(*holder));
+    }
+  }
+  return readers;
+}
+
 std::uint64_t majority_fence(const std::vector<KeyView>& answers, std::size_t quorum) {
   if (quorum == 0 || answers.size() < quorum) return 0;
   std::vector<std::uint64_t> counters;

@@ -22,6 +22,14 @@ namespace redlock::detail {
                                                         std::size_t quorum, Microseconds elapsed,
                                                         Milliseconds drift);
 
+// The readers a majority holds (KeyView::readers): each reader value at
+// least `quorum` answers list, with its validity as majority_holder
+// reckons it (from the readers' own ms left) and the resource's counter as
+// those nodes store it; in value order.
+[[nodiscard]] std::vector<HolderView> majority_readers(const std::vector<KeyView>& answers,
+                                                       std::size_t quorum, Microseconds elapsed,
+                                                       Milliseconds drift);
+
 // The largest counter at least `quorum` of `answers` store (0 when fewer
 // than `quorum` answered).
 [[nodiscard]] std::uint64_t majority_fence(const std::vector<KeyView>& answers, std::size_t quorum);

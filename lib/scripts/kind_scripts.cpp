@@ -30,6 +30,7 @@ for i = 1, n do
     undo(i - 1)
     local left = redis.pcall('PTTL', key)
     if failed(left) then return left end
+    writer_waits(key, ARGV[2])
     return {0, left}
   end
   if ARGV[4] == '1' then
@@ -59,7 +60,7 @@ if #KEYS < 1 or #ARGV ~= 2 then
 end
 for i = 1, #KEYS do
   local held = redis.pcall('GET', KEYS[i])
-  if failed(held) then return held end
+  if failed(held) then return readers_or(KEYS[i], held) end
   if held ~= ARGV[1] then return 0 end
 end
 for i = 1, #KEYS do
@@ -79,7 +80,7 @@ end
 local doomed, channels = {}, {}
 for i = 1, #KEYS do
   local held = redis.pcall('GET', KEYS[i])
-  if failed(held) then return held end
+  if failed(held) then return readers_or(KEYS[i], held) end
   if held == ARGV[1] then
     doomed[#doomed + 1] = KEYS[i]
     channels[#channels + 1] = ARGV[1 + i]
@@ -216,9 +217,34 @@ const std::string_view kInspectBody = R"lua(
 local function failed(reply)
   return type(reply) == 'table' and reply.err ~= nil
 end
+local function readers(key, field)
+  -- A read-write lock's readers: each live one's value and ms left (at
+  -- most 1024, the latest deadlines first).
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local left = redis.pcall('PTTL', key)
+  if failed(left) then return left end
+  local counter = redis.pcall('HGET', KEYS[2], field)
+  if failed(counter) then return counter end
+  local members = redis.pcall('ZREVRANGEBYSCORE', key, '+inf', '(' .. now, 'WITHSCORES',
+                              'LIMIT', 0, 1025)
+  if failed(members) then return members end
+  local out = {2, '', left, counter or '0'}
+  for i = 1, #members, 2 do
+    if members[i] ~= 'writer-waiting' and #out < 4 + 2 * 1024 then
+      out[#out + 1] = members[i]
+      out[#out + 1] = tonumber(members[i + 1]) - now
+    end
+  end
+  return out
+end
 local function read(key, field)
   local value = redis.pcall('GET', key)
-  if failed(value) then return value end
+  if failed(value) then
+    local kind = redis.pcall('TYPE', key)
+    if not failed(kind) and kind.ok == 'zset' then return readers(key, field) end
+    return value
+  end
   local left = redis.pcall('PTTL', key)
   if failed(left) then return left end
   local counter = redis.pcall('HGET', KEYS[2], field)

@@ -48,7 +48,9 @@ extern const std::string_view kPermitExtendBody;
 //   key), the fence hash. ARGV: "lock", the fence field; or "permits", the
 //   permits' key prefix, their fence field prefix, the count the caller
 //   names. For a lock: {1 when the key exists else 0, its value or "", its
-//   PTTL, its fence counter}. For a semaphore: {the recorded count or "",
+//   PTTL, its fence counter}; when readers hold it (reader_scripts.hpp),
+//   {2, "", its PTTL, its fence counter, then each live reader's value and
+//   ms left, at most 1024 of them}. For a semaphore: {the recorded count or "",
 //   then for every permit up to the larger of the two counts (at most
 //   1024): exists, value, PTTL, counter}, flattened.
 extern const std::string_view kInspectBody;

@@ -8,6 +8,7 @@ namespace redlock::detail {
 
 LockKind kind_of(const Lock& lock) noexcept {
   if (lock.permit) return LockKind::permit;
+  if (lock.shared) return LockKind::shared;
   if (!lock.resources.empty()) return LockKind::multi;
   return LockKind::single;
 }
@@ -17,11 +18,14 @@ bool well_formed(const Lock& lock) noexcept {
   switch (kind_of(lock)) {
     case LockKind::single:
       return true;
+    case LockKind::shared:
+      return lock.resources.empty() && lock.permits == 0;
     case LockKind::permit:
       return lock.permits >= 1 && lock.permits <= Semaphore::kMaxPermits &&
-             *lock.permit < lock.permits && lock.resources.empty();
+             *lock.permit < lock.permits && lock.resources.empty() && !lock.shared;
     case LockKind::multi:
-      return valid_resource_set(lock.resources) && lock.resources.front() == lock.resource &&
+      return !lock.shared && valid_resource_set(lock.resources) &&
+             lock.resources.front() == lock.resource &&
              (lock.fences.empty() || lock.fences.size() == lock.resources.size());
   }
   return false;
@@ -41,6 +45,11 @@ ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds t
   switch (kind_of(lock)) {
     case LockKind::single:
       call.script = &script(ScriptId::extend);
+      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(), std::move(ttl_text)};
+      break;
+    case LockKind::shared:
+      call.script = &script(ScriptId::read_extend);
       call.keys = {lock_key(prefix, lock.resource.str())};
       call.args = {lock.value.str(), std::move(ttl_text)};
       break;
@@ -66,6 +75,12 @@ ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce
   switch (kind_of(lock)) {
     case LockKind::single:
       call.script = &script(ScriptId::release);
+      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(),
+                   announce ? release_channel(prefix, lock.resource.str()) : std::string()};
+      break;
+    case LockKind::shared:
+      call.script = &script(ScriptId::read_release);
       call.keys = {lock_key(prefix, lock.resource.str())};
       call.args = {lock.value.str(),
                    announce ? release_channel(prefix, lock.resource.str()) : std::string()};

@@ -2,7 +2,7 @@
 // (docs/algorithm.md, "Lock kinds"): the mutex's batched extend and release
 // for a lock on one resource, extend_all and release_all for one over
 // several resources, permit_extend and the release of one key for a
-// semaphore permit. Pure: names and arguments only.
+// semaphore permit, read_extend and read_release for a reader. Pure: names and arguments only.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace redlock::detail {
 
-enum class LockKind : std::uint8_t { single, multi, permit };
+enum class LockKind : std::uint8_t { single, multi, permit, shared };
 
 [[nodiscard]] LockKind kind_of(const Lock& lock) noexcept;
 

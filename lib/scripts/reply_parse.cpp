@@ -215,6 +215,33 @@ bool parse_inspect_response(const NodeResponse& response, bool permits, NodeInsp
   };
   if (reply->type != REDIS_REPLY_ARRAY) return malformed();
   if (!permits) {
+    long long held = 0;
+    const bool by_readers = reply->elements >= 4 && read_integer(reply->element[0], held) &&
+                            held == 2 && reply->elements % 2 == 0;
+    if (by_readers) {
+      // Readers hold the key: its PTTL and counter, then each reader.
+      long long left = 0;
+      long long counter = 0;
+      if (!read_integer(reply->element[2], left) || !read_integer(reply->element[3], counter) ||
+          counter < 0) {
+        return malformed();
+      }
+      out.key = KeyView{};
+      out.key.pttl_ms = left;
+      out.key.fence = static_cast<std::uint64_t>(counter);
+      for (std::size_t i = 4; i + 1 < reply->elements; i += 2) {
+        const redisReply* value = reply->element[i];
+        long long reader_left = 0;
+        if (value->type != REDIS_REPLY_STRING ||
+            !read_integer(reply->element[i + 1], reader_left) || reader_left < 0) {
+          return malformed();
+        }
+        out.key.readers.push_back(KeyView::Reader{std::string(value->str, value->len),
+                                                  static_cast<std::int64_t>(reader_left)});
+      }
+      out.answered = true;
+      return true;
+    }
     if (reply->elements != 4 || !read_key_view(reply, 0, out.key)) return malformed();
     out.answered = true;
     return true;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "scripts/kind_scripts.hpp"
+#include "scripts/reader_scripts.hpp"
 #include "scripts/sha1.hpp"
 
 namespace redlock::detail {
@@ -117,6 +118,7 @@ for i = 1, n do
     elseif not granted then
       local left = redis.pcall('PTTL', key)
       if failed(left) then reply = left else reply = {0, left} end
+      writer_waits(key, ARGV[a + 2])
     elseif ARGV[a + 3] == '' then
       reply = {1, '0'}
     else
@@ -154,7 +156,7 @@ for i = 1, n do
   local key, value = KEYS[i], ARGV[2 * i - 1]
   local held = redis.pcall('GET', key)
   if held and type(held) == 'table' then
-    out[i] = held
+    out[i] = readers_or(key, held)
   elseif held == value and not gone[key] then
     gone[key] = true
     doomed[#doomed + 1] = key
@@ -192,7 +194,7 @@ for i = 1, n do
   local key = KEYS[i]
   local held = redis.pcall('GET', key)
   if held and type(held) == 'table' then
-    out[i] = held
+    out[i] = readers_or(key, held)
   elseif held == ARGV[2 * i - 1] then
     out[i] = redis.pcall('PEXPIRE', key, ARGV[2 * i])
   else
@@ -252,27 +254,35 @@ return out
 // The one table: adding a script is one entry here (and its body above).
 const std::array<Script, kScriptCount>& script_table() {
   // The scripts that open with the node rules, put together once.
-  static const std::string acquire = std::string(kNodeRules) + std::string(kAcquireBatch);
+  static const std::string acquire =
+      std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireBatch);
+  static const std::string extend = std::string(kReadersOr) + std::string(kExtendBatch);
+  static const std::string release = std::string(kReadersOr) + std::string(kReleaseBatch);
   static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
-  static const std::string acquire_all = std::string(kNodeRules) + std::string(kAcquireAllBody);
+  static const std::string acquire_all =
+      std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
+  static const std::string extend_all = std::string(kReadersOr) + std::string(kExtendAllBody);
+  static const std::string release_all = std::string(kReadersOr) + std::string(kReleaseAllBody);
+  static const std::string read_acquire =
+      std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
+  static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
+  static const std::string read_release = std::string(kReaderRules) + std::string(kReadReleaseBody);
   static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
       {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4, kScriptReplyBytes},
-      {ScriptId::extend, "extend", kExtendBatch, sha1_hex(kExtendBatch), true, 0, 2,
-       kScriptReplyBytes},
-      {ScriptId::release, "release", kReleaseBatch, sha1_hex(kReleaseBatch), true, 0, 2,
-       kScriptReplyBytes},
+      {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
+      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 2, kScriptReplyBytes},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
       {ScriptId::acquire_all, "acquire_all", acquire_all, sha1_hex(acquire_all), false, 0, 0,
        kScriptReplyBytes},
-      {ScriptId::extend_all, "extend_all", kExtendAllBody, sha1_hex(kExtendAllBody), false, 0, 0,
+      {ScriptId::extend_all, "extend_all", extend_all, sha1_hex(extend_all), false, 0, 0,
        kScriptReplyBytes},
-      {ScriptId::release_all, "release_all", kReleaseAllBody, sha1_hex(kReleaseAllBody), false, 0,
-       0, kScriptReplyBytes},
+      {ScriptId::release_all, "release_all", release_all, sha1_hex(release_all), false, 0, 0,
+       kScriptReplyBytes},
       {ScriptId::fence_all, "fence_all", fence_all, sha1_hex(fence_all), false, 0, 0,
        kScriptReplyBytes},
       {ScriptId::permit_acquire, "permit_acquire", permit_acquire, sha1_hex(permit_acquire), false,
@@ -280,6 +290,12 @@ const std::array<Script, kScriptCount>& script_table() {
       {ScriptId::permit_extend, "permit_extend", kPermitExtendBody, sha1_hex(kPermitExtendBody),
        false, 0, 0, kScriptReplyBytes},
       {ScriptId::inspect, "inspect", kInspectBody, sha1_hex(kInspectBody), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::read_acquire, "read_acquire", read_acquire, sha1_hex(read_acquire), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::read_extend, "read_extend", read_extend, sha1_hex(read_extend), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::read_release, "read_release", read_release, sha1_hex(read_release), false, 0, 0,
        kScriptReplyBytes},
   }};
   return table;

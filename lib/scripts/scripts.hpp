@@ -55,8 +55,12 @@ enum class ScriptId : std::uint8_t {
   permit_acquire,
   permit_extend,
   inspect,
+  // The read side of a read-write lock (reader_scripts.hpp).
+  read_acquire,
+  read_extend,
+  read_release,
 };
-inline constexpr std::size_t kScriptCount = 13;
+inline constexpr std::size_t kScriptCount = 16;
 
 struct Script {
   ScriptId id;
