@@ -379,6 +379,76 @@ TEST_F(LockKindsTest, AMutexOnOneNameKeepsAMultiResourceLockOut) {
 
 // Every one of these is refused by the parser: exit 64, one line saying
 // what is wrong, no node asked, no command run.
+TEST_F(LockKindsTest, ReadersShareWithSharedAndKeepAWriterOut) {
+  const auto file = config(milliseconds(30000));
+  const CliResult first = run_cli(command("acquire", file, {"--resource", "doc", "--shared"}));
+  const CliResult second = run_cli(command("acquire", file, {"--resource", "doc", "--shared"}));
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  ASSERT_EQ(second.exit_code, 0) << describe(second);
+  const JsonValue json = parse_output(first);
+  EXPECT_TRUE(json["shared"].boolean) << first.out;
+  const std::string value = json["value"].text;
+  const std::string other = parse_output(second)["value"].text;
+
+  const CliResult writer = run_cli(command("acquire", file, {"--resource", "doc", "--wait", "0"}));
+  EXPECT_EQ(writer.exit_code, 75) << describe(writer);
+  EXPECT_EQ(parse_output(writer)["error"].text, "not_acquired");
+  EXPECT_EQ(parse_output(writer).find("shared"), nullptr) << writer.out;
+
+  const CliResult extended = run_cli(command(
+      "extend", file, {"--resource", "doc", "--shared", "--value", value, "--ttl", "20000"}));
+  EXPECT_EQ(extended.exit_code, 0) << describe(extended);
+  // Without --shared the value is taken for a writer's, which it is not.
+  const CliResult as_writer =
+      run_cli(command("extend", file, {"--resource", "doc", "--value", value}));
+  EXPECT_EQ(as_writer.exit_code, 75) << describe(as_writer);
+
+  for (const std::string& each : {value, other}) {
+    const CliResult released =
+        run_cli(command("release", file, {"--resource", "doc", "--shared", "--value", each}));
+    ASSERT_EQ(released.exit_code, 0) << describe(released);
+    EXPECT_GE(parse_output(released)["released"].integer().value_or(0), 3);
+  }
+  const CliResult now = run_cli(command("acquire", file, {"--resource", "doc", "--wait", "0"}));
+  EXPECT_EQ(now.exit_code, 0) << describe(now);
+}
+
+TEST_F(LockKindsTest, RunSharedSetsRedlockSharedAndTwoReadersRunAtOnce) {
+  const auto file = config();
+  const auto seen_a = work_ / "a";
+  const auto seen_b = work_ / "b";
+  const auto go = work_ / "go";
+  CliOptions options;
+  options.environment = {{"REDLOCK_SHARED", "stale"}};
+  const auto reader = [&](const std::filesystem::path& seen) {
+    return command("run", file,
+                   {"--resource", "doc", "--shared", "--", "sh", "-c",
+                    publish(seen, R"("${REDLOCK_SHARED-unset}")") + wait_for_file(go)});
+  };
+  CliProcess a(reader(seen_a), options);
+  CliProcess b(reader(seen_b), options);
+  // Both commands run at once, each with REDLOCK_SHARED=1.
+  ASSERT_TRUE(eventually(
+      [&] { return std::filesystem::exists(seen_a) && std::filesystem::exists(seen_b); }));
+  EXPECT_EQ(read_file(seen_a).value_or(""), "1\n");
+  EXPECT_EQ(read_file(seen_b).value_or(""), "1\n");
+  // A writer's run is refused meanwhile, and never sees REDLOCK_SHARED.
+  const CliResult writer =
+      run_cli(command("run", file, {"--resource", "doc", "--wait", "0", "--", "sh", "-c", "true"}),
+              options);
+  EXPECT_EQ(writer.exit_code, 75) << describe(writer);
+  { std::ofstream(go.string()) << "go"; }
+  EXPECT_EQ(a.wait().exit_code, 0);
+  EXPECT_EQ(b.wait().exit_code, 0);
+  const auto seen_w = work_ / "w";
+  const CliResult after = run_cli(command("run", file,
+                                          {"--resource", "doc", "--", "sh", "-c",
+                                           publish(seen_w, R"("${REDLOCK_SHARED-unset}")")}),
+                                  options);
+  EXPECT_EQ(after.exit_code, 0) << describe(after);
+  EXPECT_EQ(read_file(seen_w).value_or(""), "unset\n");
+}
+
 TEST_F(LockKindsTest, KindUsageErrorsExit64) {
   const auto file = config();
   const auto ran = work_ / "ran";
@@ -412,6 +482,11 @@ TEST_F(LockKindsTest, KindUsageErrorsExit64) {
       {{"acquire", "--resource", "a", "--resource", "a"}, "--resource \"a\" given twice"},
       {many, "--resource given more than 64 times"},
       {{"status", "--resource", "a", "--resource", "b"}, "--resource given more than once"},
+      {{"acquire", "--semaphore", "s", "--permits", "2", "--shared"},
+       "--shared takes the read side of a resource's read-write lock"},
+      {{"run", "--resource", "a", "--resource", "b", "--shared", "--", "touch", ran.string()},
+       "--shared takes the read side of one resource"},
+      {{"status", "--resource", "a", "--shared"}, "--shared is not an option of `redlock status`"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> arguments = test_case.arguments;

@@ -22,6 +22,7 @@ enum class Flag {
   wait,
   grace,
   fenced,
+  shared,
   json,
   help
 };
@@ -32,7 +33,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 13> kFlags{{
+constexpr std::array<FlagSpec, 14> kFlags{{
     {"--config", Flag::config, true},
     {"--node", Flag::node, true},
     {"--resource", Flag::resource, true},
@@ -44,6 +45,7 @@ constexpr std::array<FlagSpec, 13> kFlags{{
     {"--wait", Flag::wait, true},
     {"--grace", Flag::grace, true},
     {"--fenced", Flag::fenced, false},
+    {"--shared", Flag::shared, false},
     {"--json", Flag::json, false},
     {"--help", Flag::help, false},
 }};
@@ -60,19 +62,19 @@ const std::array<SubcommandSpec, 7>& subcommand_specs() {
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
-        Flag::wait, Flag::fenced, Flag::grace}},
+        Flag::wait, Flag::fenced, Flag::shared, Flag::grace}},
       {"acquire",
        Subcommand::acquire,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
-        Flag::wait, Flag::fenced}},
+        Flag::wait, Flag::fenced, Flag::shared}},
       {"extend",
        Subcommand::extend,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
-        Flag::value, Flag::ttl}},
+        Flag::value, Flag::ttl, Flag::shared}},
       {"release",
        Subcommand::release,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
-        Flag::value}},
+        Flag::value, Flag::shared}},
       {"status", Subcommand::status, {Flag::config, Flag::node, Flag::resource, Flag::json}},
       {"inspect",
        Subcommand::inspect,
@@ -197,6 +199,9 @@ class InvocationBuilder {
       case Flag::fenced:
         invocation_.fenced = true;
         break;
+      case Flag::shared:
+        invocation_.shared = true;
+        break;
       case Flag::json:
         invocation_.json = true;
         break;
@@ -293,6 +298,11 @@ class InvocationBuilder {
             is_run || spec_.subcommand == Subcommand::acquire
                 ? "--resource R is required (or --semaphore S --permits K)"
                 : "--resource R is required (or --semaphore S --permit I)");
+    require(!(invocation_.shared && semaphore),
+            "--shared takes the read side of a resource's read-write lock: it needs --resource R, "
+            "not --semaphore");
+    require(!invocation_.shared || invocation_.resources.size() <= 1,
+            "--shared takes the read side of one resource: give --resource once");
     if (!semaphore) return;
     if (names_a_held_lock) {
       require(invocation_.permit.has_value(),

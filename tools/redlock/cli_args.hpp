@@ -64,6 +64,9 @@ struct Invocation {
   std::optional<Milliseconds> grace;
   // --fenced: also obtain a fencing token. Unset: the quorum file's `fenced`.
   bool fenced = false;
+  // --shared: the read side of the resource's read-write lock (run,
+  // acquire; extend and release of a reader need it too). One resource.
+  bool shared = false;
   // --json: status prints JSON instead of a table.
   bool json = false;
   // check-config's FILE argument.

@@ -63,6 +63,11 @@ void write_fences(JsonWriter& json, const Invocation& invocation, const std::opt
   json.end_array();
 }
 
+// For a reader: "shared": true.
+void write_shared(JsonWriter& json, const Invocation& invocation) {
+  if (invocation.shared) json.key("shared").boolean(true);
+}
+
 // For a semaphore: "permit" (the permit held, or null) and "permits" (the
 // count given, or null when not given).
 void write_permit(JsonWriter& json, const Invocation& invocation,
@@ -99,6 +104,7 @@ int acquire_command(const Invocation& invocation) {
   json.key("fence").optional_number(lock ? lock->fence : std::nullopt);
   write_fences(json, invocation, lock);
   write_permit(json, invocation, lock ? lock->permit : std::nullopt);
+  write_shared(json, invocation);
   json.key("attempts").number(static_cast<std::int64_t>(result.attempts));
   write_error(json, result.ok() ? std::error_code() : result.error);
   write_node_outcomes(json, result.nodes);
@@ -142,6 +148,7 @@ int extend_command(const Invocation& invocation) {
     json.end_array();
   }
   write_permit(json, invocation, invocation.permit);
+  write_shared(json, invocation);
   write_error(json, result.error);
   write_node_outcomes(json, result.nodes);
   json.end_object();
@@ -166,6 +173,7 @@ int release_command(const Invocation& invocation) {
   write_names(json, invocation);
   json.key("value").string(*invocation.value);
   write_permit(json, invocation, invocation.permit);
+  write_shared(json, invocation);
   json.key("released").number(static_cast<std::uint64_t>(result.released));
   write_error(json, result.error);
   write_node_outcomes(json, result.nodes);

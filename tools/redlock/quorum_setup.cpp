@@ -50,6 +50,7 @@ AcquireOptions acquire_options(const Invocation& invocation) {
   options.ttl = invocation.ttl;
   options.wait = invocation.wait;
   if (invocation.fenced) options.fenced = true;
+  options.shared = invocation.shared;
   return options;
 }
 
@@ -73,6 +74,7 @@ std::string lock_target(const Invocation& invocation) {
     return "semaphore " + printable(*invocation.semaphore) +
            (invocation.permit ? " permit " + std::to_string(*invocation.permit) : std::string());
   }
+  if (invocation.shared) return "reader of " + printable(invocation.resource.value_or(""));
   std::string target;
   for (const std::string& name : invocation.resources) {
     if (!target.empty()) target += ", ";
@@ -127,6 +129,7 @@ Lock lock_from_value(const Invocation& invocation, Milliseconds ttl) {
   } else if (invocation.resources.size() > 1) {
     lock.resources = resources_of(invocation);
   }
+  lock.shared = invocation.shared;
   return lock;
 }
 

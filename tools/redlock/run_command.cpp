@@ -142,6 +142,11 @@ ChildSpec child_spec(const Invocation& invocation, const Guard& guard, const Sig
     spec.unset_environment.emplace_back("REDLOCK_PERMIT");
     spec.unset_environment.emplace_back("REDLOCK_PERMITS");
   }
+  if (lock.shared) {
+    spec.set_environment.emplace_back("REDLOCK_SHARED", "1");
+  } else {
+    spec.unset_environment.emplace_back("REDLOCK_SHARED");
+  }
   spec.signal_mask = signals.original_mask();
   // main() ignores SIGPIPE for run's sockets; the command gets it back.
   spec.default_sigpipe = sigpipe_was_default();
