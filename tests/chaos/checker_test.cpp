@@ -76,6 +76,7 @@ struct Acquisition {
   std::vector<std::int64_t> tokens;
   std::optional<std::int64_t> permit;
   std::int64_t permits = 0;
+  bool shared = false;
 
   Acquisition& fenced(std::int64_t fencing_token) {
     token = fencing_token;
@@ -101,6 +102,11 @@ struct Acquisition {
     if (!tokens.empty()) token = tokens.front();
     return *this;
   }
+  // The read side of the run's resource.
+  Acquisition& reader() {
+    shared = true;
+    return *this;
+  }
   // Permit `index` of semaphore `name` with `count` permits.
   Acquisition& permit_of(std::string name, std::int64_t index, std::int64_t count) {
     resources = {std::move(name)};
@@ -118,6 +124,7 @@ Acquisition permit_of(std::string name, std::int64_t index, std::int64_t count) 
 }
 
 Acquisition fenced(std::int64_t token) { return Acquisition().fenced(token); }
+Acquisition reader() { return Acquisition().reader(); }
 Acquisition answered(std::vector<NodeReply> replies) {
   return Acquisition().answered(std::move(replies));
 }
@@ -145,6 +152,7 @@ Event& acquire(RunHistory& run, const std::string& proc, const std::string& valu
   ok.tokens = how.tokens;
   ok.permit = how.permit;
   ok.permits = how.permits;
+  ok.shared = how.shared;
   return ok;
 }
 
@@ -535,6 +543,45 @@ TEST(CheckerExclusionTest, PermitsOverlapButOnePermitIsHeldOnceAtATime) {
   const Finding& finding = expect_violated(run.check(), "C3");
   EXPECT_EQ(finding.proc, "c3");
   EXPECT_TRUE(mentions(finding, "value p (c0) on sem:pool:0")) << finding.message;
+}
+
+TEST(CheckerExclusionTest, ReadersOverlapEachOtherButNoWriter) {
+  RunHistory run;
+  acquire(run, "c0", "r1", 0, 5, reader());
+  acquire(run, "c1", "r2", 10, 15, reader());
+  acquire(run, "c2", "r3", 500, 505, reader());
+  expect_holds(run.check(), "C3");
+  // A writer while the readers' windows are open: a violation with the
+  // reader that reaches furthest.
+  acquire(run, "c3", "w", 600, 610);
+  const Finding& finding = expect_violated(run.check(), "C3");
+  EXPECT_EQ(finding.proc, "c3");
+  EXPECT_TRUE(mentions(finding, "(c2, a reader)")) << finding.message;
+}
+
+TEST(CheckerExclusionTest, AReaderInsideAWritersWindowIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "w", 0, 5);
+  acquire(run, "c1", "r1", 100, 110, reader());
+  const Finding& finding = expect_violated(run.check(), "C3");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_TRUE(mentions(finding, "value w (c0)")) << finding.message;
+}
+
+TEST(CheckerExclusionTest, AReaderIsComparedWithTheWritersNotWithTheReaderThatReachesFurthest) {
+  // r1 reaches furthest of all; w overlaps it, and so does r2 overlap w:
+  // both are found, though r2 never conflicts with r1.
+  RunHistory run;
+  acquire(run, "c0", "r1", 0, 5, reader());
+  acquire(run, "c1", "w", 10, 15);
+  release(run, "c1", "w", 300, 301);
+  acquire(run, "c2", "r2", 100, 110, reader());
+  const CheckResult result = run.check();
+  const auto found = findings_of(result, "C3");
+  ASSERT_EQ(found.size(), 2U) << describe(result);
+  EXPECT_EQ(found[0]->proc, "c1");
+  EXPECT_EQ(found[1]->proc, "c2");
+  EXPECT_TRUE(mentions(*found[1], "value w (c1)")) << found[1]->message;
 }
 
 TEST(CheckerExclusionTest, NoAcquisitionHasNothingToCheck) {

@@ -126,11 +126,12 @@ TEST_F(ReadWriteTest, TheReadersKeyExpiresWithTheLatestReader) {
   brief.ttl = milliseconds(400);
   AcquireOptions longer = reader();
   longer.ttl = milliseconds(4000);
-  const AcquireResult short_one = client.acquire(Resource("doc"), brief);
+  // The long one first: the key must not take the newer, shorter deadline.
   const AcquireResult long_one = client.acquire(Resource("doc"), longer);
+  const AcquireResult short_one = client.acquire(Resource("doc"), brief);
   ASSERT_TRUE(short_one.ok());
   ASSERT_TRUE(long_one.ok());
-  EXPECT_TRUE(eventually([&] { return nodes_listing("doc", long_one.lock->value.str()) == 5; }));
+  EXPECT_TRUE(eventually([&] { return nodes_listing("doc", short_one.lock->value.str()) == 5; }));
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     const long long left = cluster.node(i).probe().pttl(key_of("doc"));
     EXPECT_GT(left, 1000) << "node " << i << ": the key must live as long as its latest reader";

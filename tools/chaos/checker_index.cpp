@@ -111,7 +111,9 @@ std::vector<Claim> claims_of(const Event& acquired) {
     const std::string name = acquired.resources.empty() ? std::string() : acquired.resources[0];
     return {Claim{"sem:" + name + ":" + std::to_string(*acquired.permit), acquired.token}};
   }
-  if (acquired.resources.empty()) return {Claim{"lock:" + acquired.key, acquired.token}};
+  if (acquired.resources.empty()) {
+    return {Claim{"lock:" + acquired.key, acquired.token, acquired.shared}};
+  }
   const bool own_tokens = acquired.tokens.size() == acquired.resources.size();
   std::vector<Claim> claims;
   for (std::size_t i = 0; i < acquired.resources.size(); ++i) {

@@ -126,7 +126,7 @@ struct Holding {
 
   [[nodiscard]] std::string describe() const {
     if (!acquired()) return "value " + value;
-    return "value " + value + " (" + ok().proc + ")";
+    return "value " + value + " (" + ok().proc + (ok().shared ? ", a reader" : "") + ")";
   }
 };
 
@@ -139,6 +139,9 @@ using HoldingIndex = std::map<std::string, Holding, std::less<>>;
 struct Claim {
   std::string key;
   std::optional<std::int64_t> token;
+  // A reader's claim (a read-write lock's read side): readers' claims on
+  // one key never conflict with each other, only with a writer's.
+  bool shared = false;
 };
 
 // What the acquire ok of a holding claims (history.hpp: resources, tokens,

@@ -36,27 +36,38 @@ void check_in_window(const Context& context, const Operation& operation, Invaria
 
 // C3: the claimed windows of different holdings that claim one key (the
 // run's resource, a resource of a lock over several, a semaphore's permit)
-// do not overlap. A sweep in start order compares each window with the one
-// that reaches furthest among those before it on that key, which finds
+// do not overlap — except two readers' (shared claims): a writer's window
+// overlaps no other window, a reader's no writer's. A sweep in start order
+// compares each window with the one that reaches furthest among those
+// before it on that key (for a reader: among the writers), which finds
 // every overlapping window.
 Verdict check_exclusion(const Context& context, std::vector<Finding>& findings) {
   InvariantCheck check(kExclusion, findings);
-  std::map<std::string, const Holding*, std::less<>> furthest_by_key;
+  struct Furthest {
+    const Holding* any = nullptr;
+    const Holding* writer = nullptr;
+  };
+  std::map<std::string, Furthest, std::less<>> furthest_by_key;
+  const auto reaches_further = [](const Holding* candidate, const Holding* so_far) {
+    return so_far == nullptr || candidate->window().second > so_far->window().second;
+  };
   for (const Holding* holding : acquired_by_time(context.holdings)) {
     check.applies();
     const auto window = holding->window();
     if (window.second <= window.first) continue;  // an empty window overlaps nothing
     for (const Claim& claim : claims_of(holding->ok())) {
-      const Holding*& furthest = furthest_by_key[claim.key];
-      if (furthest != nullptr && window.first < furthest->window().second) {
-        const auto earlier = furthest->window();
+      Furthest& furthest = furthest_by_key[claim.key];
+      const Holding* rival = claim.shared ? furthest.writer : furthest.any;
+      if (rival != nullptr && window.first < rival->window().second) {
+        const auto earlier = rival->window();
         check.violation(holding->ok(),
                         "window " + window_text(context, window) + " of " + holding->describe() +
                             " overlaps window " + window_text(context, earlier) + " of " +
-                            furthest->describe() + claim_text(claim.key) + " by " +
+                            rival->describe() + claim_text(claim.key) + " by " +
                             Context::ms(std::min(window.second, earlier.second) - window.first));
       }
-      if (furthest == nullptr || window.second > furthest->window().second) furthest = holding;
+      if (reaches_further(holding, furthest.any)) furthest.any = holding;
+      if (!claim.shared && reaches_further(holding, furthest.writer)) furthest.writer = holding;
     }
   }
   return check.verdict();

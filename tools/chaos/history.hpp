@@ -43,6 +43,8 @@
 //                         nemesis ok (a fault's end): the fault's clients must
 //                         complete an acquire within this (C11)
 //   fenced       bool     run: whether clients take fenced locks
+//   shared       bool     acquire: the read side of the resource (a reader;
+//                         readers share it, a writer excludes them)
 //   entries      array    snapshot (resource): the log, as strings, in order
 //   log_key      string   snapshot (resource): the key of the log in entries
 //                         (`key` names the counter)
@@ -150,6 +152,7 @@ struct Event {
   std::int64_t count = 0;
   std::int64_t budget_ms = 0;
   bool fenced = false;
+  bool shared = false;
   std::vector<std::string> entries;
   std::string log_key;
   std::vector<std::string> resources;

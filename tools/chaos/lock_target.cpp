@@ -15,6 +15,11 @@ Semaphore semaphore_of(const LockTarget& target) {
   return Semaphore(target.resources.front(), target.permits);
 }
 
+AcquireOptions with_side(const LockTarget& target, AcquireOptions options) {
+  options.shared = target.shared;
+  return options;
+}
+
 }  // namespace
 
 LockTarget lock_target(const Scenario& scenario, int index) {
@@ -24,11 +29,16 @@ LockTarget lock_target(const Scenario& scenario, int index) {
   if (scenario.lock.kind == LockKind::multi) {
     target.resources = index < 0 ? scenario.all_resources() : scenario.resources_of(index);
   }
+  target.shared = index >= 0 && scenario.clients.spec(index).shared;
   return target;
 }
 
 OperationHandle acquire(AsyncClient& client, const LockTarget& target,
                         const AcquireOptions& options, AsyncClient::AcquireCallback callback) {
+  if (target.shared) {
+    return client.acquire(Resource(target.resources.front()), with_side(target, options),
+                          std::move(callback));
+  }
   switch (target.kind) {
     case LockKind::semaphore:
       return client.acquire(semaphore_of(target), options, std::move(callback));
@@ -46,6 +56,8 @@ OperationHandle acquire(AsyncClient& client, const LockTarget& target,
 
 AcquireResult acquire(BlockingClient& client, const LockTarget& target,
                       const AcquireOptions& options) {
+  if (target.shared)
+    return client.acquire(Resource(target.resources.front()), with_side(target, options));
   switch (target.kind) {
     case LockKind::semaphore:
       return client.acquire(semaphore_of(target), options);
@@ -75,6 +87,7 @@ Guard lock(BlockingClient& client, const LockTarget& target, const GuardOptions&
 }
 
 void record_target(const LockTarget& target, Event& invoke) {
+  invoke.shared = target.shared;
   if (target.kind == LockKind::mutex) return;
   invoke.resources = target.resources;
   if (target.kind == LockKind::semaphore) invoke.permits = target.permits;

@@ -24,6 +24,8 @@ struct LockTarget {
   // multi: the set, in the order asked; otherwise the mutex's or the
   // semaphore's name.
   std::vector<std::string> resources{std::string(kLockName)};
+  // mutex: the read side of its read-write lock (ClientSpec::shared).
+  bool shared = false;
 };
 
 // Client `index`'s target in `scenario`; the probe's (`index` < 0) is every

@@ -66,6 +66,7 @@ void Run::start_workers() {
       for (const std::string& name : target.resources)
         args.insert(args.end(), {"--resource", name});
     }
+    if (target.shared) args.emplace_back("--shared");
     if (fenced) args.emplace_back("--fenced");
     if (scenario_.lock.renew) args.emplace_back("--renew");
     if (scenario_.lock.reentrant) args.emplace_back("--reentrant");

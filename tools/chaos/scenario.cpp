@@ -281,7 +281,7 @@ class ScenarioReader {
   // A key of ClientSpec; false with no error recorded when `name` is none.
   bool is_client_key(std::string_view name) const {
     return name == "critical_section_ms" || name == "think_ms" || name == "clock_rate" ||
-           name == "start_delay_ms";
+           name == "start_delay_ms" || name == "shared";
   }
 
   bool read_client_key(std::string_view name, const toml::node& item, const std::string& path,
@@ -291,6 +291,10 @@ class ScenarioReader {
     }
     if (name == "think_ms") return reader_.read_milliseconds(item, path, kDuration, spec.think);
     if (name == "clock_rate") return reader_.read_number(item, path, kRate, spec.clock_rate);
+    if (name == "shared") {
+      if (!shared_at_) shared_at_ = item.source();
+      return reader_.read_bool(item, path, spec.shared);
+    }
     return reader_.read_milliseconds(item, path, kDuration, spec.start_delay);
   }
 
@@ -311,7 +315,7 @@ class ScenarioReader {
       } else {
         ok = unknown(*key, *item, "clients",
                      "count, critical_section_ms, think_ms, clock_rate, start_delay_ms, "
-                     "override");
+                     "shared, override");
       }
       if (!ok) return false;
     }
@@ -351,7 +355,7 @@ class ScenarioReader {
         if (!is_client_key(name)) {
           return unknown(*key, *item, "clients.override",
                          "index, critical_section_ms, think_ms, clock_rate, start_delay_ms, "
-                         "resources");
+                         "shared, resources");
         }
         if (!read_client_key(name, *item, path, spec)) return false;
       }
@@ -515,6 +519,11 @@ class ScenarioReader {
       return reader_.fail(*reentrant_at_, "lock.reentrant",
                           "reentrant holds run on kind = \"mutex\" only");
     }
+    if (shared_at_ && (lock.kind != LockKind::mutex || lock.reentrant)) {
+      return reader_.fail(*shared_at_, "clients.shared",
+                          "readers (shared = true) take the read side of kind = \"mutex\", "
+                          "without lock.reentrant");
+    }
     return true;
   }
 
@@ -579,6 +588,7 @@ class ScenarioReader {
   toml::source_region kind_at_{};
   std::optional<toml::source_region> permits_at_;
   std::optional<toml::source_region> reentrant_at_;
+  std::optional<toml::source_region> shared_at_;
   std::optional<toml::source_region> resources_at_;
   std::optional<toml::source_region> override_resources_at_;
 };

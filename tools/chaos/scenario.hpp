@@ -79,6 +79,10 @@ struct ClientSpec {
   Milliseconds start_delay{0};
   // multi: this client's resource set (empty: the lock's).
   std::vector<std::string> resources;
+  // mutex: the client takes the read side of the mutex's read-write lock
+  // (docs/chaos.md, "Lock kinds"): it reads the protected resource and
+  // writes nothing; the others are its writers.
+  bool shared = false;
 };
 
 struct ClientsSpec {

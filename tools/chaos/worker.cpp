@@ -320,6 +320,8 @@ class Worker {
     if (!validity_left_for_use()) return release();
     // ...but a pause right here (Kleppmann's GC pause) goes unnoticed.
     if (armed_pause_ == "before-write") pause_here("before-write");
+    // A reader reads, and writes nothing.
+    if (options_.target.shared) return release();
     for (std::size_t i = 0; i < storage_.size(); ++i) {
       // A write refused (fenced out) or lost ends the section: the holding
       // is stale, or the store is in doubt.

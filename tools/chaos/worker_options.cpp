@@ -31,6 +31,10 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
       options.reentrant = true;
       continue;
     }
+    if (flag == "--shared") {
+      options.target.shared = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "worker: %s needs a value\n", argv[i]);
       return std::nullopt;
