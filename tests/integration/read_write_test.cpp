@@ -308,6 +308,43 @@ TEST_F(ReadWriteTest, InspectListsTheReadersAMajorityHolds) {
   (void)client.release(*r2.lock);
 }
 
+TEST_F(ReadWriteTest, AStreamOfOverlappingReadersDoesNotStarveAWriter) {
+  // Three readers that always overlap (each re-enters as soon as it
+  // leaves): without the waiting writer's mark some reader would always
+  // hold the resource.
+  QuorumConfig config = config_for(cluster);
+  BlockingClient readers(config);
+  BlockingClient writers(config);
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      std::this_thread::sleep_for(milliseconds(10 * t));  // staggered entries
+      AcquireOptions options = reader();
+      options.wait = milliseconds(5000);
+      options.retry_delay = milliseconds(5);
+      for (int i = 0; i < 400 && !stop.load(); ++i) {
+        const AcquireResult held = readers.acquire(Resource("doc"), options);
+        if (!held.ok()) continue;
+        ++reads;
+        std::this_thread::sleep_for(milliseconds(30));
+        (void)readers.release(*held.lock);
+      }
+    });
+  }
+  ASSERT_TRUE(eventually([&] { return reads.load() >= 6; }));
+  AcquireOptions writer;
+  writer.wait = milliseconds(4000);
+  writer.retry_delay = milliseconds(10);
+  const AcquireResult written = writers.acquire(Resource("doc"), writer);
+  if (written.ok()) (void)writers.release(*written.lock);
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_TRUE(written.ok()) << "the writer starved: " << written.error.message() << " after "
+                            << written.attempts << " attempts";
+}
+
 TEST_F(ReadWriteTest, ConcurrentReadersAndWritersNeverOverlapAWriter) {
   // Threads of two clients take the read or the write side of one resource
   // for a short while, and count who is inside; a writer inside must be
