@@ -22,6 +22,7 @@ local highest, highest_text = -1, '0'
 for i = 1, n do
   local key = KEYS[3 + i]
   local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
+  if not granted then granted = writer_waits(key, ARGV[1], ARGV[2]) end
   if failed(granted) then
     undo(i - 1)
     return granted
@@ -30,7 +31,6 @@ for i = 1, n do
     undo(i - 1)
     local left = redis.pcall('PTTL', key)
     if failed(left) then return left end
-    writer_waits(key, ARGV[2])
     return {0, left}
   end
   if ARGV[4] == '1' then

@@ -23,9 +23,25 @@ local function held_by_readers(key)
   local kind = redis.pcall('TYPE', key)
   return not failed(kind) and kind.ok == 'zset'
 end
-local function writer_waits(key, ttl)
-  if not held_by_readers(key) then return end
-  redis.pcall('ZADD', key, 'GT', node_ms() + tonumber(ttl), WRITER_WAITING)
+local function writer_waits(key, value, ttl)
+  local kind = redis.pcall('TYPE', key)
+  if failed(kind) then return false end
+  if kind.ok == 'zset' then
+    redis.pcall('ZADD', key, 'GT', node_ms() + tonumber(ttl), WRITER_WAITING)
+    return false
+  end
+  if kind.ok == 'string' and redis.pcall('GET', key) == WRITER_WAITING then
+    return redis.pcall('SET', key, value, 'XX', 'PX', ttl)
+  end
+  return false
+end
+local function readers_gone(key, now)
+  local waiting = redis.pcall('ZSCORE', key, WRITER_WAITING)
+  if not failed(waiting) and waiting and tonumber(waiting) > now then
+    return redis.pcall('SET', key, WRITER_WAITING, 'PX',
+                       math.max(1, math.floor(tonumber(waiting) - now)))
+  end
+  return redis.pcall('DEL', key)
 end
 )lua";
 
@@ -61,12 +77,13 @@ if kind == 'zset' then
   -- first; a set left without readers goes with them.
   local purged = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now)
   if failed(purged) then return purged end
-  if readers_deadline(key) then
-    local waiting = redis.pcall('ZSCORE', key, WRITER_WAITING)
-    if failed(waiting) then return waiting end
+  local waiting = redis.pcall('ZSCORE', key, WRITER_WAITING)
+  if failed(waiting) then return waiting end
+  if not readers_deadline(key) then
+    readers_gone(key, now)
     if waiting then return {0, tonumber(waiting) - now} end
-  else
-    redis.pcall('DEL', key)
+  elseif waiting then
+    return {0, tonumber(waiting) - now}
   end
 end
 local added = redis.pcall('ZADD', key, now + tonumber(ARGV[2]), value)
@@ -119,7 +136,7 @@ local deadline = readers_deadline(key)
 if deadline then
   redis.pcall('PEXPIREAT', key, deadline)
 else
-  local deleted = redis.pcall('DEL', key)
+  local deleted = readers_gone(key, now)
   if failed(deleted) then return deleted end
   if ARGV[2] ~= '' then
     local published = redis.pcall('PUBLISH', ARGV[2], value)

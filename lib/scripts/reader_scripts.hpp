@@ -7,10 +7,16 @@
 // no check of its own; a reader sees a string and is refused.
 //
 // A writer refused while readers hold the key adds the member
-// "writer-waiting" to the set, scored by its own deadline: new readers are
-// refused while it is live, readers already in keep renewing, and the key
-// still expires with its last reader (the member never moves the key's
-// expiry). scripts.cpp puts these in the one table.
+// "writer-waiting" to the set, scored by now + its ttl on the node: new
+// readers are refused while it is live, readers already in keep renewing,
+// and the key still expires with its last reader (the member never moves
+// the key's expiry). When the last reader leaves (releases, or is found
+// past its deadline) while the mark is live, the key becomes the string
+// "writer-waiting" for what is left of the mark: readers are refused as by
+// a writer, and the first writer to ask takes it over (SET XX) — so the
+// writers that waited go before the readers that came after them. A
+// reservation nobody takes expires with the mark. scripts.cpp puts these
+// in the one table.
 #pragma once
 
 #include <string_view>
@@ -19,9 +25,12 @@ namespace redlock::detail {
 
 // Helpers every script that touches a readers' set shares, defined once:
 // failed(reply), node_ms() (TIME in milliseconds), readers_deadline(key)
-// (the highest score of a reader, nil when none is left), writer_waits(key,
-// ttl) (marks a waiting writer when the key is a readers' set; no-op
-// otherwise) and held_by_readers(key) (the key is a readers' set).
+// (the highest score of a reader, nil when none is left), held_by_readers(key)
+// (the key is a readers' set), readers_gone(key, now) (the last reader
+// left: the key goes, or becomes the reservation of a live mark) and
+// writer_waits(key, value, ttl) — what a writer's SET NX that failed does
+// next: marks the writer waiting on a readers' set (false), takes over a
+// reservation (the SET's reply), else false.
 extern const std::string_view kReaderRules;
 
 // readers_or(key, failure): what a GET of a writer's script that failed

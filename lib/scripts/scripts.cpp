@@ -113,12 +113,12 @@ for i = 1, n do
   if not reply then
     local key = KEYS[3 + i]
     local granted = redis.pcall('SET', key, ARGV[a + 1], 'NX', 'PX', ARGV[a + 2])
+    if not granted then granted = writer_waits(key, ARGV[a + 1], ARGV[a + 2]) end
     if granted and granted.err then
       reply = granted
     elseif not granted then
       local left = redis.pcall('PTTL', key)
       if failed(left) then reply = left else reply = {0, left} end
-      writer_waits(key, ARGV[a + 2])
     elseif ARGV[a + 3] == '' then
       reply = {1, '0'}
     else
