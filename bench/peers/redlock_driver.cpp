@@ -139,13 +139,20 @@ std::string contended(uv_loop_t* loop, const PeerSettings& settings, JsonLine& l
   line.add("acquisitions_per_s", acquisitions / figures.seconds);
   line.add("wait_p50_us", percentile(figures.waits_us, 0.50));
   line.add("wait_p99_us", percentile(figures.waits_us, 0.99));
+  line.add("wait_max_us", figures.waits_us.empty() ? 0.0
+                                                   : *std::max_element(figures.waits_us.begin(),
+                                                                       figures.waits_us.end()));
+  line.add("stalls", static_cast<std::uint64_t>(
+                         std::count_if(figures.waits_us.begin(), figures.waits_us.end(),
+                                       [](double wait) { return wait >= kStallUs; })));
   line.add("min_per_worker", *least);
   line.add("max_per_worker", *most);
   line.add("attempts_per_acquire",
            figures.acquisitions > 0 ? static_cast<double>(figures.attempts) / acquisitions : 0.0);
   line.add("retry",
-           "retry_count -1 (wait bound 10 s), retry_delay 10 ms (pause uniform in [0, 20) ms), "
+           "retry_count -1 (wait bound 20 s), retry_delay 10 ms (pause uniform in [0, 20) ms), "
            "release wake-ups on");
+  for (const auto& [name, value] : figures.profile) line.add(name, value);
   return {};
 }
 
