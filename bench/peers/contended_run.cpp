@@ -165,8 +165,16 @@ class ContendedRun {
   ContendedResult run() {
     ConfigResult config = client_config(settings_);
     if (!config.ok()) return {{}, config.error.to_string()};
-    for (Worker& worker : workers_)
-      worker.client = std::make_unique<AsyncClient>(loop_, *config.config);
+    // One client per worker unless --clients says fewer: then the workers
+    // share them round-robin (a client wakes one of its own waiters per
+    // release, wakeup_hub.hpp).
+    const std::size_t clients =
+        settings_.clients == 0 ? workers_.size() : std::min(settings_.clients, workers_.size());
+    for (std::size_t c = 0; c < clients; ++c) {
+      clients_.push_back(std::make_unique<AsyncClient>(loop_, *config.config));
+    }
+    for (std::size_t w = 0; w < workers_.size(); ++w)
+      workers_[w].client = clients_[w % clients].get();
     if (warmup_left_ == 0) open_window(BenchClock::now());
     for (std::size_t w = 0; w < workers_.size(); ++w) start_acquire(w);
     const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(window_) + kRunSlack;
@@ -186,7 +194,7 @@ class ContendedRun {
 
  private:
   struct Worker {
-    std::unique_ptr<AsyncClient> client;
+    AsyncClient* client = nullptr;
     BenchClock::time_point called{};
     std::int64_t called_ns = 0;  // the same instant on the library's clock
     std::size_t handover = 0;    // its last counted acquisition, plus one
@@ -265,12 +273,13 @@ class ContendedRun {
 
   void close_clients() {
     std::size_t closed = 0;
-    for (Worker& worker : workers_) worker.client->close([&closed] { ++closed; });
+    for (auto& client : clients_) client->close([&closed] { ++closed; });
     if (!run_loop_until(
-            loop_, [&] { return closed == workers_.size(); }, kCloseLimit)) {
+            loop_, [&] { return closed == clients_.size(); }, kCloseLimit)) {
       fail("a client did not close");
     }
     workers_.clear();
+    clients_.clear();
   }
 
   uv_loop_t* loop_;
@@ -284,6 +293,7 @@ class ContendedRun {
   bool stopping_ = false;
   std::size_t finished_ = 0;
   std::vector<Worker> workers_;
+  std::vector<std::unique_ptr<AsyncClient>> clients_;
   const bool tracing_ = trace::enabled();
   std::vector<Handover> handovers_;
   trace::Counters trace_counters_;

@@ -41,6 +41,10 @@ struct PeerSettings {
   double seconds = 5.0;
   std::size_t width = 64;
   std::size_t workers = 8;
+  // Contended: how many AsyncClients the workers share, round-robin; 0: one
+  // each, as node_redlock_driver.js gives each worker its own Redlock. Not
+  // a flag of the other drivers (for profiling only).
+  std::size_t clients = 0;
   std::string prefix;
   // The library's per-request node deadline. The transport benchmarks use
   // 1 s for the reason given in bench/client_driver.cpp (stalls on a loaded
