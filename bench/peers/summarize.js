@@ -80,6 +80,7 @@ function load(path) {
 function format(value) {
   if (value === undefined || Number.isNaN(value)) return '–';
   if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
+  if (Number.isInteger(value)) return String(value);
   return value.toFixed(value >= 10 ? 1 : 2);
 }
 
