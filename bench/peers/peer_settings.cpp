@@ -87,10 +87,11 @@ bool apply(PeerSettings& settings, std::string_view name, std::string_view value
   if (name == "warmup") settings.warmup = *count;
   if (name == "width") settings.width = static_cast<std::size_t>(*count);
   if (name == "workers") settings.workers = static_cast<std::size_t>(*count);
+  if (name == "clients") settings.clients = static_cast<std::size_t>(*count);
   if (name == "node-timeout-ms") {
     settings.node_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*count));
   }
-  return name == "cycles" || name == "warmup" || name == "node-timeout-ms" ||
+  return name == "cycles" || name == "warmup" || name == "node-timeout-ms" || name == "clients" ||
          ((name == "width" || name == "workers") && *count > 0);
 }
 

@@ -8,7 +8,7 @@
 //   redlock_peer_driver --case latency|inflight|contended --nodes host:port,...
 //       [--impl ours|ours-at-majority|floor] [--cycles N] [--warmup N]
 //       [--seconds S] [--width W] [--workers W] [--prefix TEXT]
-//       [--node-timeout-ms MS]
+//       [--node-timeout-ms MS] [--clients N]
 //
 // Cases (TTL 10 s everywhere; see node_redlock_driver.js for the same text
 // from the other side):
@@ -16,7 +16,8 @@
 //              cycles, then --cycles timed ones: p50/p99 of the cycle.
 //   inflight   --width (64) cycles in flight on distinct keys, timed for
 //              --seconds after --warmup cycles: completed cycles per second.
-//   contended  contended_run.hpp.
+//   contended  contended_run.hpp; --clients N (not a flag of the other
+//              drivers, for profiling): the workers share N AsyncClients.
 //
 // The uncontended cases drive cycles with bench/cycle_harness.hpp's
 // Pipeline, the transport benchmark's harness, for both implementations.
@@ -134,18 +135,26 @@ std::string contended(uv_loop_t* loop, const PeerSettings& settings, JsonLine& l
       std::minmax_element(figures.per_worker.begin(), figures.per_worker.end());
   const auto acquisitions = static_cast<double>(figures.acquisitions);
   line.add("workers", settings.workers);
+  if (settings.clients != 0) line.add("clients", settings.clients);
   line.add("seconds", figures.seconds);
   line.add("acquisitions", figures.acquisitions);
   line.add("acquisitions_per_s", acquisitions / figures.seconds);
   line.add("wait_p50_us", percentile(figures.waits_us, 0.50));
   line.add("wait_p99_us", percentile(figures.waits_us, 0.99));
+  line.add("wait_max_us", figures.waits_us.empty() ? 0.0
+                                                   : *std::max_element(figures.waits_us.begin(),
+                                                                       figures.waits_us.end()));
+  line.add("stalls", static_cast<std::uint64_t>(
+                         std::count_if(figures.waits_us.begin(), figures.waits_us.end(),
+                                       [](double wait) { return wait >= kStallUs; })));
   line.add("min_per_worker", *least);
   line.add("max_per_worker", *most);
   line.add("attempts_per_acquire",
            figures.acquisitions > 0 ? static_cast<double>(figures.attempts) / acquisitions : 0.0);
   line.add("retry",
-           "retry_count -1 (wait bound 10 s), retry_delay 10 ms (pause uniform in [0, 20) ms), "
+           "retry_count -1 (wait bound 20 s), retry_delay 10 ms (pause uniform in [0, 20) ms), "
            "release wake-ups on");
+  for (const auto& [name, value] : figures.profile) line.add(name, value);
   return {};
 }
 
