@@ -42,6 +42,7 @@
 #include "redlock/client_options.hpp"
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
+#include "redlock/election.hpp"
 #include "redlock/export.hpp"
 #include "redlock/inspection.hpp"
 #include "redlock/metrics.hpp"
@@ -77,6 +78,8 @@ class REDLOCK_API AsyncClient {
   using ExtendCallback = std::function<void(ExtendResult)>;
   using ReleaseCallback = std::function<void(ReleaseResult)>;
   using InspectCallback = std::function<void(Inspection)>;
+  // observe() calls it more than once: see there.
+  using LeaderCallback = std::function<void(const LeaderResult&)>;
 
   // Validates the configuration (errors are reported by every operation as
   // errc::config_error) and starts connecting to every node.
@@ -121,6 +124,19 @@ class REDLOCK_API AsyncClient {
   // The same for every permit of `semaphore` (up to the larger of its
   // count and the count the nodes record).
   OperationHandle inspect(const Semaphore& semaphore, InspectCallback callback);
+
+  // The current leader of `election` by majority read (election.hpp); the
+  // callback runs once.
+  OperationHandle leader(const Election& election, LeaderCallback callback);
+  // Follows `election`'s leader until cancelled: the callback runs on the
+  // loop with the first view, then with each change (another term or
+  // payload, a leader appearing or going, a read that found no majority
+  // after one that did, or back), and last once with errc::cancelled (or
+  // shutting_down when the client closes). Releases and elections are
+  // pushed over the election's channels; `options.poll` bounds how late a
+  // leader that vanished without a release is noticed.
+  OperationHandle observe(const Election& election, const ObserveOptions& options,
+                          LeaderCallback callback);
 
   // See the lifetime contract above. Idempotent.
   void close(std::function<void()> on_closed = {});

@@ -15,6 +15,7 @@
 
 #include "redlock/client_options.hpp"
 #include "redlock/config.hpp"
+#include "redlock/election.hpp"
 #include "redlock/export.hpp"
 #include "redlock/guard.hpp"
 #include "redlock/inspection.hpp"
@@ -63,6 +64,16 @@ class REDLOCK_API BlockingClient {
                            std::stop_token stop = {});
   [[nodiscard]] Guard lock(const Semaphore& semaphore, const GuardOptions& options = {},
                            std::stop_token stop = {});
+
+  // Campaigns in `election` (election.hpp): waits until this client leads
+  // (or `options.wait` runs out, or `stop` is requested) and returns a guard
+  // of the leader's lock — renewed, its loss signalled at once; its fence()
+  // is the term. Resign with release(). An empty name or a payload over
+  // Election::kMaxPayloadBytes: errc::invalid_argument.
+  [[nodiscard]] Guard campaign(const Election& election, const CampaignOptions& options = {},
+                               std::stop_token stop = {});
+  // The current leader by majority read (AsyncClient::leader).
+  [[nodiscard]] LeaderResult leader(const Election& election);
 
   // Who holds `resource` / `semaphore`'s permits (AsyncClient::inspect).
   [[nodiscard]] Inspection inspect(const Resource& resource);

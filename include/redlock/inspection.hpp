@@ -65,6 +65,9 @@ struct HolderView {
   // The largest fencing counter a majority of nodes store for it: no
   // holder with a smaller token can still write to a fenced store.
   std::uint64_t fence = 0;
+  // What the holder advertises with its lock (AcquireOptions::payload), if
+  // anything.
+  std::optional<std::string> payload{};
 };
 
 struct Inspection {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "redlock/types.hpp"
 
@@ -28,6 +29,11 @@ struct AcquireOptions {
   // its writer. A writer that waits keeps new readers out. For a lock on
   // one resource only (not a set, not a semaphore).
   bool shared = false;
+  // Data the holder advertises with its lock (at most 4096 bytes): appended
+  // to the lock's value after a ':', so an inspection shows it
+  // (HolderView::payload) — a leader's address, say (election.hpp). Anyone
+  // who can read the lock key can read it.
+  std::optional<std::string> payload;
 };
 
 struct ExtendOptions {

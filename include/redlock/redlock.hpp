@@ -6,6 +6,7 @@
 #include "redlock/client_options.hpp"
 #include "redlock/clock.hpp"
 #include "redlock/config.hpp"
+#include "redlock/election.hpp"
 #include "redlock/error.hpp"
 #include "redlock/fence_gate.hpp"
 #include "redlock/guard.hpp"

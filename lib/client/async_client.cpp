@@ -5,6 +5,7 @@
 #include "operations/extend_operation.hpp"
 #include "operations/inspect_operation.hpp"
 #include "operations/launch.hpp"
+#include "operations/observe_operation.hpp"
 #include "operations/release_operation.hpp"
 #include "protocol/same_server.hpp"
 
@@ -56,6 +57,21 @@ OperationHandle AsyncClient::inspect(const Resource& resource, InspectCallback c
 OperationHandle AsyncClient::inspect(const Semaphore& semaphore, InspectCallback callback) {
   return OperationHandle(
       detail::launch<detail::InspectOperation>(*core_, semaphore, std::move(callback)));
+}
+
+OperationHandle AsyncClient::leader(const Election& election, LeaderCallback callback) {
+  if (election.name().empty()) {
+    return observe(election, {}, std::move(callback));  // reports invalid_argument once
+  }
+  return inspect(election.resource(), [callback = std::move(callback)](Inspection inspection) {
+    if (callback) callback(leader_of(std::move(inspection)));
+  });
+}
+
+OperationHandle AsyncClient::observe(const Election& election, const ObserveOptions& options,
+                                     LeaderCallback callback) {
+  return OperationHandle(
+      detail::launch<detail::ObserveOperation>(*core_, election, options, std::move(callback)));
 }
 
 void AsyncClient::close(std::function<void()> on_closed) {

@@ -8,6 +8,7 @@
 #include "holding/guard_state.hpp"
 #include "operations/launch.hpp"
 #include "operations/release_operation.hpp"
+#include "scripts/scripts.hpp"
 #include "transport/sigpipe_guard.hpp"
 
 namespace redlock {
@@ -134,6 +135,55 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
                std::move(hold_key));
 }
 
+namespace {
+// An unbounded campaign asks in rounds of this length, so that its retry
+// budget stays bounded like any acquire's.
+constexpr Milliseconds kCampaignRound{std::chrono::hours(1)};
+}  // namespace
+
+Guard BlockingClientImpl::campaign(const Election& election, const CampaignOptions& options,
+                                   std::stop_token stop) {
+  if (election.name().empty() || options.payload.size() > Election::kMaxPayloadBytes) {
+    AcquireResult refused;
+    refused.error = make_error_code(errc::invalid_argument);
+    return Guard(std::move(refused));
+  }
+  const Resource resource = election.resource();
+  GuardOptions guarded;
+  guarded.acquire.fenced = true;  // the term
+  guarded.acquire.payload = options.payload;
+  guarded.acquire.ttl = options.ttl;
+  guarded.acquire.wait = options.wait.value_or(kCampaignRound);
+  guarded.on_lost = options.on_lost;
+  const auto start = [&resource](AsyncClient& client, const AcquireOptions& acquire,
+                                 AsyncClient::AcquireCallback done) {
+    return client.acquire(resource, acquire, std::move(done));
+  };
+  for (;;) {
+    Guard guard = lock(start, "election " + resource.str(), guarded, stop);
+    if (guard) {
+      // Observers hear of the new term at once (best effort: they also
+      // read the leader periodically).
+      const Lock held = guard.lock();
+      (void)submit([this, held] {
+        ClientCore& core = ClientAccess::core(*client_);
+        ScriptCall call;
+        call.script = &script(ScriptId::announce);
+        call.args = {elected_channel(core.config().lock.key_prefix, held.resource.str()),
+                     "term:" + std::to_string(held.fence.value_or(0))};
+        for (auto& node : core.nodes()) node->send_cleanup(call, held.valid_until);
+      });
+      return guard;
+    }
+    const std::error_code error = guard.error();
+    const bool keep_asking = error == make_error_code(errc::not_acquired) ||
+                             error == make_error_code(errc::no_quorum) ||
+                             error == make_error_code(errc::validity_too_short) ||
+                             error == make_error_code(errc::fencing_failed);
+    if (options.wait || !keep_asking || stop.stop_requested()) return guard;
+  }
+}
+
 ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState>& state,
                                                 std::optional<Milliseconds> limit) {
   ReleaseResult refused;
@@ -246,6 +296,16 @@ Guard BlockingClient::lock(const Semaphore& semaphore, const GuardOptions& optio
       acquire_of(semaphore),
       "semaphore " + std::to_string(semaphore.permits()) + " " + named(semaphore.name()), options,
       std::move(stop));
+}
+
+Guard BlockingClient::campaign(const Election& election, const CampaignOptions& options,
+                               std::stop_token stop) {
+  return impl_->campaign(election, options, std::move(stop));
+}
+
+LeaderResult BlockingClient::leader(const Election& election) {
+  return impl_->call<LeaderResult>(
+      [&](AsyncClient& client, auto done) { return client.leader(election, std::move(done)); });
 }
 
 Inspection BlockingClient::inspect(const Resource& resource) {

@@ -50,6 +50,8 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   Guard lock(const AcquireStart& acquire, const std::string& target, const GuardOptions& options,
              std::stop_token stop);
   [[nodiscard]] HoldRegistry& holds() noexcept { return holds_; }
+  // BlockingClient::campaign (election.hpp).
+  Guard campaign(const Election& election, const CampaignOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`
   // (nullopt: until done).
   ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,

@@ -50,11 +50,13 @@ void AcquireOperation::configure(const AcquireOptions& options) {
   plan_.max_retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
   if (options.wait) plan_.deadline = core_.clock().now() + *options.wait;
   fenced_ = options.fenced.value_or(lock.fenced);
+  if (options.payload) payload_ = ":" + *options.payload;
   called_at_ = core_.clock().now();
   // With the amnesia defence, a recovered node waits max_ttl: a longer lock
   // could outlive that wait.
   const bool beyond_max_ttl = lock.amnesia_defence && ttl_ > effective_max_ttl(lock);
-  if (ttl_.count() <= 0 || plan_.mean_delay.count() < 0 ||
+  const bool payload_too_long = options.payload && options.payload->size() > kMaxPayloadBytes;
+  if (ttl_.count() <= 0 || plan_.mean_delay.count() < 0 || payload_too_long ||
       (options.wait && options.wait->count() < 0) || beyond_max_ttl) {
     argument_problem_ = make_error_code(errc::invalid_argument);
   }
@@ -102,6 +104,7 @@ void AcquireOperation::begin_attempt() {
   metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
   if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
   value_ = LockValue::random();
+  if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
   busy_ = 0;
   phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that

@@ -24,6 +24,9 @@ inline constexpr std::uint32_t kFenceTagBit = 0x80000000u;
 // for the empty name: an unlock sent with it wakes no one.
 inline constexpr std::string_view kNoChannel = "";
 
+// The most bytes of AcquireOptions::payload (Election::kMaxPayloadBytes).
+inline constexpr std::size_t kMaxPayloadBytes = 4096;
+
 class AcquireOperation final : public Operation, public Wakeable {
  public:
   // A lock on one resource.
@@ -136,6 +139,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::error_code argument_problem_;
   AsyncClient::AcquireCallback callback_;
   bool fenced_ = false;
+  // ":" + AcquireOptions::payload, appended to each attempt's value; empty
+  // without one.
+  std::string payload_;
 
   Phase phase_ = Phase::pausing;
   // The attempt in progress (or the last one): its value and its round.

@@ -6,6 +6,8 @@
 #include <map>
 #include <string_view>
 
+#include "redlock/election.hpp"
+
 namespace redlock::detail {
 
 std::optional<HolderView> majority_holder(const std::vector<KeyView>& answers, std::size_t quorum,
@@ -30,6 +32,7 @@ std::optional<HolderView> majority_holder(const std::vector<KeyView>& answers, s
                       std::chrono::duration_cast<Microseconds>(drift);
     holder.validity = std::max(Milliseconds(0), std::chrono::floor<Milliseconds>(left));
     holder.fence = majority_fence(holding, quorum);
+    if (const auto payload = payload_of(holder.value)) holder.payload = std::string(*payload);
     return holder;
   }
   return std::nullopt;

@@ -217,6 +217,11 @@ return out
 // recovering. Each request sees the counters the ones before it stored; an
 // error (WRONGTYPE, a counter that is not a number) is that request's
 // answer.
+// The announcement (no keys). ARGV: channel, message.
+constexpr std::string_view kAnnounce = R"lua(
+return redis.pcall('PUBLISH', ARGV[1], ARGV[2])
+)lua";
+
 constexpr std::string_view kFenceBatch = R"lua(
 local n = #KEYS - 2
 if n < 1 or #ARGV ~= 3 * n then
@@ -297,6 +302,8 @@ const std::array<Script, kScriptCount>& script_table() {
        kScriptReplyBytes},
       {ScriptId::read_release, "read_release", read_release, sha1_hex(read_release), false, 0, 0,
        kScriptReplyBytes},
+      {ScriptId::announce, "announce", kAnnounce, sha1_hex(kAnnounce), false, 0, 0,
+       kScriptReplyBytes},
   }};
   return table;
 }
@@ -374,6 +381,10 @@ std::string release_channel(std::string_view prefix, std::string_view resource) 
   channel.reserve(prefix.size() + 9 + resource.size());
   channel.append(prefix).append("released:").append(resource);
   return channel;
+}
+
+std::string elected_channel(std::string_view prefix, std::string_view resource) {
+  return release_channel(prefix, resource) + "#elected";
 }
 
 }  // namespace redlock::detail

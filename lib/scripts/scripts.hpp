@@ -59,8 +59,10 @@ enum class ScriptId : std::uint8_t {
   read_acquire,
   read_extend,
   read_release,
+  // An elected leader's announcement (election.hpp): one PUBLISH.
+  announce,
 };
-inline constexpr std::size_t kScriptCount = 16;
+inline constexpr std::size_t kScriptCount = 17;
 
 struct Script {
   ScriptId id;
@@ -141,6 +143,12 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
+// Where the leader elected for the election's resource announces its term:
+// the resource's release channel with "#elected" after it (under the
+// release channels' pattern, so the same ACL covers it; a lock named
+// "{resource}#elected" would share it, and its waiters would wake once for
+// nothing).
+[[nodiscard]] std::string elected_channel(std::string_view prefix, std::string_view resource);
 
 // A semaphore's keys (docs/algorithm.md, "Semaphores"): permit j of
 // semaphore S is the lock key `{prefix}sem:{S}:{j}` — the digits after the
