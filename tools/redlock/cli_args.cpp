@@ -5,6 +5,7 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "redlock/election.hpp"
 #include "text/escape.hpp"
 
 namespace redlock::cli {
@@ -23,6 +24,8 @@ enum class Flag {
   grace,
   fenced,
   shared,
+  name,
+  payload,
   json,
   help
 };
@@ -33,7 +36,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 14> kFlags{{
+constexpr std::array<FlagSpec, 16> kFlags{{
     {"--config", Flag::config, true},
     {"--node", Flag::node, true},
     {"--resource", Flag::resource, true},
@@ -46,6 +49,8 @@ constexpr std::array<FlagSpec, 14> kFlags{{
     {"--grace", Flag::grace, true},
     {"--fenced", Flag::fenced, false},
     {"--shared", Flag::shared, false},
+    {"--name", Flag::name, true},
+    {"--payload", Flag::payload, true},
     {"--json", Flag::json, false},
     {"--help", Flag::help, false},
 }};
@@ -57,8 +62,8 @@ struct SubcommandSpec {
 };
 
 // Which flags each subcommand accepts (--help is accepted by all).
-const std::array<SubcommandSpec, 7>& subcommand_specs() {
-  static const std::array<SubcommandSpec, 7> specs{{
+const std::array<SubcommandSpec, 9>& subcommand_specs() {
+  static const std::array<SubcommandSpec, 9> specs{{
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
@@ -79,6 +84,10 @@ const std::array<SubcommandSpec, 7>& subcommand_specs() {
       {"inspect",
        Subcommand::inspect,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits}},
+      {"campaign",
+       Subcommand::campaign,
+       {Flag::config, Flag::node, Flag::name, Flag::payload, Flag::ttl, Flag::wait, Flag::grace}},
+      {"leader", Subcommand::leader, {Flag::config, Flag::node, Flag::name}},
       {"check-config", Subcommand::check_config, {}},
   }};
   return specs;
@@ -150,6 +159,11 @@ std::optional<std::uint32_t> parse_count(std::string_view text, std::uint32_t mi
   return number;
 }
 
+// run and campaign take a command after their options.
+bool runs_a_command(Subcommand subcommand) {
+  return subcommand == Subcommand::run || subcommand == Subcommand::campaign;
+}
+
 // Collects one subcommand's options; the first error wins.
 class InvocationBuilder {
  public:
@@ -202,6 +216,16 @@ class InvocationBuilder {
       case Flag::shared:
         invocation_.shared = true;
         break;
+      case Flag::name:
+        set_once(invocation_.name, flag, non_empty(flag, value));
+        break;
+      case Flag::payload:
+        if (value.size() > Election::kMaxPayloadBytes) {
+          fail("--payload: at most " + std::to_string(Election::kMaxPayloadBytes) + " bytes");
+          break;
+        }
+        set_once(invocation_.payload, flag, std::string(value));
+        break;
       case Flag::json:
         invocation_.json = true;
         break;
@@ -242,11 +266,15 @@ class InvocationBuilder {
       case Subcommand::inspect:
         check_inspected();
         break;
+      case Subcommand::campaign:
+      case Subcommand::leader:
+        require(invocation_.name.has_value(), "--name N is required (the election)");
+        break;
       case Subcommand::check_config:
         require(!invocation_.config_file.empty(), "expected the file to check: check-config FILE");
         break;
     }
-    if (spec_.subcommand == Subcommand::run) {
+    if (runs_a_command(spec_.subcommand)) {
       require(!invocation_.command.empty(), "expected a command to run: -- CMD [ARGS...]");
     }
     require(!(invocation_.config_path && !invocation_.node_addresses.empty()),
@@ -379,7 +407,7 @@ bool is_help(std::string_view argument) { return argument == "--help" || argumen
 
 ParseResult parse_subcommand(const SubcommandSpec& spec,
                              std::span<const std::string_view> arguments) {
-  const bool is_run = spec.subcommand == Subcommand::run;
+  const bool is_run = runs_a_command(spec.subcommand);
   // --help wins over every other mistake; for run only before the command.
   for (std::string_view argument : arguments) {
     if (is_run && argument == "--") break;
@@ -449,7 +477,7 @@ ParseResult parse_arguments(std::span<const std::string_view> arguments) {
   if (arguments.empty()) {
     return UsageError{std::nullopt,
                       "expected a subcommand: run, acquire, extend, release, "
-                      "status, inspect or check-config"};
+                      "status, inspect, campaign, leader or check-config"};
   }
   const std::string_view first = arguments.front();
   if (is_help(first)) return HelpRequest{};

@@ -23,7 +23,17 @@
 
 namespace redlock::cli {
 
-enum class Subcommand { run, acquire, extend, release, status, inspect, check_config };
+enum class Subcommand {
+  run,
+  acquire,
+  extend,
+  release,
+  status,
+  inspect,
+  campaign,
+  leader,
+  check_config
+};
 
 // The subcommand as typed on the command line ("check-config", ...).
 [[nodiscard]] std::string_view name_of(Subcommand subcommand) noexcept;
@@ -67,6 +77,10 @@ struct Invocation {
   // --shared: the read side of the resource's read-write lock (run,
   // acquire; extend and release of a reader need it too). One resource.
   bool shared = false;
+  // --name N: the election (campaign, leader; required).
+  std::optional<std::string> name;
+  // --payload P: what the leader advertises (campaign; at most 4096 bytes).
+  std::optional<std::string> payload;
   // --json: status prints JSON instead of a table.
   bool json = false;
   // check-config's FILE argument.

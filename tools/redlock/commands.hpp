@@ -12,6 +12,8 @@ namespace redlock::cli {
 [[nodiscard]] int release_command(const Invocation& invocation);
 [[nodiscard]] int status_command(const Invocation& invocation);
 [[nodiscard]] int inspect_command(const Invocation& invocation);
+// `redlock leader` (leader_command.cpp); `campaign` is run_command's.
+[[nodiscard]] int leader_command(const Invocation& invocation);
 [[nodiscard]] int check_config_command(const Invocation& invocation);
 
 }  // namespace redlock::cli

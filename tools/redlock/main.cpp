@@ -32,6 +32,10 @@ int dispatch(const Invocation& invocation) {
       return status_command(invocation);
     case Subcommand::inspect:
       return inspect_command(invocation);
+    case Subcommand::campaign:
+      return run_command(invocation);
+    case Subcommand::leader:
+      return leader_command(invocation);
     case Subcommand::check_config:
       return check_config_command(invocation);
   }

@@ -70,6 +70,9 @@ Semaphore semaphore_of(const Invocation& invocation) {
 }  // namespace
 
 std::string lock_target(const Invocation& invocation) {
+  if (invocation.subcommand == Subcommand::campaign) {
+    return "election " + printable(invocation.name.value_or(""));
+  }
   if (invocation.semaphore) {
     return "semaphore " + printable(*invocation.semaphore) +
            (invocation.permit ? " permit " + std::to_string(*invocation.permit) : std::string());
@@ -92,6 +95,14 @@ AcquireResult acquire_named(BlockingClient& client, const Invocation& invocation
 
 Guard lock_named(BlockingClient& client, const Invocation& invocation, const GuardOptions& options,
                  std::stop_token stop) {
+  if (invocation.subcommand == Subcommand::campaign) {
+    CampaignOptions campaign;
+    campaign.payload = invocation.payload.value_or("");
+    campaign.wait = invocation.wait;  // unset: until elected
+    campaign.ttl = invocation.ttl;
+    campaign.on_lost = options.on_lost;
+    return client.campaign(Election(invocation.name.value_or("")), campaign, std::move(stop));
+  }
   if (invocation.semaphore) return client.lock(semaphore_of(invocation), options, std::move(stop));
   if (invocation.resources.size() > 1) {
     return client.lock(resources_of(invocation), options, std::move(stop));

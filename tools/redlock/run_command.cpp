@@ -142,6 +142,11 @@ ChildSpec child_spec(const Invocation& invocation, const Guard& guard, const Sig
     spec.unset_environment.emplace_back("REDLOCK_PERMIT");
     spec.unset_environment.emplace_back("REDLOCK_PERMITS");
   }
+  if (invocation.subcommand == Subcommand::campaign && lock.fence) {
+    spec.set_environment.emplace_back("REDLOCK_TERM", std::to_string(*lock.fence));
+  } else {
+    spec.unset_environment.emplace_back("REDLOCK_TERM");
+  }
   if (lock.shared) {
     spec.set_environment.emplace_back("REDLOCK_SHARED", "1");
   } else {
@@ -179,6 +184,7 @@ int run_command(const Invocation& invocation) {
     return exit_code::usage;
   }
   const std::string target = lock_target(invocation);
+  const std::string verb(name_of(invocation.subcommand));
   const Milliseconds grace = invocation.grace.value_or(kDefaultGrace);
   std::vector<std::string> hidden_variables = password_variables(*config);
 
@@ -189,21 +195,21 @@ int run_command(const Invocation& invocation) {
   auto [guard, cancelling_signal] = lock_or_signal(client, invocation, options, *signals, problem);
   if (cancelling_signal != 0) {
     (void)guard.release();
-    print_error("run " + target + ": " + signal_name(cancelling_signal) +
+    print_error(verb + " " + target + ": " + signal_name(cancelling_signal) +
                 " received while waiting for the lock; command not started");
     return exit_code::signal_base + cancelling_signal;
   }
   if (!guard) {
     const std::error_code error = guard.error() ? guard.error() : make_error_code(errc::no_quorum);
     const std::string mismatch = permits_mismatch(invocation, guard.acquired().nodes);
-    print_error("run " + target + ": " + (mismatch.empty() ? describe(error) : mismatch));
+    print_error(verb + " " + target + ": " + (mismatch.empty() ? describe(error) : mismatch));
     (void)print_node_faults("acquire", guard.acquired().nodes);
     return exit_code_for(error);
   }
 
   if (const std::optional<int> signal_number = pending_termination(*signals)) {
     (void)guard.release();
-    print_error("run " + target + ": " + signal_name(*signal_number) +
+    print_error(verb + " " + target + ": " + signal_name(*signal_number) +
                 " received while acquiring; released the lock, command not started");
     return exit_code::signal_base + *signal_number;
   }
@@ -221,15 +227,15 @@ int run_command(const Invocation& invocation) {
   SupervisionHooks hooks;
   hooks.on_lost = [&] {
     const std::string group = "process group " + std::to_string(spawned.pid);
-    print_error("run " + target + ": lock lost while the command ran (" + describe(guard.error()) +
-                "); " +
+    print_error(verb + " " + target + ": lock lost while the command ran (" +
+                describe(guard.error()) + "); " +
                 (grace.count() == 0 ? "sending SIGKILL to " + group
                                     : "sending SIGTERM to " + group + ", SIGKILL after " +
                                           std::to_string(grace.count()) + " ms"));
   };
   hooks.on_grace_expired = [&] {
-    print_error("run " + target + ": the command outlived the " + std::to_string(grace.count()) +
-                " ms grace period; sent SIGKILL");
+    print_error(verb + " " + target + ": the command outlived the " +
+                std::to_string(grace.count()) + " ms grace period; sent SIGKILL");
   };
   const SupervisionResult ended = supervise(spawned.pid, *signals, loss, grace, hooks);
 
@@ -240,7 +246,7 @@ int run_command(const Invocation& invocation) {
   const ReleaseResult released = guard.release();
   if (lost) {
     if (!ended.lost) {
-      print_error("run " + target + ": lock lost before the command ended (" +
+      print_error(verb + " " + target + ": lock lost before the command ended (" +
                   describe(loss_reason) + ")");
     }
     return exit_code::lock_lost;

@@ -17,6 +17,8 @@ constexpr std::string_view kOverview =
     "  release       release a lock taken with `acquire` (needs its --value)\n"
     "  status        node reachability, latency, role, persistence; a lock's holders\n"
     "  inspect       who holds a lock or a semaphore's permits, as JSON (read only)\n"
+    "  campaign      run a command while leader of an election (REDLOCK_TERM set)\n"
+    "  leader        the current leader of an election, as JSON (read only)\n"
     "  check-config  validate a quorum file\n"
     "\n"
     "The nodes come from --config FILE, else $REDLOCK_CONFIG, else ./redlock.toml,\n"
@@ -215,6 +217,50 @@ constexpr std::string_view kCheckConfig =
     "\n"
     "exit: 0 valid; 78 invalid (FILE:LINE:COL: what was expected); 64 usage.\n";
 
+constexpr std::string_view kCampaign =
+    "usage: redlock campaign [--config F | --node H:P ...] --name N [--payload P]\n"
+    "                        [--ttl MS] [--wait MS] [--grace MS] -- CMD [ARGS...]\n"
+    "\n"
+    "Campaigns in election N: waits until this process leads (without bound unless\n"
+    "--wait MS is given), then runs CMD like `redlock run` while the leader's lock\n"
+    "is renewed, and resigns when CMD ends. The leader is the holder of the fenced\n"
+    "lock on the resource election:N; its term is that lock's fencing token, larger\n"
+    "than every term before it. `redlock leader --name N` shows the term and P.\n"
+    "\n"
+    "CMD's environment adds REDLOCK_TERM (the term) and what `redlock run --fenced`\n"
+    "gives (REDLOCK_RESOURCE=election:N, REDLOCK_VALUE, REDLOCK_FENCE, ...).\n"
+    "If leadership is lost while CMD runs, CMD's process group gets SIGTERM, then\n"
+    "SIGKILL after the grace period, and campaign exits 69.\n"
+    "\n"
+    "options:\n"
+    "  --name N       the election\n"
+    "  --payload P    what the leader advertises (an address, say; at most 4096 bytes)\n"
+    "  --ttl MS       the leader's lock TTL (default: the file's lock.ttl_ms)\n"
+    "  --wait MS      give up after MS without being elected (exit 75)\n"
+    "  --grace MS     delay between SIGTERM and SIGKILL after a loss (default 5000)\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: CMD's status; 75 not elected within --wait; 69 leadership lost;\n"
+    "78 configuration; 64 usage; 127 CMD not found; 126 CMD not executable.\n";
+
+constexpr std::string_view kLeader =
+    "usage: redlock leader [--config F | --node H:P ...] --name N\n"
+    "\n"
+    "Reads the leader of election N on every node and prints one JSON object:\n"
+    "{\"name\", \"term\", \"payload\", \"validity_ms\"} while a majority holds a leader,\n"
+    "{\"name\", \"leader\": null} when a majority holds none (with \"error\" when\n"
+    "fewer than a majority answered). Writes nothing; never prints the leader's\n"
+    "lock value.\n"
+    "\n"
+    "options:\n"
+    "  --name N       the election\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 when a majority answered (leader or not); 75 when fewer did;\n"
+    "78 configuration; 64 usage.\n";
+
 }  // namespace
 
 std::string_view help_text(std::optional<Subcommand> subcommand) noexcept {
@@ -232,6 +278,10 @@ std::string_view help_text(std::optional<Subcommand> subcommand) noexcept {
       return kStatus;
     case Subcommand::inspect:
       return kInspect;
+    case Subcommand::campaign:
+      return kCampaign;
+    case Subcommand::leader:
+      return kLeader;
     case Subcommand::check_config:
       return kCheckConfig;
   }
