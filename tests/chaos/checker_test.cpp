@@ -77,6 +77,7 @@ struct Acquisition {
   std::optional<std::int64_t> permit;
   std::int64_t permits = 0;
   bool shared = false;
+  bool leader = false;
 
   Acquisition& fenced(std::int64_t fencing_token) {
     token = fencing_token;
@@ -102,6 +103,12 @@ struct Acquisition {
     if (!tokens.empty()) token = tokens.front();
     return *this;
   }
+  // A campaign in the run's election, elected with `term`.
+  Acquisition& leading(std::int64_t term) {
+    leader = true;
+    token = term;
+    return *this;
+  }
   // The read side of the run's resource.
   Acquisition& reader() {
     shared = true;
@@ -125,6 +132,7 @@ Acquisition permit_of(std::string name, std::int64_t index, std::int64_t count) 
 
 Acquisition fenced(std::int64_t token) { return Acquisition().fenced(token); }
 Acquisition reader() { return Acquisition().reader(); }
+Acquisition leading(std::int64_t term) { return Acquisition().leading(term); }
 Acquisition answered(std::vector<NodeReply> replies) {
   return Acquisition().answered(std::move(replies));
 }
@@ -153,6 +161,7 @@ Event& acquire(RunHistory& run, const std::string& proc, const std::string& valu
   ok.permit = how.permit;
   ok.permits = how.permits;
   ok.shared = how.shared;
+  ok.leader = how.leader;
   return ok;
 }
 
@@ -1440,6 +1449,47 @@ TEST(CheckerExtensionTest, ARenewalSeenOnAGuardThatBeganAfterTheDeadlineIsAViola
   renewed(run, "c0", "a", 1200, 1, 2100);
   const Finding finding = expect_violated(run.check(), "C12");
   EXPECT_TRUE(mentions(finding, "past the deadline 988.000 ms seen before")) << finding.message;
+}
+
+}  // namespace
+}  // namespace redlock::chaos
+
+namespace redlock::chaos {
+namespace {
+
+// --- C15 leadership --------------------------------------------------------
+
+TEST(CheckerLeadershipTest, LeadersInTurnWithRisingTermsHold) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, leading(1));
+  release(run, "c0", "a", 100, 102);
+  acquire(run, "c1", "b", 50, 150, leading(2));  // campaigned while a led
+  release(run, "c1", "b", 200, 202);
+  expect_holds(run.check(), "C15");
+}
+
+TEST(CheckerLeadershipTest, ALaterLeaderWithALowerTermIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, leading(7));
+  release(run, "c0", "a", 100, 102);
+  acquire(run, "c1", "b", 120, 150, leading(7));
+  const Finding& finding = expect_violated(run.check(), "C15");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_TRUE(mentions(finding, "term not above")) << finding.message;
+}
+
+TEST(CheckerLeadershipTest, TwoLeadersAtOnceIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, leading(1));
+  acquire(run, "c1", "b", 300, 310, leading(2));
+  const Finding& finding = expect_violated(run.check(), "C15");
+  EXPECT_TRUE(mentions(finding, "leads at once with value a (c0)")) << finding.message;
+}
+
+TEST(CheckerLeadershipTest, OtherLocksHaveNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5, fenced(1));
+  expect_not_applicable(run.check(), "C15");
 }
 
 }  // namespace

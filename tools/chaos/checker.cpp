@@ -17,6 +17,7 @@ using checker_internal::check_exclusion;
 using checker_internal::check_extension;
 using checker_internal::check_fenced_resource;
 using checker_internal::check_in_window_use;
+using checker_internal::check_leadership;
 using checker_internal::check_liveness;
 using checker_internal::check_nested_holds;
 using checker_internal::check_no_lost_update;
@@ -55,6 +56,9 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
     {"C14",
      "Nested holds: a reentrant hold begins and is used inside its lock's window, is no "
      "acquisition, and is told of the loss"},
+    {"C15",
+     "Leadership: at most one leader at a time, and each leader's term above every earlier "
+     "leader's"},
 }};
 
 bool valid_index(int index) noexcept { return index >= 0 && index < kInvariantCount; }
@@ -105,6 +109,7 @@ CheckResult check_history(const History& history) {
       check_extension,
       check_semaphore_capacity,
       check_nested_holds,
+      check_leadership,
   };
   const Context context(history);
   CheckResult result;

@@ -44,6 +44,7 @@ enum Invariant : int {
   kExtension,
   kSemaphoreCapacity,
   kNestedHolds,
+  kLeadership,
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
@@ -241,5 +242,6 @@ Verdict check_liveness(const Context& context, std::vector<Finding>& findings);
 Verdict check_semaphore_capacity(const Context& context, std::vector<Finding>& findings);
 // checker_nested.cpp: reentrant holds within their lock (C14).
 Verdict check_nested_holds(const Context& context, std::vector<Finding>& findings);
+Verdict check_leadership(const Context& context, std::vector<Finding>& findings);
 
 }  // namespace redlock::chaos::checker_internal

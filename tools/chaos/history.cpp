@@ -142,6 +142,7 @@ JsonObject event_to_object(const Event& event) {
   }
   if (event.fenced) object.emplace("fenced", true);
   if (event.shared) object.emplace("shared", true);
+  if (event.leader) object.emplace("leader", true);
   if (!event.nodes.empty()) {
     JsonArray nodes;
     for (const NodeReply& reply : event.nodes) nodes.push_back(node_reply_to_json(reply));
@@ -181,9 +182,9 @@ class EventReader {
       if (!read_string(field.name, event.*field.member)) return std::nullopt;
     }
     if (!read_bool("fenced", event.fenced) || !read_bool("shared", event.shared) ||
-        !read_nodes(event.nodes) || !read_strings("entries", event.entries) ||
-        !read_strings("resources", event.resources) || !read_tokens(event.tokens) ||
-        !in_range(event)) {
+        !read_bool("leader", event.leader) || !read_nodes(event.nodes) ||
+        !read_strings("entries", event.entries) || !read_strings("resources", event.resources) ||
+        !read_tokens(event.tokens) || !in_range(event)) {
       return std::nullopt;
     }
     return event;

@@ -45,6 +45,8 @@
 //   fenced       bool     run: whether clients take fenced locks
 //   shared       bool     acquire: the read side of the resource (a reader;
 //                         readers share it, a writer excludes them)
+//   leader       bool     acquire: a campaign in the run's election (its
+//                         token is the term)
 //   entries      array    snapshot (resource): the log, as strings, in order
 //   log_key      string   snapshot (resource): the key of the log in entries
 //                         (`key` names the counter)
@@ -153,6 +155,7 @@ struct Event {
   std::int64_t budget_ms = 0;
   bool fenced = false;
   bool shared = false;
+  bool leader = false;
   std::vector<std::string> entries;
   std::string log_key;
   std::vector<std::string> resources;

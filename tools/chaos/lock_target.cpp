@@ -17,6 +17,12 @@ Semaphore semaphore_of(const LockTarget& target) {
 
 AcquireOptions with_side(const LockTarget& target, AcquireOptions options) {
   options.shared = target.shared;
+  if (target.kind == LockKind::election) {
+    // A candidate campaigns as BlockingClient::campaign does: fenced (the
+    // term), advertising its payload.
+    options.fenced = true;
+    options.payload = target.payload;
+  }
   return options;
 }
 
@@ -30,15 +36,18 @@ LockTarget lock_target(const Scenario& scenario, int index) {
     target.resources = index < 0 ? scenario.all_resources() : scenario.resources_of(index);
   }
   target.shared = index >= 0 && scenario.clients.spec(index).shared;
+  if (scenario.lock.kind == LockKind::election) {
+    target.resources = {election_resource()};
+    target.payload = index >= 0 ? "c" + std::to_string(index) : "probe";
+  }
   return target;
 }
 
-OperationHandle acquire(AsyncClient& client, const LockTarget& target,
-                        const AcquireOptions& options, AsyncClient::AcquireCallback callback) {
-  if (target.shared) {
-    return client.acquire(Resource(target.resources.front()), with_side(target, options),
-                          std::move(callback));
-  }
+std::string election_resource() { return Election(std::string(kLockName)).resource().str(); }
+
+OperationHandle acquire(AsyncClient& client, const LockTarget& target, const AcquireOptions& asked,
+                        AsyncClient::AcquireCallback callback) {
+  const AcquireOptions options = with_side(target, asked);
   switch (target.kind) {
     case LockKind::semaphore:
       return client.acquire(semaphore_of(target), options, std::move(callback));
@@ -49,15 +58,15 @@ OperationHandle acquire(AsyncClient& client, const LockTarget& target,
       }
       break;
     case LockKind::mutex:
+    case LockKind::election:
       break;
   }
   return client.acquire(Resource(target.resources.front()), options, std::move(callback));
 }
 
 AcquireResult acquire(BlockingClient& client, const LockTarget& target,
-                      const AcquireOptions& options) {
-  if (target.shared)
-    return client.acquire(Resource(target.resources.front()), with_side(target, options));
+                      const AcquireOptions& asked) {
+  const AcquireOptions options = with_side(target, asked);
   switch (target.kind) {
     case LockKind::semaphore:
       return client.acquire(semaphore_of(target), options);
@@ -65,6 +74,7 @@ AcquireResult acquire(BlockingClient& client, const LockTarget& target,
       if (target.resources.size() > 1) return client.acquire(resources_of(target), options);
       break;
     case LockKind::mutex:
+    case LockKind::election:
       break;
   }
   return client.acquire(Resource(target.resources.front()), options);
@@ -81,6 +91,7 @@ Guard lock(BlockingClient& client, const LockTarget& target, const GuardOptions&
       }
       break;
     case LockKind::mutex:
+    case LockKind::election:
       break;
   }
   return client.lock(Resource(target.resources.front()), options, std::move(stop));
@@ -88,7 +99,8 @@ Guard lock(BlockingClient& client, const LockTarget& target, const GuardOptions&
 
 void record_target(const LockTarget& target, Event& invoke) {
   invoke.shared = target.shared;
-  if (target.kind == LockKind::mutex) return;
+  invoke.leader = target.kind == LockKind::election;
+  if (target.kind == LockKind::mutex || target.kind == LockKind::election) return;
   invoke.resources = target.resources;
   if (target.kind == LockKind::semaphore) invoke.permits = target.permits;
 }
@@ -114,6 +126,7 @@ std::vector<Storage> storage_of(const LockTarget& target, const Lock& lock) {
       return storage;
     }
     case LockKind::mutex:
+    case LockKind::election:
       break;
   }
   return {Storage{mutex_resource_keys(), lock.fence}};

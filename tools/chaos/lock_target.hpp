@@ -26,7 +26,12 @@ struct LockTarget {
   std::vector<std::string> resources{std::string(kLockName)};
   // mutex: the read side of its read-write lock (ClientSpec::shared).
   bool shared = false;
+  // election: what the client advertises as leader (its name).
+  std::string payload;
 };
+
+// The resource an election's candidates lock.
+[[nodiscard]] std::string election_resource();
 
 // Client `index`'s target in `scenario`; the probe's (`index` < 0) is every
 // resource any client names.

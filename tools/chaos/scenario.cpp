@@ -66,10 +66,11 @@ constexpr std::array<std::pair<std::string_view, NodePersistence>, 3> kPersisten
     {"always", NodePersistence::always},
 }};
 
-constexpr std::array<std::pair<std::string_view, LockKind>, 3> kKindNames{{
+constexpr std::array<std::pair<std::string_view, LockKind>, 4> kKindNames{{
     {"mutex", LockKind::mutex},
     {"semaphore", LockKind::semaphore},
     {"multi", LockKind::multi},
+    {"election", LockKind::election},
 }};
 
 constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames{{
@@ -645,6 +646,7 @@ std::vector<ResourceKeys> resource_keys(const Scenario& scenario) {
   std::vector<ResourceKeys> keys;
   switch (scenario.lock.kind) {
     case LockKind::mutex:
+    case LockKind::election:
       keys.push_back(mutex_resource_keys());
       break;
     case LockKind::semaphore:

@@ -32,8 +32,9 @@ struct NodesSpec {
 };
 
 // What the clients lock (docs/chaos.md, "Lock kinds"): one mutex, one
-// permit of a semaphore, or a lock over several resources at once.
-enum class LockKind { mutex, semaphore, multi };
+// permit of a semaphore, a lock over several resources at once, or the
+// leadership of an election (a fenced lock whose token is the term).
+enum class LockKind { mutex, semaphore, multi, election };
 
 [[nodiscard]] std::string_view to_string(LockKind kind) noexcept;
 

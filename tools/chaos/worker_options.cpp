@@ -45,6 +45,9 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
     if (flag == "--kind") {
       if (value == "semaphore") {
         options.target.kind = LockKind::semaphore;
+      } else if (value == "election") {
+        options.target.kind = LockKind::election;
+        options.target.resources = {election_resource()};
       } else if (value == "multi") {
         options.target.kind = LockKind::multi;
         options.target.resources.clear();  // the --resource flags name the set
@@ -91,6 +94,9 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
       options.clock_rate <= 0) {
     std::fprintf(stderr, "worker: --config, --history, --resource-port are required\n");
     return std::nullopt;
+  }
+  if (options.target.kind == LockKind::election) {
+    options.target.payload = "c" + std::to_string(options.index);
   }
   if (options.target.resources.empty() ||
       (options.target.kind == LockKind::semaphore && options.target.permits == 0)) {
