@@ -21,6 +21,7 @@
 #include "fuzz_support.hpp"
 #include "protocol/fence_round.hpp"
 #include "protocol/recovery_plan.hpp"
+#include "redlock/election.hpp"
 #include "redlock/outcome.hpp"
 #include "scripts/reply_parse.hpp"
 #include "scripts/scripts.hpp"
@@ -63,6 +64,10 @@ void parse_as_inspect(const redisReply* const* replies) {
     REDLOCK_FUZZ_CHECK(answered == out.answered);
     if (!answered) REDLOCK_FUZZ_CHECK(!out.detail.empty());
     if (!permits) REDLOCK_FUZZ_CHECK(out.permits.empty());
+    // Readers hold a key that has no single value, each with time left.
+    if (!out.key.readers.empty()) REDLOCK_FUZZ_CHECK(answered && !permits && !out.key.value);
+    for (const auto& reader : out.key.readers) REDLOCK_FUZZ_CHECK(reader.pttl_ms >= 0);
+    if (out.key.value) (void)redlock::payload_of(*out.key.value);
   }
 }
 

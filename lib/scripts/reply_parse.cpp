@@ -226,9 +226,10 @@ bool parse_inspect_response(const NodeResponse& response, bool permits, NodeInsp
           counter < 0) {
         return malformed();
       }
-      out.key = KeyView{};
-      out.key.pttl_ms = left;
-      out.key.fence = static_cast<std::uint64_t>(counter);
+      // Read whole before it is kept: a malformed reader leaves nothing.
+      KeyView key;
+      key.pttl_ms = left;
+      key.fence = static_cast<std::uint64_t>(counter);
       for (std::size_t i = 4; i + 1 < reply->elements; i += 2) {
         const redisReply* value = reply->element[i];
         long long reader_left = 0;
@@ -236,9 +237,10 @@ bool parse_inspect_response(const NodeResponse& response, bool permits, NodeInsp
             !read_integer(reply->element[i + 1], reader_left) || reader_left < 0) {
           return malformed();
         }
-        out.key.readers.push_back(KeyView::Reader{std::string(value->str, value->len),
-                                                  static_cast<std::int64_t>(reader_left)});
+        key.readers.push_back(KeyView::Reader{std::string(value->str, value->len),
+                                              static_cast<std::int64_t>(reader_left)});
       }
+      out.key = std::move(key);
       out.answered = true;
       return true;
     }

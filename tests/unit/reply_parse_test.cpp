@@ -41,6 +41,32 @@ NodeResponse response_of(const ParsedReplies& parsed) {
   return response;
 }
 
+TEST(ParseInspect, ReadersAreListedWithTheKeysTtlAndCounter) {
+  ParsedReplies parsed;
+  parse("*8\r\n:2\r\n$0\r\n\r\n:4000\r\n$1\r\n3\r\n$2\r\nr1\r\n:3990\r\n$2\r\nr2\r\n:120\r\n",
+        parsed);
+  NodeInspection out;
+  ASSERT_TRUE(parse_inspect_response(response_of(parsed), false, out)) << out.detail;
+  EXPECT_FALSE(out.key.value.has_value());
+  EXPECT_EQ(out.key.pttl_ms, 4000);
+  EXPECT_EQ(out.key.fence, 3u);
+  ASSERT_EQ(out.key.readers.size(), 2u);
+  EXPECT_EQ(out.key.readers[0].value, "r1");
+  EXPECT_EQ(out.key.readers[1].pttl_ms, 120);
+}
+
+TEST(ParseInspect, AMalformedReaderLeavesNoReaders) {
+  // The second reader's time left is not a number: not answered, and
+  // nothing of the first reader kept.
+  ParsedReplies parsed;
+  parse("*8\r\n:2\r\n$0\r\n\r\n:4000\r\n$1\r\n3\r\n$2\r\nr1\r\n:3990\r\n$2\r\nr2\r\n$1\r\nx\r\n",
+        parsed);
+  NodeInspection out;
+  EXPECT_FALSE(parse_inspect_response(response_of(parsed), false, out));
+  EXPECT_FALSE(out.answered);
+  EXPECT_TRUE(out.key.readers.empty());
+}
+
 TEST(ParseAcquire, GrantedCarriesTheFenceCounter) {
   ParsedReplies parsed;
   parse("*2\r\n:1\r\n$2\r\n41\r\n", parsed);
