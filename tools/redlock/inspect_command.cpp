@@ -171,25 +171,7 @@ int inspect_command(const Invocation& invocation) {
 
   print_output(render(invocation, inspection, quorum));
 
-  std::size_t answered = 0;
-  for (const NodeInspection& node : inspection.nodes) {
-    if (node.answered) ++answered;
-  }
-  if (!inspection.ok()) {
-    std::string line = "inspect " + lock_target(invocation) + ": " +
-                       std::string(error_name(inspection.error)) + ": ";
-    line += inspection.error == make_error_code(errc::no_quorum)
-                ? "only " + std::to_string(answered) + " of " + std::to_string(node_count) +
-                      " nodes answered; a majority needs " + std::to_string(quorum)
-                : inspection.error.message();
-    print_error(line);
-  }
-  for (const NodeInspection& node : inspection.nodes) {
-    if (node.answered) continue;
-    std::string line = "inspect: node " + detail::escape_text(node.name) + ": no answer";
-    if (!node.detail.empty()) line += ": " + detail::escape_text(node.detail);
-    print_error(line);
-  }
+  print_read_failure("inspect", lock_target(invocation), inspection.error, inspection.nodes);
   return exit_code_for(inspection.error);
 }
 

@@ -21,8 +21,6 @@ namespace redlock::cli {
 int leader_command(const Invocation& invocation) {
   std::optional<QuorumConfig> config = load_quorum(invocation);
   if (!config) return exit_code::config;
-  const std::size_t node_count = config->nodes.size();
-  const std::size_t quorum = majority_of(node_count);
   BlockingClient client(std::move(*config));
   const std::string name = invocation.name.value_or("");
   const LeaderResult result = client.leader(Election(name));
@@ -41,24 +39,8 @@ int leader_command(const Invocation& invocation) {
   json.end_object();
   print_output(json.str());
 
+  print_read_failure("leader", printable(name), result.error, result.nodes);
   if (result.ok()) return exit_code::success;
-  std::size_t answered = 0;
-  for (const NodeInspection& node : result.nodes) {
-    if (node.answered) ++answered;
-  }
-  std::string line =
-      "leader " + printable(name) + ": " + std::string(error_name(result.error)) + ": ";
-  line += result.error == make_error_code(errc::no_quorum)
-              ? "only " + std::to_string(answered) + " of " + std::to_string(node_count) +
-                    " nodes answered; a majority needs " + std::to_string(quorum)
-              : result.error.message();
-  print_error(line);
-  for (const NodeInspection& node : result.nodes) {
-    if (node.answered) continue;
-    std::string text = "leader: node " + detail::escape_text(node.name) + ": no answer";
-    if (!node.detail.empty()) text += ": " + detail::escape_text(node.detail);
-    print_error(text);
-  }
   // No majority: the leader is unknown.
   return exit_code::not_acquired;
 }

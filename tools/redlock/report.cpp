@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli_args.hpp"
+#include "exit_codes.hpp"
 #include "text/escape.hpp"
 
 namespace redlock::cli {
@@ -87,6 +88,31 @@ void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes
     json.end_object();
   }
   json.end_array();
+}
+
+void print_read_failure(std::string_view command, std::string_view target, std::error_code error,
+                        const std::vector<NodeInspection>& nodes) {
+  if (error) {
+    std::size_t answered = 0;
+    for (const NodeInspection& node : nodes) {
+      if (node.answered) ++answered;
+    }
+    std::string line = std::string(command) + " " + std::string(target) + ": " +
+                       std::string(error_name(error)) + ": ";
+    line += error == make_error_code(errc::no_quorum)
+                ? "only " + std::to_string(answered) + " of " + std::to_string(nodes.size()) +
+                      " nodes answered; a majority needs " +
+                      std::to_string(majority_of(nodes.size()))
+                : error.message();
+    print_error(line);
+  }
+  for (const NodeInspection& node : nodes) {
+    if (node.answered) continue;
+    std::string line =
+        std::string(command) + ": node " + detail::escape_text(node.name) + ": no answer";
+    if (!node.detail.empty()) line += ": " + detail::escape_text(node.detail);
+    print_error(line);
+  }
 }
 
 }  // namespace redlock::cli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "json_writer.hpp"
+#include "redlock/inspection.hpp"
 #include "redlock/outcome.hpp"
 
 namespace redlock::cli {
@@ -28,6 +29,13 @@ void print_output(std::string_view text);
 // Nodes that answered as the protocol expects (granted, busy, not_held, ...)
 // are not faults. Returns how many lines were printed.
 std::size_t print_node_faults(std::string_view operation, const std::vector<NodeOutcome>& nodes);
+
+// For a read-only round (inspect, leader) that failed: one line for the
+// failure — for no_quorum "COMMAND TARGET: no_quorum: only A of N nodes
+// answered; a majority needs Q" — then "COMMAND: node NAME: no answer:
+// DETAIL" per node that did not answer (escaped).
+void print_read_failure(std::string_view command, std::string_view target, std::error_code error,
+                        const std::vector<NodeInspection>& nodes);
 
 // "nodes": [{"node", "status", "latency_us", "holder_ttl_ms", "detail"}, ...]
 // holder_ttl_ms is set for busy answers with a known PTTL, detail for
