@@ -349,7 +349,7 @@ TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
     EXPECT_EQ(invariant_index(invariant_id(i)), i);
     EXPECT_FALSE(invariant_title(i).empty());
   }
-  EXPECT_EQ(invariant_index("C15"), -1);
+  EXPECT_EQ(invariant_index("C16"), -1);
   EXPECT_EQ(invariant_index("c1"), -1);
   EXPECT_EQ(to_string(Verdict::holds), "holds");
   EXPECT_EQ(to_string(Verdict::violated), "violated");
@@ -381,8 +381,9 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   node_snapshot(run, 800, 0, "", 0);
   const CheckResult result = run.check();
   for (int i = 0; i < kInvariantCount; ++i) {
-    // Every resource op is fenced; no semaphore; no nested hold.
-    if (i == invariant_index("C4") || i == invariant_index("C13") || i == invariant_index("C14")) {
+    // Every resource op is fenced; no semaphore; no nested hold; no election.
+    if (i == invariant_index("C4") || i == invariant_index("C13") || i == invariant_index("C14") ||
+        i == invariant_index("C15")) {
       continue;
     }
     expect_holds(result, invariant_id(i));
@@ -390,6 +391,7 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   expect_not_applicable(result, "C4");
   expect_not_applicable(result, "C13");
   expect_not_applicable(result, "C14");
+  expect_not_applicable(result, "C15");
 }
 
 TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
