@@ -92,6 +92,9 @@ struct LockConfig {
   std::string key_prefix = "redlock:";
   // Whether locks are fenced unless the caller says otherwise.
   bool fenced = false;
+  // Whether a lock on one resource waits in line (fair, FIFO) unless the
+  // caller says otherwise (AcquireOptions::fair).
+  bool fair = false;
   // Reconnect backoff: doubles from the first value up to the cap.
   Milliseconds reconnect_min{50};
   Milliseconds reconnect_max{2000};

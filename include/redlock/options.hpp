@@ -34,6 +34,12 @@ struct AcquireOptions {
   // (HolderView::payload) — a leader's address, say (election.hpp). Anyone
   // who can read the lock key can read it.
   std::optional<std::string> payload;
+  // Wait in line (docs/algorithm.md, "Fair locks"): the waiters of a
+  // resource are served in the order of tickets drawn from the quorum, and
+  // none is overtaken by one that drew later while its ticket is recorded
+  // on a majority. A lock on one resource, exclusive. Default:
+  // LockConfig::fair.
+  std::optional<bool> fair;
 };
 
 struct ExtendOptions {

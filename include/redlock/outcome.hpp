@@ -87,6 +87,9 @@ struct Lock {
   // The read side of `resource`'s read-write lock (AcquireOptions::shared):
   // held together with other readers, never with a writer.
   bool shared = false;
+  // A fair lock (AcquireOptions::fair): the id of its waiter's place in the
+  // resource's queue, which its release gives up. Empty otherwise.
+  std::string queue_id{};
 
   // The resources the lock holds: `resources`, or `resource` alone.
   [[nodiscard]] std::vector<Resource> all_resources() const {

@@ -18,6 +18,7 @@ constexpr std::string_view kLockKeys[] = {"ttl_ms",
                                           "retry_delay_ms",
                                           "key_prefix",
                                           "fenced",
+                                          "fair",
                                           "reconnect_min_ms",
                                           "reconnect_max_ms",
                                           "max_ttl_ms",
@@ -62,6 +63,7 @@ bool QuorumFileReader::read_lock_key(const toml::key& key, const toml::node& val
   }
   if (name == "key_prefix") return reader_.read_string(value, path, true, lock_.key_prefix);
   if (name == "fenced") return reader_.read_bool(value, path, lock_.fenced);
+  if (name == "fair") return reader_.read_bool(value, path, lock_.fair);
   if (name == "reconnect_min_ms") {
     return reader_.read_milliseconds(value, path, kPositiveMilliseconds, lock_.reconnect_min);
   }

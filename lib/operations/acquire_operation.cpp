@@ -14,6 +14,12 @@ namespace {
 constexpr std::size_t kAbandonedKept = 64;
 // Proposals per attempt before giving up when newer tokens keep overtaking.
 constexpr int kMaxFenceRounds = 3;
+// A fair waiter's place in the queue lives this long on a node unless its
+// waiter renews it, which every attempt does, at least every
+// kFairRefresh: a waiter that died holds the queue up for at most the
+// entry's life (docs/safety.md, "Fair locks").
+constexpr Milliseconds kQueueEntryTtl{400};
+constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
@@ -25,6 +31,23 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   channel_ = release_channel(prefix, resource_.str());
   configure(options);
   if (resource_.empty()) argument_problem_ = make_error_code(errc::invalid_argument);
+  const bool fair = options.fair.value_or(core.config().lock.fair);
+  if (fair && options.shared) argument_problem_ = make_error_code(errc::invalid_argument);
+  if (fair && !options.shared) {
+    // Waiting in line (fair_scripts.hpp): the mutex's round and key, with
+    // the queue's script.
+    kind_ = LockKind::fair;
+    queue_id_ = LockValue::random().str();
+    queue_key_ = queue_key(prefix, resource_.str());
+    queue_due_key_ = queue_due_key(prefix, resource_.str());
+    ticket_field_ = ticket_field(resource_.str());
+    attempt_call_.script = &script(ScriptId::fair_acquire);
+    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,
+                          lock_key_,   queue_key_,      queue_due_key_};
+    attempt_call_.args = {
+        "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
+        queue_id_, "",        std::to_string(kQueueEntryTtl.count())};
+  }
   if (options.shared) {
     // The read side (reader_scripts.hpp): the mutex's round on the same
     // key, with the readers' script.
@@ -126,6 +149,7 @@ void AcquireOperation::send_attempt() {
     return;
   }
   attempt_call_.args[0] = value_.str();
+  if (kind_ == LockKind::fair) attempt_call_.args[5] = ticket_ ? std::to_string(*ticket_) : "";
   if (kind_ == LockKind::permit) {
     permit_votes_.reset(nodes.size(), permits_);
     permits_differ_ = false;
@@ -157,7 +181,12 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   if (tag == kCleanupTag) return;
   if ((tag & kFenceTagBit) != 0) {
-    if (fencing_.counts(tag, response)) on_fence_response(node, response);
+    if (!fencing_.counts(tag, response)) return;
+    if (phase_ == Phase::ticketing) {
+      on_ticket_response(node, response);
+    } else {
+      on_fence_response(node, response);
+    }
     return;
   }
   if (!attempt_.counts(tag, response)) {
@@ -232,7 +261,8 @@ TimePoint AcquireOperation::grant_expiry() const {
 
 void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool announce,
                                   TimePoint expires_at, std::int64_t permit) {
-  if (kind_ == LockKind::single) {
+  if (kind_ == LockKind::single || kind_ == LockKind::fair) {
+    // (A fair waiter's failed grant is undone without giving up its place.)
     core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
                                       {value.str(), announce ? channel_ : kNoChannel}, expires_at);
     return;
@@ -423,13 +453,83 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // their own, see split_retry_pause). Any other failed attempt is
   // announced, since its grants may be what the waiters saw as "held".
   unlock_attempt(!(split_ && pause));
+  if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
+    begin_ticket(why, *pause);
+    return;
+  }
   retry_or_finish(why, pause);
+}
+
+void AcquireOperation::begin_ticket(std::error_code why, Microseconds pause) {
+  phase_ = Phase::ticketing;
+  ticket_why_ = why;
+  ticket_pause_ = pause;
+  queued_ = true;
+  enqueueing_ = false;
+  ticket_drawn_ = 0;
+  wait_for_release();
+  send_ticket_round();
+}
+
+void AcquireOperation::send_ticket_round() {
+  fencing_.open(core_.config().nodes, core_.clock().now());
+  ScriptCall call;
+  if (!enqueueing_) {
+    call.script = &script(ScriptId::ticket_draw);
+    call.keys = {marker_key_, recovering_key_, fence_key_};
+    call.args = {ticket_field_, std::string(defence_flag_)};
+  } else {
+    call.script = &script(ScriptId::ticket_enqueue);
+    call.keys = {marker_key_, recovering_key_, fence_key_, queue_key_, queue_due_key_};
+    call.args = {ticket_field_, std::to_string(ticket_drawn_), queue_id_,
+                 std::to_string(kQueueEntryTtl.count()), std::string(defence_flag_)};
+  }
+  auto self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send_call(call, false, fencing_.started(), self, fencing_.tag());
+  }
+}
+
+void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& response) {
+  NodeOutcome& outcome = fencing_.answer(node, response);
+  parse_acquire_response(response, 0, outcome);
+  const bool yes = outcome.status == NodeStatus::granted && outcome.fence_counter > 0;
+  if (yes && !enqueueing_) {
+    ticket_drawn_ = std::max(ticket_drawn_, static_cast<std::uint64_t>(outcome.fence_counter));
+  }
+  const Decision decision = fencing_.vote(yes);
+  if (decision == Decision::pending) return;
+  (void)fencing_.close(core_.clock().now());
+  if (decision == Decision::won && !enqueueing_) {
+    // The highest of a majority's counters: above every ticket recorded on
+    // a majority before this draw began.
+    enqueueing_ = true;
+    send_ticket_round();
+    return;
+  }
+  if (decision == Decision::won) ticket_ = ticket_drawn_;
+  // Recorded or not, the waiter waits as after its refusal; without a
+  // ticket its next refusal draws again.
+  retry_or_finish(ticket_why_, ticket_ ? std::min(ticket_pause_, kFairRefresh) : ticket_pause_);
+}
+
+void AcquireOperation::leave_queue() {
+  if (!queued_) return;
+  queued_ = false;
+  ScriptCall call;
+  call.script = &script(ScriptId::queue_leave);
+  call.keys = {queue_key_, queue_due_key_};
+  call.args = {queue_id_};
+  const TimePoint expires_at = core_.clock().now() + kQueueEntryTtl;
+  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
 }
 
 std::optional<Microseconds> AcquireOperation::next_pause() const {
   std::optional<Microseconds> pause = next_retry_delay(plan_, result_.attempts - free_attempts_,
                                                        core_.clock().now(), random_unit());
   if (pause && split_) pause = std::min(*pause, split_retry_pause(last_round_trip_, random_unit()));
+  // A waiter in line renews its place by attempting.
+  if (pause && ticket_) pause = std::min(*pause, kFairRefresh);
   return pause;
 }
 
@@ -440,14 +540,17 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     return;
   }
   pause_then_attempt(*delay);
-  if (busy_ > 0 && !waiting_for_release_) {
-    // Held by someone else: wake up when they release, not only when the
-    // (jittered) retry timer, which stays as the fallback, fires. Stay
-    // subscribed until the acquire completes (wakeup_hub.hpp).
-    waiting_for_release_ = true;
-    const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
-    for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
-  }
+  if (busy_ > 0) wait_for_release();
+}
+
+void AcquireOperation::wait_for_release() {
+  if (waiting_for_release_) return;
+  // Held by someone else: wake up when they release, not only when the
+  // (jittered) retry timer, which stays as the fallback, fires. Stay
+  // subscribed until the acquire completes (wakeup_hub.hpp).
+  waiting_for_release_ = true;
+  const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+  for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
 }
 
 bool AcquireOperation::wake() {
@@ -475,6 +578,9 @@ void AcquireOperation::succeed(Microseconds validity) {
     lock.permits = permits_;
   } else if (kind_ == LockKind::shared) {
     lock.shared = true;
+  } else if (kind_ == LockKind::fair) {
+    lock.queue_id = queue_id_;
+    queued_ = false;  // the place goes with the lock's release
   }
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
@@ -492,6 +598,7 @@ void AcquireOperation::succeed(Microseconds validity) {
 void AcquireOperation::complete(std::error_code error) {
   // The core may hold the last reference; keep this alive to the end.
   auto keep = shared_from_this();
+  if (error) leave_queue();
   stop_waiting_for_release();
   core_.finished(this);
   finish(error);
@@ -506,11 +613,14 @@ void AcquireOperation::finish(std::error_code error) {
 
 void AcquireOperation::cancel() {
   if (phase_ == Phase::done) return;
+  leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());
-    if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
     unlock_attempt(true);
   }
+  // (Also a fair waiter's ticket round: its late answers are then not
+  // counted.)
+  if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
   phase_ = Phase::done;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
@@ -521,11 +631,12 @@ void AcquireOperation::cancel() {
 
 void AcquireOperation::abort(std::error_code why) {
   if (phase_ == Phase::done) return;
+  leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());
-    if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
     unlock_attempt(true);
   }
+  if (fencing_.is_open()) (void)fencing_.close(core_.clock().now());
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;
   stop_waiting_for_release();

@@ -51,6 +51,7 @@ class AcquireOperation final : public Operation, public Wakeable {
     pausing,     // before the first attempt (courtesy) or between attempts
     voting,      // an attempt's acquire round is open
     fencing,     // a fenced attempt's proposal round is open
+    ticketing,   // a fair waiter's ticket round (draw, then enqueue) is open
     recovering,  // waiting for the recovery round an attempt asked for
     done,        // the callback has run or is posted; nothing more happens
   };
@@ -81,6 +82,16 @@ class AcquireOperation final : public Operation, public Wakeable {
   void decide();
   void hand_out_if_valid();
   void begin_fencing();
+  // Fair: a waiter refused at `why` draws a ticket from the quorum and
+  // records it on the nodes, then waits `pause` as after any refusal.
+  void begin_ticket(std::error_code why, Microseconds pause);
+  void send_ticket_round();
+  void on_ticket_response(std::size_t node, const NodeResponse& response);
+  // Fair: gives up the waiter's place on every node (a fair acquire that
+  // ends without the lock).
+  void leave_queue();
+  // Subscribes to the release channels (once per acquire).
+  void wait_for_release();
   void propose(std::uint64_t token);
   void on_fence_response(std::size_t node, const NodeResponse& response);
   [[nodiscard]] Microseconds validity_now() const;
@@ -142,6 +153,19 @@ class AcquireOperation final : public Operation, public Wakeable {
   // ":" + AcquireOptions::payload, appended to each attempt's value; empty
   // without one.
   std::string payload_;
+  // fair: the waiter's id in the queue, its queue keys and ticket counter
+  // field, and its ticket once recorded on a majority; the ticket round in
+  // progress (on fencing_'s round, which is free until the lock is won).
+  std::string queue_id_;
+  std::string queue_key_;
+  std::string queue_due_key_;
+  std::string ticket_field_;
+  std::optional<std::uint64_t> ticket_;
+  bool queued_ = false;  // a ticket round was started: the nodes may list us
+  bool enqueueing_ = false;
+  std::uint64_t ticket_drawn_ = 0;
+  std::error_code ticket_why_;
+  Microseconds ticket_pause_{0};
 
   Phase phase_ = Phase::pausing;
   // The attempt in progress (or the last one): its value and its round.

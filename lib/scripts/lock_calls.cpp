@@ -9,6 +9,7 @@ namespace redlock::detail {
 LockKind kind_of(const Lock& lock) noexcept {
   if (lock.permit) return LockKind::permit;
   if (lock.shared) return LockKind::shared;
+  if (!lock.queue_id.empty()) return LockKind::fair;
   if (!lock.resources.empty()) return LockKind::multi;
   return LockKind::single;
 }
@@ -19,6 +20,8 @@ bool well_formed(const Lock& lock) noexcept {
     case LockKind::single:
       return true;
     case LockKind::shared:
+      return lock.resources.empty() && lock.permits == 0 && lock.queue_id.empty();
+    case LockKind::fair:
       return lock.resources.empty() && lock.permits == 0;
     case LockKind::permit:
       return lock.permits >= 1 && lock.permits <= Semaphore::kMaxPermits &&
@@ -44,6 +47,7 @@ ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds t
   std::string ttl_text = std::to_string(ttl.count());
   switch (kind_of(lock)) {
     case LockKind::single:
+    case LockKind::fair:
       call.script = &script(ScriptId::extend);
       call.keys = {lock_key(prefix, lock.resource.str())};
       call.args = {lock.value.str(), std::move(ttl_text)};
@@ -78,6 +82,14 @@ ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce
       call.keys = {lock_key(prefix, lock.resource.str())};
       call.args = {lock.value.str(),
                    announce ? release_channel(prefix, lock.resource.str()) : std::string()};
+      break;
+    case LockKind::fair:
+      call.script = &script(ScriptId::fair_release);
+      call.keys = {lock_key(prefix, lock.resource.str()), queue_key(prefix, lock.resource.str()),
+                   queue_due_key(prefix, lock.resource.str())};
+      call.args = {lock.value.str(),
+                   announce ? release_channel(prefix, lock.resource.str()) : std::string(),
+                   lock.queue_id};
       break;
     case LockKind::shared:
       call.script = &script(ScriptId::read_release);

@@ -15,7 +15,7 @@
 
 namespace redlock::detail {
 
-enum class LockKind : std::uint8_t { single, multi, permit, shared };
+enum class LockKind : std::uint8_t { single, multi, permit, shared, fair };
 
 [[nodiscard]] LockKind kind_of(const Lock& lock) noexcept;
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "scripts/fair_scripts.hpp"
 #include "scripts/kind_scripts.hpp"
 #include "scripts/reader_scripts.hpp"
 #include "scripts/sha1.hpp"
@@ -271,6 +272,12 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string read_acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
   static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
+  static const std::string fair_acquire =
+      std::string(kNodeRules) + std::string(kReaderRules) + std::string(kFairAcquireBody);
+  static const std::string ticket_draw = std::string(kNodeRules) + std::string(kTicketDrawBody);
+  static const std::string ticket_enqueue =
+      std::string(kNodeRules) + std::string(kTicketEnqueueBody);
+  static const std::string fair_release = std::string(kReadersOr) + std::string(kFairReleaseBody);
   static const std::string read_release = std::string(kReaderRules) + std::string(kReadReleaseBody);
   static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);
   static const std::string permit_acquire =
@@ -304,6 +311,16 @@ const std::array<Script, kScriptCount>& script_table() {
        kScriptReplyBytes},
       {ScriptId::announce, "announce", kAnnounce, sha1_hex(kAnnounce), false, 0, 0,
        kScriptReplyBytes},
+      {ScriptId::fair_acquire, "fair_acquire", fair_acquire, sha1_hex(fair_acquire), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::ticket_draw, "ticket_draw", ticket_draw, sha1_hex(ticket_draw), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::ticket_enqueue, "ticket_enqueue", ticket_enqueue, sha1_hex(ticket_enqueue), false,
+       0, 0, kScriptReplyBytes},
+      {ScriptId::fair_release, "fair_release", fair_release, sha1_hex(fair_release), false, 0, 0,
+       kScriptReplyBytes},
+      {ScriptId::queue_leave, "queue_leave", kQueueLeaveBody, sha1_hex(kQueueLeaveBody), false, 0,
+       0, kScriptReplyBytes},
   }};
   return table;
 }
@@ -382,6 +399,16 @@ std::string release_channel(std::string_view prefix, std::string_view resource) 
   channel.append(prefix).append("released:").append(resource);
   return channel;
 }
+
+std::string queue_key(std::string_view prefix, std::string_view resource) {
+  return std::string(prefix) + "queue:" + std::string(resource);
+}
+
+std::string queue_due_key(std::string_view prefix, std::string_view resource) {
+  return std::string(prefix) + "queue-due:" + std::string(resource);
+}
+
+std::string ticket_field(std::string_view resource) { return "queue:" + std::string(resource); }
 
 std::string elected_channel(std::string_view prefix, std::string_view resource) {
   return release_channel(prefix, resource) + "#elected";

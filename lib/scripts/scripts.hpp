@@ -61,8 +61,14 @@ enum class ScriptId : std::uint8_t {
   read_release,
   // An elected leader's announcement (election.hpp): one PUBLISH.
   announce,
+  // The fair lock (fair_scripts.hpp).
+  fair_acquire,
+  ticket_draw,
+  ticket_enqueue,
+  fair_release,
+  queue_leave,
 };
-inline constexpr std::size_t kScriptCount = 17;
+inline constexpr std::size_t kScriptCount = 22;
 
 struct Script {
   ScriptId id;
@@ -149,6 +155,12 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // "{resource}#elected" would share it, and its waiters would wake once for
 // nothing).
 [[nodiscard]] std::string elected_channel(std::string_view prefix, std::string_view resource);
+
+// A fair lock's queue on a node (fair_scripts.hpp): the waiters' tickets,
+// their deadlines, and the fence hash field that counts the tickets.
+[[nodiscard]] std::string queue_key(std::string_view prefix, std::string_view resource);
+[[nodiscard]] std::string queue_due_key(std::string_view prefix, std::string_view resource);
+[[nodiscard]] std::string ticket_field(std::string_view resource);
 
 // A semaphore's keys (docs/algorithm.md, "Semaphores"): permit j of
 // semaphore S is the lock key `{prefix}sem:{S}:{j}` — the digits after the

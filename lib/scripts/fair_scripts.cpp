@@ -1,0 +1,116 @@
+#include "scripts/fair_scripts.hpp"
+
+namespace redlock::detail {
+
+const std::string_view kFairAcquireBody = R"lua(
+if #KEYS ~= 6 or #ARGV ~= 7 then
+  return redis.error_reply('ERR fair_acquire: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[4])
+if refused then return refused end
+local key, queue, due, id = KEYS[4], KEYS[5], KEYS[6], ARGV[5]
+local now = node_ms()
+local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
+if failed(gone) then return gone end
+if #gone > 0 then
+  redis.pcall('ZREM', queue, unpack(gone))
+  redis.pcall('ZREM', due, unpack(gone))
+end
+if ARGV[6] ~= '' then
+  local entry_ttl = tonumber(ARGV[7])
+  local queued = redis.pcall('ZADD', queue, ARGV[6], id)
+  if failed(queued) then return queued end
+  redis.pcall('ZADD', due, now + entry_ttl, id)
+  redis.pcall('PEXPIRE', queue, 2 * entry_ttl)
+  redis.pcall('PEXPIRE', due, 2 * entry_ttl)
+end
+local head = redis.pcall('ZRANGE', queue, 0, 0)
+if failed(head) then return head end
+if head[1] and head[1] ~= id then
+  local left = redis.pcall('PTTL', key)
+  if failed(left) then return left end
+  return {0, left}
+end
+local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
+if not granted then granted = writer_waits(key, ARGV[1], ARGV[2]) end
+if failed(granted) then return granted end
+if not granted then
+  local left = redis.pcall('PTTL', key)
+  if failed(left) then return left end
+  return {0, left}
+end
+if ARGV[3] == '' then return {1, '0'} end
+local counter = redis.pcall('HGET', KEYS[3], ARGV[3])
+if failed(counter) then
+  redis.pcall('DEL', key)
+  return counter
+end
+return {1, counter or '0'}
+)lua";
+
+const std::string_view kTicketDrawBody = R"lua(
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('ERR ticket_draw: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[2])
+if refused then return refused end
+local drawn = redis.pcall('HINCRBY', KEYS[3], ARGV[1], 1)
+if failed(drawn) then return drawn end
+return {1, drawn}
+)lua";
+
+const std::string_view kTicketEnqueueBody = R"lua(
+if #KEYS ~= 5 or #ARGV ~= 5 then
+  return redis.error_reply('ERR ticket_enqueue: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local refused = refusal(ARGV[5])
+if refused then return refused end
+local ticket = tonumber(ARGV[2])
+local current = redis.pcall('HGET', KEYS[3], ARGV[1])
+if failed(current) then return current end
+if ticket == nil or tonumber(current or '0') == nil then
+  return {err = 'ERR ticket_enqueue: a ticket or counter that is not a number'}
+end
+if tonumber(current or '0') < ticket then
+  local raised = redis.pcall('HSET', KEYS[3], ARGV[1], ARGV[2])
+  if failed(raised) then return raised end
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local entry_ttl = tonumber(ARGV[4])
+local queued = redis.pcall('ZADD', KEYS[4], ARGV[2], ARGV[3])
+if failed(queued) then return queued end
+redis.pcall('ZADD', KEYS[5], now + entry_ttl, ARGV[3])
+redis.pcall('PEXPIRE', KEYS[4], 2 * entry_ttl)
+redis.pcall('PEXPIRE', KEYS[5], 2 * entry_ttl)
+return {1, ARGV[2]}
+)lua";
+
+const std::string_view kFairReleaseBody = R"lua(
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+redis.pcall('ZREM', KEYS[2], ARGV[3])
+redis.pcall('ZREM', KEYS[3], ARGV[3])
+local held = redis.pcall('GET', KEYS[1])
+if type(held) == 'table' and held.err then return readers_or(KEYS[1], held) end
+if held ~= ARGV[1] then return 0 end
+local deleted = redis.pcall('DEL', KEYS[1])
+if type(deleted) == 'table' and deleted.err then return deleted end
+if ARGV[2] ~= '' then
+  local published = redis.pcall('PUBLISH', ARGV[2], ARGV[1])
+  if type(published) == 'table' and published.err then return published end
+end
+return 1
+)lua";
+
+const std::string_view kQueueLeaveBody = R"lua(
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('ERR queue_leave: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+redis.pcall('ZREM', KEYS[1], ARGV[1])
+redis.pcall('ZREM', KEYS[2], ARGV[1])
+return 1
+)lua";
+
+}  // namespace redlock::detail

@@ -1,0 +1,42 @@
+// The Lua of the fair lock (docs/algorithm.md, "Fair locks"): waiters are
+// ordered by tickets drawn from the quorum, and each node grants the lock
+// only to the lowest live ticket it knows. A resource's queue on a node is
+// two sorted sets, `{prefix}queue:{R}` (waiter id → ticket) and
+// `{prefix}queue-due:{R}` (waiter id → deadline on the node's clock); its
+// ticket counter is the fence hash's field `queue:{R}`, so the amnesia
+// defence's recovery restores it with the fencing counters. The lock key
+// is the mutex's: exclusion still rests on its SET NX, and a queue fault
+// costs fairness, never exclusion. scripts.cpp puts these in the one table.
+#pragma once
+
+#include <string_view>
+
+namespace redlock::detail {
+
+// fair_acquire — opens with the node rules and the readers' helpers.
+//   KEYS: node marker, recovering key, fence hash, lock key, queue, due.
+//   ARGV: value, ttl ms, fence field ("" unfenced), amnesia defence, waiter
+//   id, ticket ("" before the waiter has one), queue entry ttl ms. Drops
+//   the waiters past their deadline; with a ticket, (re)records the
+//   waiter's entry and deadline; refuses {0, the lock's PTTL} while another
+//   waiter is first in the queue; else answers as the mutex's acquire.
+extern const std::string_view kFairAcquireBody;
+// ticket_draw — opens with the node rules. KEYS: node marker, recovering
+//   key, fence hash. ARGV: counter field, amnesia defence. {1, the counter
+//   after HINCRBY 1}, or the node rules' refusal.
+extern const std::string_view kTicketDrawBody;
+// ticket_enqueue — opens with the node rules. KEYS: node marker,
+//   recovering key, fence hash, queue, due. ARGV: counter field, ticket T,
+//   waiter id, queue entry ttl ms, amnesia defence. Raises the counter to T
+//   (a max-register: a ticket drawn after this one is recorded is larger)
+//   and records the waiter: {1, T}, or the node rules' refusal.
+extern const std::string_view kTicketEnqueueBody;
+// fair_release — KEYS: lock key, queue, due. ARGV: value, release channel,
+//   waiter id. The mutex's release of the value, and the waiter's entry
+//   goes: 1 when the value was deleted, else 0.
+extern const std::string_view kFairReleaseBody;
+// queue_leave — KEYS: queue, due. ARGV: waiter id. The entry goes (a fair
+//   acquire that gave up); 1.
+extern const std::string_view kQueueLeaveBody;
+
+}  // namespace redlock::detail
