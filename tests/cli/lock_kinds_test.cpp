@@ -449,6 +449,32 @@ TEST_F(LockKindsTest, RunSharedSetsRedlockSharedAndTwoReadersRunAtOnce) {
   EXPECT_EQ(read_file(seen_w).value_or(""), "unset\n");
 }
 
+TEST_F(LockKindsTest, FairWaitersAreServedInLine) {
+  const auto file = config(milliseconds(30000));
+  const CliResult held = run_cli(command("acquire", file, {"--resource", "job", "--fair"}));
+  ASSERT_EQ(held.exit_code, 0) << describe(held);
+  const std::string value = parse_output(held)["value"].text;
+  // A fair waiter behind it gets the lock once it is released (run waits in
+  // line; the release wakes it).
+  const auto ran = work_ / "ran";
+  CliProcess waiter(
+      command("run", file,
+              {"--resource", "job", "--fair", "--wait", "10000", "--", "touch", ran.string()}));
+  ASSERT_TRUE(eventually([&] {
+    std::size_t queued = 0;
+    for (std::size_t i = 0; i < cluster_.size(); ++i) {
+      if (cluster_.node(i).probe().command({"ZCARD", "redlock:queue:job"}).integer == 1) ++queued;
+    }
+    return queued >= 3;
+  })) << "the waiter is not in line";
+  EXPECT_FALSE(std::filesystem::exists(ran));
+  const CliResult released =
+      run_cli(command("release", file, {"--resource", "job", "--value", value}));
+  EXPECT_EQ(released.exit_code, 0) << describe(released);
+  EXPECT_EQ(waiter.wait().exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(ran));
+}
+
 TEST_F(LockKindsTest, KindUsageErrorsExit64) {
   const auto file = config();
   const auto ran = work_ / "ran";
@@ -487,6 +513,12 @@ TEST_F(LockKindsTest, KindUsageErrorsExit64) {
       {{"run", "--resource", "a", "--resource", "b", "--shared", "--", "touch", ran.string()},
        "--shared takes the read side of one resource"},
       {{"status", "--resource", "a", "--shared"}, "--shared is not an option of `redlock status`"},
+      {{"acquire", "--semaphore", "s", "--permits", "2", "--fair"},
+       "--fair waits in line for one resource"},
+      {{"acquire", "--resource", "a", "--shared", "--fair"},
+       "--fair and --shared exclude each other"},
+      {{"release", "--resource", "a", "--value", "v", "--fair"},
+       "--fair is not an option of `redlock release`"},
   };
   for (const Case& test_case : cases) {
     std::vector<std::string> arguments = test_case.arguments;

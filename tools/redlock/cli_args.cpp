@@ -24,6 +24,7 @@ enum class Flag {
   grace,
   fenced,
   shared,
+  fair,
   name,
   payload,
   json,
@@ -36,7 +37,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 16> kFlags{{
+constexpr std::array<FlagSpec, 17> kFlags{{
     {"--config", Flag::config, true},
     {"--node", Flag::node, true},
     {"--resource", Flag::resource, true},
@@ -49,6 +50,7 @@ constexpr std::array<FlagSpec, 16> kFlags{{
     {"--grace", Flag::grace, true},
     {"--fenced", Flag::fenced, false},
     {"--shared", Flag::shared, false},
+    {"--fair", Flag::fair, false},
     {"--name", Flag::name, true},
     {"--payload", Flag::payload, true},
     {"--json", Flag::json, false},
@@ -67,11 +69,11 @@ const std::array<SubcommandSpec, 9>& subcommand_specs() {
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
-        Flag::wait, Flag::fenced, Flag::shared, Flag::grace}},
+        Flag::wait, Flag::fenced, Flag::shared, Flag::fair, Flag::grace}},
       {"acquire",
        Subcommand::acquire,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
-        Flag::wait, Flag::fenced, Flag::shared}},
+        Flag::wait, Flag::fenced, Flag::shared, Flag::fair}},
       {"extend",
        Subcommand::extend,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::permit,
@@ -216,6 +218,9 @@ class InvocationBuilder {
       case Flag::shared:
         invocation_.shared = true;
         break;
+      case Flag::fair:
+        invocation_.fair = true;
+        break;
       case Flag::name:
         set_once(invocation_.name, flag, non_empty(flag, value));
         break;
@@ -331,6 +336,10 @@ class InvocationBuilder {
             "not --semaphore");
     require(!invocation_.shared || invocation_.resources.size() <= 1,
             "--shared takes the read side of one resource: give --resource once");
+    require(!invocation_.fair || (!semaphore && invocation_.resources.size() <= 1),
+            "--fair waits in line for one resource: give --resource once, without --semaphore");
+    require(!(invocation_.fair && invocation_.shared),
+            "--fair and --shared exclude each other: a fair lock is exclusive");
     if (!semaphore) return;
     if (names_a_held_lock) {
       require(invocation_.permit.has_value(),

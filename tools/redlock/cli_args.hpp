@@ -77,6 +77,8 @@ struct Invocation {
   // --shared: the read side of the resource's read-write lock (run,
   // acquire; extend and release of a reader need it too). One resource.
   bool shared = false;
+  // --fair: wait in line (run, acquire; one resource, exclusive).
+  bool fair = false;
   // --name N: the election (campaign, leader; required).
   std::optional<std::string> name;
   // --payload P: what the leader advertises (campaign; at most 4096 bytes).

@@ -51,6 +51,7 @@ AcquireOptions acquire_options(const Invocation& invocation) {
   options.wait = invocation.wait;
   if (invocation.fenced) options.fenced = true;
   options.shared = invocation.shared;
+  if (invocation.fair) options.fair = true;
   return options;
 }
 

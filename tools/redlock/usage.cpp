@@ -31,7 +31,8 @@ constexpr std::string_view kOverview =
 
 constexpr std::string_view kRun =
     "usage: redlock run [--config F | --node H:P ...] --resource R [--resource R2 ...]\n"
-    "                   [--ttl MS] [--wait MS] [--fenced] [--grace MS] -- CMD [ARGS...]\n"
+    "                   [--ttl MS] [--wait MS] [--fenced] [--fair] [--grace MS]\n"
+    "                   -- CMD [ARGS...]\n"
     "       redlock run [--config F | --node H:P ...] --resource R --shared\n"
     "                   [--ttl MS] [--wait MS] [--fenced] [--grace MS] -- CMD [ARGS...]\n"
     "       redlock run [--config F | --node H:P ...] --semaphore S --permits K\n"
@@ -61,6 +62,9 @@ constexpr std::string_view kRun =
     "  --shared       the read side of R: readers share R, a writer (any lock on\n"
     "                 R without --shared) excludes them; a waiting writer keeps\n"
     "                 new readers out\n"
+    "  --fair         wait in line: served in the order of tickets drawn from the\n"
+    "                 quorum, never overtaken by a later waiter (default: the\n"
+    "                 file's lock.fair)\n"
     "  --ttl MS       lock TTL in milliseconds (default: the file's lock.ttl_ms)\n"
     "  --wait MS      wait at most MS for the lock; 0 = one attempt\n"
     "                 (default: the file's retry_count and retry_delay_ms)\n"
@@ -99,6 +103,7 @@ constexpr std::string_view kAcquire =
     "  --permits K    S's count of permits, 1 to 1024; every client of S must\n"
     "                 name the same K\n"
     "  --shared       the read side of R (see `redlock run --help`)\n"
+    "  --fair         wait in line (see `redlock run --help`)\n"
     "  --ttl MS       lock TTL in milliseconds (default: the file's lock.ttl_ms)\n"
     "  --wait MS      wait at most MS for the lock; 0 = one attempt\n"
     "                 (default: the file's retry_count and retry_delay_ms)\n"
