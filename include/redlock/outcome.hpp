@@ -107,6 +107,16 @@ struct AcquireResult {
   int attempts = 0;
   // The per-node outcomes of the last attempt.
   std::vector<NodeOutcome> nodes;
+  // A fair acquire that waited in line (AcquireOptions::fair): its ticket,
+  // when it began drawing it and when a majority had recorded it (the
+  // moment from which no waiter that draws later may go first). None when
+  // it never waited in line. For diagnosis (and the chaos checker).
+  struct Ticket {
+    std::uint64_t number = 0;
+    TimePoint drawn_at{};
+    TimePoint recorded_at{};
+  };
+  std::optional<Ticket> ticket{};
   [[nodiscard]] bool ok() const noexcept { return lock.has_value() && !error; }
 };
 

@@ -462,6 +462,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
 
 void AcquireOperation::begin_ticket(std::error_code why, Microseconds pause) {
   phase_ = Phase::ticketing;
+  ticket_drawn_at_ = core_.clock().now();
   ticket_why_ = why;
   ticket_pause_ = pause;
   queued_ = true;
@@ -507,7 +508,10 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
     send_ticket_round();
     return;
   }
-  if (decision == Decision::won) ticket_ = ticket_drawn_;
+  if (decision == Decision::won) {
+    ticket_ = ticket_drawn_;
+    result_.ticket = AcquireResult::Ticket{ticket_drawn_, ticket_drawn_at_, core_.clock().now()};
+  }
   // Recorded or not, the waiter waits as after its refusal; without a
   // ticket its next refusal draws again.
   retry_or_finish(ticket_why_, ticket_ ? std::min(ticket_pause_, kFairRefresh) : ticket_pause_);

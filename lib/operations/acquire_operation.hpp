@@ -164,6 +164,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool queued_ = false;  // a ticket round was started: the nodes may list us
   bool enqueueing_ = false;
   std::uint64_t ticket_drawn_ = 0;
+  TimePoint ticket_drawn_at_{};
   std::error_code ticket_why_;
   Microseconds ticket_pause_{0};
 

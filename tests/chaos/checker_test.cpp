@@ -78,6 +78,11 @@ struct Acquisition {
   std::int64_t permits = 0;
   bool shared = false;
   bool leader = false;
+  // A fair acquire that waited in line: its ticket and when it began
+  // drawing it and when it was recorded (ms).
+  std::optional<std::int64_t> ticket;
+  double drawn_ms = 0;
+  double recorded_ms = 0;
 
   Acquisition& fenced(std::int64_t fencing_token) {
     token = fencing_token;
@@ -109,6 +114,12 @@ struct Acquisition {
     token = term;
     return *this;
   }
+  Acquisition& in_line(std::int64_t number, double drawn, double recorded) {
+    ticket = number;
+    drawn_ms = drawn;
+    recorded_ms = recorded;
+    return *this;
+  }
   // The read side of the run's resource.
   Acquisition& reader() {
     shared = true;
@@ -133,6 +144,9 @@ Acquisition permit_of(std::string name, std::int64_t index, std::int64_t count) 
 Acquisition fenced(std::int64_t token) { return Acquisition().fenced(token); }
 Acquisition reader() { return Acquisition().reader(); }
 Acquisition leading(std::int64_t term) { return Acquisition().leading(term); }
+Acquisition in_line(std::int64_t number, double drawn, double recorded) {
+  return Acquisition().in_line(number, drawn, recorded);
+}
 Acquisition answered(std::vector<NodeReply> replies) {
   return Acquisition().answered(std::move(replies));
 }
@@ -162,6 +176,11 @@ Event& acquire(RunHistory& run, const std::string& proc, const std::string& valu
   ok.permits = how.permits;
   ok.shared = how.shared;
   ok.leader = how.leader;
+  ok.ticket = how.ticket;
+  if (how.ticket) {
+    ok.ticket_drawn_t = at(how.drawn_ms);
+    ok.ticket_recorded_t = at(how.recorded_ms);
+  }
   return ok;
 }
 
@@ -349,7 +368,7 @@ TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
     EXPECT_EQ(invariant_index(invariant_id(i)), i);
     EXPECT_FALSE(invariant_title(i).empty());
   }
-  EXPECT_EQ(invariant_index("C16"), -1);
+  EXPECT_EQ(invariant_index("C17"), -1);
   EXPECT_EQ(invariant_index("c1"), -1);
   EXPECT_EQ(to_string(Verdict::holds), "holds");
   EXPECT_EQ(to_string(Verdict::violated), "violated");
@@ -383,7 +402,7 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   for (int i = 0; i < kInvariantCount; ++i) {
     // Every resource op is fenced; no semaphore; no nested hold; no election.
     if (i == invariant_index("C4") || i == invariant_index("C13") || i == invariant_index("C14") ||
-        i == invariant_index("C15")) {
+        i == invariant_index("C15") || i == invariant_index("C16")) {
       continue;
     }
     expect_holds(result, invariant_id(i));
@@ -392,6 +411,7 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   expect_not_applicable(result, "C13");
   expect_not_applicable(result, "C14");
   expect_not_applicable(result, "C15");
+  expect_not_applicable(result, "C16");
 }
 
 TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
@@ -1492,6 +1512,71 @@ TEST(CheckerLeadershipTest, OtherLocksHaveNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5, fenced(1));
   expect_not_applicable(run.check(), "C15");
+}
+
+}  // namespace
+}  // namespace redlock::chaos
+
+namespace redlock::chaos {
+namespace {
+
+// --- C16 fair order --------------------------------------------------------
+
+TEST(CheckerFairOrderTest, WaitersServedInTicketOrderHold) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 100, in_line(1, 10, 20));
+  release(run, "c0", "a", 150, 152);
+  acquire(run, "c1", "b", 30, 200, in_line(2, 40, 50));
+  expect_holds(run.check(), "C16");
+}
+
+TEST(CheckerFairOrderTest, AWaiterDrawingLaterThatGoesFirstIsAViolation) {
+  RunHistory run;
+  acquire(run, "c1", "b", 30, 100, in_line(2, 40, 50));  // drew after a was recorded
+  release(run, "c1", "b", 150, 152);
+  acquire(run, "c0", "a", 0, 200, in_line(1, 10, 20));
+  const Finding& finding = expect_violated(run.check(), "C16");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_TRUE(mentions(finding, "overtook value a (c0)")) << finding.message;
+}
+
+TEST(CheckerFairOrderTest, ALaterTicketThatIsNotLargerIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 100, in_line(5, 10, 20));
+  release(run, "c0", "a", 150, 152);
+  acquire(run, "c1", "b", 30, 200, in_line(5, 40, 50));
+  const Finding& finding = expect_violated(run.check(), "C16");
+  EXPECT_TRUE(mentions(finding, "not above")) << finding.message;
+}
+
+TEST(CheckerFairOrderTest, TicketsDrawnAtOnceMayGoEitherWay) {
+  // b began drawing before a's ticket was recorded: no order is owed.
+  RunHistory run;
+  acquire(run, "c1", "b", 0, 100, in_line(2, 15, 25));
+  release(run, "c1", "b", 150, 152);
+  acquire(run, "c0", "a", 0, 200, in_line(1, 10, 20));
+  expect_holds(run.check(), "C16");
+}
+
+TEST(CheckerFairOrderTest, AWaiterPausedInLineIsNotOwedItsTurn) {
+  RunHistory run;
+  const std::int64_t op = run.next_op();
+  Event& stop = run.add(25, "nemesis", EventKind::nemesis, Phase::invoke, op);
+  stop.fault = "pause";
+  stop.target = "c0";
+  Event& go = run.add(160, "nemesis", EventKind::nemesis, Phase::ok, op);
+  go.fault = "pause";
+  go.target = "c0";
+  acquire(run, "c1", "b", 30, 100, in_line(2, 40, 50));
+  release(run, "c1", "b", 150, 152);
+  acquire(run, "c0", "a", 0, 200, in_line(1, 10, 20));
+  expect_holds(run.check(), "C16");
+}
+
+TEST(CheckerFairOrderTest, LocksThatNeverWaitedInLineHaveNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "a", 0, 5);
+  expect_not_applicable(run.check(), "C16");
 }
 
 }  // namespace

@@ -228,10 +228,10 @@ TEST(ScenarioParse, ProgressBudgetNeedsALinkThatEndsByItself) {
 
 TEST(ScenarioParse, UnknownInvariantIsAnError) {
   const ScenarioParseResult result =
-      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C16\"]\n");
+      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C17\"]\n");
   ASSERT_FALSE(result.scenario);
   EXPECT_NE(result.error.find("s.toml:3:"), std::string::npos) << result.error;
-  EXPECT_NE(result.error.find("C16"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("C17"), std::string::npos) << result.error;
 }
 
 TEST(ScenarioParse, InvalidTomlHasAPosition) {

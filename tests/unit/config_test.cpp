@@ -408,7 +408,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownKey", kLock + "colour = \"blue\"\n", 4, 1,
                   "lock.colour: unknown key; expected one of ttl_ms, drift_factor, drift_ms, "
                   "min_validity_ms, node_timeout_ms, connect_timeout_ms, retry_count, "
-                  "retry_delay_ms, key_prefix, fenced, reconnect_min_ms, reconnect_max_ms, "
+                  "retry_delay_ms, key_prefix, fenced, fair, reconnect_min_ms, reconnect_max_ms, "
                   "max_ttl_ms, amnesia_defence, strict_persistence, release_at_majority"},
         ErrorCase{"UnknownSubtable", kOneNode + "[lock.metrics]\nenabled = true\n", 3, 7,
                   "lock.metrics: unknown key; expected one of ..."},

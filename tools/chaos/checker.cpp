@@ -15,6 +15,7 @@ namespace {
 using checker_internal::check_cleanup;
 using checker_internal::check_exclusion;
 using checker_internal::check_extension;
+using checker_internal::check_fair_order;
 using checker_internal::check_fenced_resource;
 using checker_internal::check_in_window_use;
 using checker_internal::check_leadership;
@@ -59,6 +60,9 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
     {"C15",
      "Leadership: at most one leader at a time, and each leader's term above every earlier "
      "leader's"},
+    {"C16",
+     "Fair order: no waiter in line is overtaken by one whose ticket was drawn after its own "
+     "was recorded, and that later ticket is larger"},
 }};
 
 bool valid_index(int index) noexcept { return index >= 0 && index < kInvariantCount; }
@@ -110,6 +114,7 @@ CheckResult check_history(const History& history) {
       check_semaphore_capacity,
       check_nested_holds,
       check_leadership,
+      check_fair_order,
   };
   const Context context(history);
   CheckResult result;

@@ -87,7 +87,7 @@
 
 namespace redlock::chaos {
 
-inline constexpr int kInvariantCount = 15;
+inline constexpr int kInvariantCount = 16;
 
 // "C1".."C14" for index 0..13.
 [[nodiscard]] std::string_view invariant_id(int index) noexcept;

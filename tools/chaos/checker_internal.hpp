@@ -45,6 +45,7 @@ enum Invariant : int {
   kSemaphoreCapacity,
   kNestedHolds,
   kLeadership,
+  kFairOrder,
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
@@ -243,5 +244,6 @@ Verdict check_semaphore_capacity(const Context& context, std::vector<Finding>& f
 // checker_nested.cpp: reentrant holds within their lock (C14).
 Verdict check_nested_holds(const Context& context, std::vector<Finding>& findings);
 Verdict check_leadership(const Context& context, std::vector<Finding>& findings);
+Verdict check_fair_order(const Context& context, std::vector<Finding>& findings);
 
 }  // namespace redlock::chaos::checker_internal

@@ -47,7 +47,7 @@ struct Field {
 
 // The optional keys of history.hpp's table, by type; each is written only
 // when it differs from its default.
-constexpr std::array<Field<std::int64_t>, 14> kIntFields{{
+constexpr std::array<Field<std::int64_t>, 16> kIntFields{{
     {"op", &Event::op},
     {"ttl_ms", &Event::ttl_ms},
     {"validity_ms", &Event::validity_ms},
@@ -62,10 +62,13 @@ constexpr std::array<Field<std::int64_t>, 14> kIntFields{{
     {"nested", &Event::nested},
     {"attempts", &Event::attempts},
     {"renewals", &Event::renewals},
+    {"ticket_drawn_t", &Event::ticket_drawn_t},
+    {"ticket_recorded_t", &Event::ticket_recorded_t},
 }};
 
-constexpr std::array<Field<std::optional<std::int64_t>>, 4> kOptionalIntFields{{
+constexpr std::array<Field<std::optional<std::int64_t>>, 5> kOptionalIntFields{{
     {"token", &Event::token},
+    {"ticket", &Event::ticket},
     {"permit", &Event::permit},
     {"read", &Event::read},
     {"wrote", &Event::wrote},
@@ -98,8 +101,10 @@ struct Range {
   std::int64_t maximum;
 };
 
-constexpr std::array<Range, 12> kRanges{{
+constexpr std::array<Range, 14> kRanges{{
     {"t", &Event::t, 0, kMaxTimeNs},
+    {"ticket_drawn_t", &Event::ticket_drawn_t, 0, kMaxTimeNs},
+    {"ticket_recorded_t", &Event::ticket_recorded_t, 0, kMaxTimeNs},
     {"start_t", &Event::start_t, 0, kMaxTimeNs},
     {"deadline_t", &Event::deadline_t, 0, kMaxTimeNs},
     {"ttl_ms", &Event::ttl_ms, -kMaxDurationMs, kMaxDurationMs},

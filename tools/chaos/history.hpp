@@ -47,6 +47,9 @@
 //                         readers share it, a writer excludes them)
 //   leader       bool     acquire: a campaign in the run's election (its
 //                         token is the term)
+//   ticket       int      acquire ok of a fair lock that waited in line: its
+//                         ticket, with ticket_drawn_t (when it began drawing
+//                         it) and ticket_recorded_t (when a majority had it)
 //   entries      array    snapshot (resource): the log, as strings, in order
 //   log_key      string   snapshot (resource): the key of the log in entries
 //                         (`key` names the counter)
@@ -156,6 +159,9 @@ struct Event {
   bool fenced = false;
   bool shared = false;
   bool leader = false;
+  std::optional<std::int64_t> ticket;
+  std::int64_t ticket_drawn_t = 0;
+  std::int64_t ticket_recorded_t = 0;
   std::vector<std::string> entries;
   std::string log_key;
   std::vector<std::string> resources;

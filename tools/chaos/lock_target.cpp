@@ -17,6 +17,7 @@ Semaphore semaphore_of(const LockTarget& target) {
 
 AcquireOptions with_side(const LockTarget& target, AcquireOptions options) {
   options.shared = target.shared;
+  if (target.fair) options.fair = true;
   if (target.kind == LockKind::election) {
     // A candidate campaigns as BlockingClient::campaign does: fenced (the
     // term), advertising its payload.
@@ -36,6 +37,7 @@ LockTarget lock_target(const Scenario& scenario, int index) {
     target.resources = index < 0 ? scenario.all_resources() : scenario.resources_of(index);
   }
   target.shared = index >= 0 && scenario.clients.spec(index).shared;
+  target.fair = scenario.lock.fair;
   if (scenario.lock.kind == LockKind::election) {
     target.resources = {election_resource()};
     target.payload = index >= 0 ? "c" + std::to_string(index) : "probe";

@@ -28,6 +28,8 @@ struct LockTarget {
   bool shared = false;
   // election: what the client advertises as leader (its name).
   std::string payload;
+  // mutex: wait in line (LockSpec::fair).
+  bool fair = false;
 };
 
 // The resource an election's candidates lock.

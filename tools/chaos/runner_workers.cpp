@@ -67,6 +67,7 @@ void Run::start_workers() {
         args.insert(args.end(), {"--resource", name});
     }
     if (target.shared) args.emplace_back("--shared");
+    if (target.fair) args.emplace_back("--fair");
     if (fenced) args.emplace_back("--fenced");
     if (scenario_.lock.renew) args.emplace_back("--renew");
     if (scenario_.lock.reentrant) args.emplace_back("--reentrant");

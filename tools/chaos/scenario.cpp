@@ -268,11 +268,14 @@ class ScenarioReader {
       } else if (name == "reentrant") {
         ok = reader_.read_bool(*item, path, lock.reentrant);
         reentrant_at_ = item->source();
+      } else if (name == "fair") {
+        ok = reader_.read_bool(*item, path, lock.fair);
+        fair_at_ = item->source();
       } else {
         ok = unknown(*key, *item, "lock",
                      "kind, permits, resources, ttl_ms, retry_delay_ms, wait_ms, "
                      "node_timeout_ms, drift_factor, amnesia_defence, release_at_majority, "
-                     "max_ttl_ms, renew, max_renewals, reentrant");
+                     "max_ttl_ms, renew, max_renewals, reentrant, fair");
       }
       if (!ok) return false;
     }
@@ -520,6 +523,10 @@ class ScenarioReader {
       return reader_.fail(*reentrant_at_, "lock.reentrant",
                           "reentrant holds run on kind = \"mutex\" only");
     }
+    if (lock.fair && (lock.kind != LockKind::mutex || lock.reentrant || shared_at_)) {
+      return reader_.fail(*fair_at_, "lock.fair",
+                          "fair waiters take kind = \"mutex\", without readers or reentrant holds");
+    }
     if (shared_at_ && (lock.kind != LockKind::mutex || lock.reentrant)) {
       return reader_.fail(*shared_at_, "clients.shared",
                           "readers (shared = true) take the read side of kind = \"mutex\", "
@@ -590,6 +597,7 @@ class ScenarioReader {
   std::optional<toml::source_region> permits_at_;
   std::optional<toml::source_region> reentrant_at_;
   std::optional<toml::source_region> shared_at_;
+  std::optional<toml::source_region> fair_at_;
   std::optional<toml::source_region> resources_at_;
   std::optional<toml::source_region> override_resources_at_;
 };

@@ -66,6 +66,8 @@ struct LockSpec {
   // reentrant guard (BlockingClient::lock), which renews by itself, and
   // takes a nested hold of it inside its critical section. Mutex only.
   bool reentrant = false;
+  // Every client waits in line (AcquireOptions::fair). Mutex only.
+  bool fair = false;
 };
 
 struct ClientSpec {

@@ -217,6 +217,11 @@ class Worker {
     ok.deadline_t = clock_.to_reference_ns(lock_->valid_until);
     ok.max_renewals = options_.max_renewals;
     ok.nodes = node_replies(result.nodes);
+    if (result.ticket) {
+      ok.ticket = static_cast<std::int64_t>(result.ticket->number);
+      ok.ticket_drawn_t = clock_.to_reference_ns(result.ticket->drawn_at);
+      ok.ticket_recorded_t = clock_.to_reference_ns(result.ticket->recorded_at);
+    }
     record_lock(options_.target, *lock_, ok);
     history_.write(ok);
     storage_ = storage_of(options_.target, *lock_);

@@ -35,6 +35,10 @@ std::optional<WorkerOptions> parse_worker_options(int argc, char** argv) {
       options.target.shared = true;
       continue;
     }
+    if (flag == "--fair") {
+      options.target.fair = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "worker: %s needs a value\n", argv[i]);
       return std::nullopt;

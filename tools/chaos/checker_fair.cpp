@@ -1,0 +1,81 @@
+// The invariant on fair locks, C16: a waiter whose ticket a majority had
+// recorded is never overtaken by a waiter that began drawing its ticket
+// after that — the later waiter acquires after it — and the later ticket
+// is larger. A waiter that was paused (SIGSTOP, by the nemesis or at a
+// point of its work) between its ticket being recorded and the other's
+// acquisition stopped renewing its place and is not owed its turn: the
+// promise is for live waiters.
+#include "checker_internal.hpp"
+
+namespace redlock::chaos::checker_internal {
+namespace {
+
+struct Pause {
+  std::string client;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+
+// Every client pause of the run, [invoke, end] (open-ended when it never
+// ended).
+std::vector<Pause> client_pauses(const History& history) {
+  std::vector<Pause> pauses;
+  std::map<std::int64_t, std::size_t> open;  // nemesis op -> index
+  for (const Event& event : history.events) {
+    if (event.kind != EventKind::nemesis || event.fault != "pause") continue;
+    if (event.target.empty() || event.target[0] != 'c') continue;
+    if (event.phase == Phase::invoke) {
+      open[event.op] = pauses.size();
+      pauses.push_back(Pause{event.target, event.t, std::numeric_limits<std::int64_t>::max()});
+    } else if (event.phase == Phase::ok) {
+      if (auto it = open.find(event.op); it != open.end()) pauses[it->second].to = event.t;
+    }
+  }
+  return pauses;
+}
+
+bool paused_between(const std::vector<Pause>& pauses, const std::string& client, std::int64_t from,
+                    std::int64_t to) {
+  return std::any_of(pauses.begin(), pauses.end(), [&](const Pause& pause) {
+    return pause.client == client && pause.from < to && pause.to > from;
+  });
+}
+
+std::string waiter_text(const Context& context, const Holding& holding) {
+  const Event& ok = holding.ok();
+  return holding.describe() + " (ticket " + std::to_string(*ok.ticket) + ", recorded at " +
+         context.at(ok.ticket_recorded_t) + ", acquired at " + context.at(ok.t) + ")";
+}
+
+}  // namespace
+
+Verdict check_fair_order(const Context& context, std::vector<Finding>& findings) {
+  InvariantCheck check(kFairOrder, findings);
+  std::vector<const Holding*> waited;
+  for (const Holding* holding : acquired_by_time(context.holdings)) {
+    const Event& ok = holding->ok();
+    if (ok.ticket && ok.ticket_recorded_t != 0 && ok.ticket_drawn_t != 0) waited.push_back(holding);
+  }
+  const std::vector<Pause> pauses = client_pauses(context.history);
+  for (const Holding* earlier : waited) {
+    check.applies();
+    const Event& a = earlier->ok();
+    for (const Holding* later : waited) {
+      const Event& b = later->ok();
+      if (earlier == later || b.ticket_drawn_t <= a.ticket_recorded_t) continue;
+      if (*b.ticket <= *a.ticket) {
+        check.violation(b, waiter_text(context, *later) + " drew after " +
+                               waiter_text(context, *earlier) +
+                               " was recorded, with a ticket "
+                               "not above its");
+      }
+      if (b.t < a.t && !paused_between(pauses, a.proc, a.ticket_recorded_t, b.t)) {
+        check.violation(
+            b, waiter_text(context, *later) + " overtook " + waiter_text(context, *earlier));
+      }
+    }
+  }
+  return check.verdict();
+}
+
+}  // namespace redlock::chaos::checker_internal
