@@ -53,7 +53,10 @@ std::optional<std::vector<BenchNode>> parse_nodes(std::string_view list) {
 bool apply(PeerSettings& settings, std::string_view name, std::string_view value) {
   if (name == "impl") {
     static const std::map<std::string_view, Impl> impls = {
-        {"ours", Impl::ours}, {"ours-at-majority", Impl::ours_at_majority}, {"floor", Impl::floor}};
+        {"ours", Impl::ours},
+        {"ours-at-majority", Impl::ours_at_majority},
+        {"ours-fair", Impl::ours_fair},
+        {"floor", Impl::floor}};
     const auto found = impls.find(value);
     if (found == impls.end()) return false;
     settings.impl = found->second;
@@ -122,6 +125,8 @@ const char* impl_name(Impl impl) noexcept {
       return "redlock";
     case Impl::ours_at_majority:
       return "redlock-at-majority";
+    case Impl::ours_fair:
+      return "redlock-fair";
     case Impl::floor:
       return "floor";
   }
@@ -148,6 +153,8 @@ ConfigResult client_config(const PeerSettings& settings) {
   config.config->lock.ttl = kTtl;
   config.config->lock.node_timeout = settings.node_timeout;
   config.config->lock.release_at_majority = settings.impl == Impl::ours_at_majority;
+  // ours-fair: every waiter waits in line (docs/algorithm.md, "Fair locks").
+  config.config->lock.fair = settings.impl == Impl::ours_fair;
   return config;
 }
 

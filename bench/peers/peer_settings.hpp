@@ -29,7 +29,7 @@ inline constexpr double kStallUs = 1e6;
 
 // ours_at_majority: this library with `[lock] release_at_majority` (a
 // release reports once a majority deleted the lock, as the floor's does).
-enum class Impl { ours, ours_at_majority, floor };
+enum class Impl { ours, ours_at_majority, ours_fair, floor };
 enum class Case { latency, inflight, contended };
 
 struct PeerSettings {

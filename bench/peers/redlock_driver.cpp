@@ -1,12 +1,13 @@
-// The cases of bench/peers/compare, run with this library (--impl ours, or
-// ours-at-majority: with `[lock] release_at_majority`) or with the floor of
+// The cases of bench/peers/compare, run with this library (--impl ours,
+// ours-at-majority: with `[lock] release_at_majority`, ours-fair: with
+// `[lock] fair`) or with the floor of
 // docs/transport.md (--impl floor: hiredis's stock libuv adapter, SET NX PX
 // on every node, a majority, compare-and-delete; latency and inflight
 // only). node_redlock_driver.js runs the same cases with
 // node-redlock; both print one JSON line per run with the same fields.
 //
 //   redlock_peer_driver --case latency|inflight|contended --nodes host:port,...
-//       [--impl ours|ours-at-majority|floor] [--cycles N] [--warmup N]
+//       [--impl ours|ours-at-majority|ours-fair|floor] [--cycles N] [--warmup N]
 //       [--seconds S] [--width W] [--workers W] [--prefix TEXT]
 //       [--node-timeout-ms MS] [--clients N]
 //
