@@ -31,21 +31,7 @@ if head[1] and head[1] ~= id then
   if failed(left) then return left end
   return {0, left}
 end
-local granted = redis.pcall('SET', key, ARGV[1], 'NX', 'PX', ARGV[2])
-if not granted then granted = writer_waits(key, ARGV[1], ARGV[2]) end
-if failed(granted) then return granted end
-if not granted then
-  local left = redis.pcall('PTTL', key)
-  if failed(left) then return left end
-  return {0, left}
-end
-if ARGV[3] == '' then return {1, '0'} end
-local counter = redis.pcall('HGET', KEYS[3], ARGV[3])
-if failed(counter) then
-  redis.pcall('DEL', key)
-  return counter
-end
-return {1, counter or '0'}
+return writer_grant(key, ARGV[1], ARGV[2], KEYS[3], ARGV[3])
 )lua";
 
 const std::string_view kTicketDrawBody = R"lua(

@@ -35,6 +35,20 @@ local function writer_waits(key, value, ttl)
   end
   return false
 end
+local function writer_grant(key, value, ttl, fence_hash, field)
+  local granted = redis.pcall('SET', key, value, 'NX', 'PX', ttl)
+  if not granted then granted = writer_waits(key, value, ttl) end
+  if failed(granted) then return granted end
+  if not granted then
+    local left = redis.pcall('PTTL', key)
+    if failed(left) then return left end
+    return {0, left}
+  end
+  if field == '' then return {1, '0'} end
+  local counter = redis.pcall('HGET', fence_hash, field)
+  if failed(counter) then return counter end
+  return {1, counter or '0'}
+end
 local function readers_gone(key, now)
   local waiting = redis.pcall('ZSCORE', key, WRITER_WAITING)
   if not failed(waiting) and waiting and tonumber(waiting) > now then

@@ -30,7 +30,11 @@ namespace redlock::detail {
 // left: the key goes, or becomes the reservation of a live mark) and
 // writer_waits(key, value, ttl) — what a writer's SET NX that failed does
 // next: marks the writer waiting on a readers' set (false), takes over a
-// reservation (the SET's reply), else false.
+// reservation (the SET's reply), else false — and writer_grant(key, value,
+// ttl, fence hash, fence field), a writer's whole try of one key: {1, the
+// fence counter} ({1, 0} for an empty field), {0, the holder's PTTL}, or
+// the error of the command that failed (a grant that read no counter stays
+// on the node: the client undoes what answered an error).
 extern const std::string_view kReaderRules;
 
 // readers_or(key, failure): what a GET of a writer's script that failed

@@ -110,28 +110,8 @@ end
 local out = {}
 for i = 1, n do
   local a = 4 * (i - 1)
-  local reply = refusal(ARGV[a + 4])
-  if not reply then
-    local key = KEYS[3 + i]
-    local granted = redis.pcall('SET', key, ARGV[a + 1], 'NX', 'PX', ARGV[a + 2])
-    if not granted then granted = writer_waits(key, ARGV[a + 1], ARGV[a + 2]) end
-    if granted and granted.err then
-      reply = granted
-    elseif not granted then
-      local left = redis.pcall('PTTL', key)
-      if failed(left) then reply = left else reply = {0, left} end
-    elseif ARGV[a + 3] == '' then
-      reply = {1, '0'}
-    else
-      local counter = redis.pcall('HGET', KEYS[3], ARGV[a + 3])
-      if failed(counter) then
-        reply = counter
-      else
-        reply = {1, counter or '0'}
-      end
-    end
-  end
-  out[i] = reply
+  out[i] = refusal(ARGV[a + 4]) or
+           writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3])
 end
 return out
 )lua";
