@@ -87,15 +87,7 @@ void ObserveOperation::on_read(Inspection inspection) {
   if (inspection.holder && !last_value_.empty() && inspection.holder->value != last_value_ &&
       inspection.holder->fence <= last_term_ && settle_reads_ < kSettleReads) {
     ++settle_reads_;
-    std::weak_ptr<Operation> weak = weak_from_this();
-    core_.timers().cancel(poll_timer_);
-    poll_timer_ = core_.timers().schedule_after(kSettle, [weak] {
-      if (auto self = weak.lock()) {
-        auto* observer = static_cast<ObserveOperation*>(self.get());
-        observer->poll_timer_ = TimerQueue::kNone;
-        observer->read();
-      }
-    });
+    schedule_read(kSettle);
     return;
   }
   settle_reads_ = 0;
@@ -114,13 +106,13 @@ void ObserveOperation::on_read(Inspection inspection) {
     read();
     return;
   }
-  schedule_poll();
+  schedule_read(poll_);
 }
 
-void ObserveOperation::schedule_poll() {
+void ObserveOperation::schedule_read(Microseconds after) {
   core_.timers().cancel(poll_timer_);
   std::weak_ptr<Operation> weak = weak_from_this();
-  poll_timer_ = core_.timers().schedule_after(poll_, [weak] {
+  poll_timer_ = core_.timers().schedule_after(after, [weak] {
     if (auto self = weak.lock()) {
       auto* observer = static_cast<ObserveOperation*>(self.get());
       observer->poll_timer_ = TimerQueue::kNone;
@@ -134,35 +126,33 @@ bool ObserveOperation::wake() {
   return false;
 }
 
-void ObserveOperation::stop(std::error_code why) {
-  if (done_) return;
+AsyncClient::LeaderCallback ObserveOperation::stop() {
   done_ = true;
   core_.timers().cancel(poll_timer_);
   poll_timer_ = TimerQueue::kNone;
-  core_.wakeups().leave(release_channel_, this);
-  core_.wakeups().leave(elected_channel_, this);
-  LeaderResult last;
-  last.error = why;
   auto callback = std::move(callback_);
   callback_ = nullptr;
-  core_.turn().post([self = shared_from_this(), this, callback = std::move(callback),
-                     last = std::move(last)]() mutable {
+  return callback;
+}
+
+void ObserveOperation::cancel() {
+  if (done_) return;
+  core_.wakeups().leave(release_channel_, this);
+  core_.wakeups().leave(elected_channel_, this);
+  core_.turn().post([self = shared_from_this(), this, callback = stop()] {
     core_.finished(this);
+    LeaderResult last;
+    last.error = make_error_code(errc::cancelled);
     if (callback) callback(last);
   });
 }
 
-void ObserveOperation::cancel() { stop(make_error_code(errc::cancelled)); }
-
 void ObserveOperation::abort(std::error_code why) {
+  // The client is closing: the hub goes with it.
   if (done_) return;
-  done_ = true;
-  core_.timers().cancel(poll_timer_);
-  poll_timer_ = TimerQueue::kNone;
+  const AsyncClient::LeaderCallback callback = stop();
   LeaderResult last;
   last.error = why;
-  auto callback = std::move(callback_);
-  callback_ = nullptr;
   if (callback) callback(last);
 }
 

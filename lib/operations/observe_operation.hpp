@@ -33,8 +33,10 @@ class ObserveOperation final : public Operation, public Wakeable {
  private:
   void read();
   void on_read(Inspection inspection);
-  void schedule_poll();
-  void stop(std::error_code why);
+  // Reads again after `after` (the poll, or a settling read).
+  void schedule_read(Microseconds after);
+  // No more reads; returns the callback, for its last call.
+  [[nodiscard]] AsyncClient::LeaderCallback stop();
   // Whether `next` differs from what was last delivered.
   [[nodiscard]] bool changed(const LeaderResult& next) const;
 
