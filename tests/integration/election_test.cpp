@@ -167,18 +167,8 @@ TEST_F(ElectionTest, AnObserverIsToldOfEachLeaderAndOfTheirGoing) {
   // The candidate acts on its own thread, each step once the observer saw
   // the one before; the loop runs the observer on this one.
   std::thread actor([&] {
-    const auto subscribed = [&] {
-      for (std::size_t i = 0; i < cluster.size(); ++i) {
-        const Reply reply = cluster.node(i).probe().command(
-            {"PUBSUB", "NUMSUB", "redlock:released:election:web#elected"});
-        if (reply.kind != Reply::Kind::array || reply.elements.size() != 2 ||
-            reply.elements[1].integer != 1) {
-          return false;
-        }
-      }
-      return true;
-    };
-    if (eventually([&] { return count() == 1 && subscribed(); })) {
+    if (eventually([&] { return count() == 1; }) &&
+        subscribers_become(cluster, "redlock:released:election:web#elected", 1)) {
       Guard first = candidate.campaign(Election("web"), advertising("10.0.0.1"));
       first_term = first.fence().value_or(0);
       if (eventually([&] { return count() == 2; }, milliseconds(3000))) {

@@ -191,6 +191,24 @@ bool eventually(Condition condition,
   return true;
 }
 
+// How many subscribers `channel` has on `node` (-1 when it did not say).
+inline long long subscribers(RedisServer& node, const std::string& channel) {
+  const Reply reply = node.probe().command({"PUBSUB", "NUMSUB", channel});
+  if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return -1;
+  return reply.elements[1].integer;
+}
+
+// Waits (bounded) until every node reports `expected` subscribers.
+inline bool subscribers_become(RedisCluster& cluster, const std::string& channel,
+                               long long expected) {
+  return eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (subscribers(cluster.node(i), channel) != expected) return false;
+    }
+    return true;
+  });
+}
+
 // Counts nodes whose lock key exists.
 inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resource) {
   std::size_t count = 0;

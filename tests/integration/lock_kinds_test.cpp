@@ -237,17 +237,7 @@ TEST_F(SemaphoreTest, AReleaseWakesAWaiter) {
     done = true;
   });
   // Released once the waiter listens on every node (bounded wait).
-  EXPECT_TRUE(eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      const Reply reply =
-          cluster.node(i).probe().command({"PUBSUB", "NUMSUB", "redlock:released:sem:one"});
-      if (reply.kind != Reply::Kind::array || reply.elements.size() != 2 ||
-          reply.elements[1].integer != 1) {
-        return false;
-      }
-    }
-    return true;
-  }));
+  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:sem:one", 1));
   (void)holder.release(*held.lock);
   EXPECT_TRUE(eventually([&] { return done.load(); }, milliseconds(3000)))
       << "not woken by the release";

@@ -195,17 +195,7 @@ TEST_F(ReadWriteTest, AGuardedReaderRenewsAndItsLastReleaseWakesAWaitingWriter) 
     done = true;
   });
   // Released once the writer listens on every node (bounded wait).
-  EXPECT_TRUE(eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      const Reply reply =
-          cluster.node(i).probe().command({"PUBSUB", "NUMSUB", "redlock:released:doc"});
-      if (reply.kind != Reply::Kind::array || reply.elements.size() != 2 ||
-          reply.elements[1].integer != 1) {
-        return false;
-      }
-    }
-    return true;
-  }));
+  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:doc", 1));
   EXPECT_FALSE(done.load()) << "the writer got in while a reader held the resource";
   (void)guard.release();
   EXPECT_TRUE(eventually([&] { return done.load(); }, milliseconds(3000)))

@@ -13,22 +13,6 @@ namespace {
 using std::chrono::milliseconds;
 using Stopwatch = std::chrono::steady_clock;
 
-long long subscribers(RedisServer& node, const std::string& channel) {
-  const Reply reply = node.probe().command({"PUBSUB", "NUMSUB", channel});
-  if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return -1;
-  return reply.elements[1].integer;
-}
-
-// Waits (bounded) until every node reports `expected` subscribers.
-bool subscribers_become(RedisCluster& cluster, const std::string& channel, long long expected) {
-  return eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      if (subscribers(cluster.node(i), channel) != expected) return false;
-    }
-    return true;
-  });
-}
-
 TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
