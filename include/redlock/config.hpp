@@ -113,9 +113,12 @@ struct LockConfig {
   // A release reports as soon as a majority has deleted the lock (no other
   // client is kept from a majority from then on), instead of waiting for
   // every node's answer; the other nodes are still asked, their answers
-  // not awaited (their outcomes stay `pending`). Off: the release waits
-  // for every node and reports each one.
-  bool release_at_majority = false;
+  // not awaited (their outcomes stay `pending`; one that finds its node
+  // unreachable still queues the release for when the node is back). The
+  // default: waiting for the slowest node adds a tail to every release
+  // and buys the caller nothing (docs/performance.md, "The default
+  // release"). Off: the release waits for every node and reports each one.
+  bool release_at_majority = true;
 };
 
 // The drift allowance of a lock of `ttl`: ceil(ttl * drift_factor) + drift_ms.

@@ -30,11 +30,20 @@ void ReleaseOperation::start() {
 
 void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
-  if (finished_ || !round_.counts(tag, response)) return;
-  NodeOutcome& outcome = round_.answer(node, response);
-  parse_flag_response(response, NodeStatus::released, outcome);
   const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
   const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
+  if (finished_) {
+    // Reported already, at a majority (release_at_majority): a node still
+    // to answer that the release never reached gets it once it is back.
+    if (reported_at_majority_ && tag == round_.tag() && !response.late &&
+        (unreachable || left_unsent)) {
+      resend_when_reachable(node);
+    }
+    return;
+  }
+  if (!round_.counts(tag, response)) return;
+  NodeOutcome& outcome = round_.answer(node, response);
+  parse_flag_response(response, NodeStatus::released, outcome);
   if (unreachable || left_unsent) resend_when_reachable(node);
   (void)round_.vote(outcome.status == NodeStatus::released);
   const QuorumTally& votes = round_.votes();
@@ -46,7 +55,8 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
     core_.metrics().releases.fetch_add(1, std::memory_order_relaxed);
     // A majority deleted the lock: that is a release, whatever an earlier
     // answer said (the same failure arriving later would never be heard).
-    complete(votes.pending() > 0 ? std::error_code() : summary());
+    reported_at_majority_ = votes.pending() > 0;
+    complete(reported_at_majority_ ? std::error_code() : summary());
   }
 }
 

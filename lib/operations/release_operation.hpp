@@ -31,6 +31,9 @@ class ReleaseOperation final : public Operation {
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;
   bool finished_ = false;
+  // Reported at a majority with answers still to come (release_at_majority):
+  // those answers still matter to the nodes they come from.
+  bool reported_at_majority_ = false;
   ReleaseResult result_;
 };
 

@@ -33,6 +33,9 @@ inline QuorumConfig config_for(const RedisCluster& cluster,
   config.lock.ttl = ttl;
   config.lock.node_timeout = std::chrono::milliseconds(200);
   config.lock.retry_count = 0;
+  // Tests read the nodes right after a release: it waits for every node
+  // (the default reports at a majority; tests that need it say so).
+  config.lock.release_at_majority = false;
   config.source = "test";
   return config;
 }

@@ -106,11 +106,14 @@ TEST_F(ReentrantTest, ALossReachesEveryHoldAndALaterLockTakesItAnew) {
 }
 
 TEST_F(ReentrantTest, AHoldPastItsDeadlineIsNotJoinedEvenBeforeItsLossIsDeclared) {
-  // A client clock that never moves, set hours before the steady clock:
-  // the hold's deadline is already past as Guard::valid() sees it, while
-  // the client, reading its own clock, has not declared the loss.
-  ManualClock frozen;
-  ASSERT_LT(frozen.now() + std::chrono::hours(1), SteadyClock::now());
+  // A client clock that never moves, set a minute before the steady clock
+  // (more than the lock's 10 s TTL; not a fixed instant, which a machine
+  // up for less time than it would not have reached yet): the hold's
+  // deadline is already past as Guard::valid() sees it, while the client,
+  // reading its own clock, has not declared the loss.
+  const TimePoint steady_now = SteadyClock::now();
+  ASSERT_GT(steady_now.time_since_epoch(), std::chrono::minutes(2)) << "the machine just booted";
+  const FrozenClock frozen(steady_now - std::chrono::minutes(1));
   ClientOptions options;
   options.clock = &frozen;
   BlockingClient client(config_for(cluster), options);

@@ -330,7 +330,12 @@ TEST(RedisClusterTest, ConfigTomlNamesEveryNode) {
   const std::string expected = "[[node]]\naddress = \"" + cluster.node(0).address() +
                                "\"\n[[node]]\naddress = \"" + cluster.node(1).address() +
                                "\"\n\n[lock]\nttl_ms = 2500\nretry_count = 0\n";
-  EXPECT_EQ(cluster.config_toml("retry_count = 0", milliseconds(2500)), expected);
+  EXPECT_EQ(cluster.config_toml("retry_count = 0", milliseconds(2500)),
+            expected + "release_at_majority = false\n");
+  EXPECT_EQ(cluster.config_toml("release_at_majority = true", milliseconds(2500)),
+            "[[node]]\naddress = \"" + cluster.node(0).address() + "\"\n[[node]]\naddress = \"" +
+                cluster.node(1).address() +
+                "\"\n\n[lock]\nttl_ms = 2500\nrelease_at_majority = true\n");
   EXPECT_EQ(cluster.addresses(),
             (std::vector<std::string>{cluster.node(0).address(), cluster.node(1).address()}));
 }

@@ -19,6 +19,16 @@ class ManualClock final : public MonotonicClock {
   std::atomic<SteadyClock::rep> ticks_{SteadyClock::duration(std::chrono::hours(1)).count()};
 };
 
+// A clock that never moves from the instant it was given.
+class FrozenClock final : public MonotonicClock {
+ public:
+  explicit FrozenClock(TimePoint at) noexcept : at_(at) {}
+  [[nodiscard]] TimePoint now() const noexcept override { return at_; }
+
+ private:
+  TimePoint at_;
+};
+
 // A clock that jumps forward by `step` on every reading: each elapsed-time
 // measurement of an operation sees at least `step` pass.
 class LeapingClock final : public MonotonicClock {

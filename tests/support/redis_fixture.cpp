@@ -467,6 +467,11 @@ std::string RedisCluster::config_toml(std::string_view extra_lock_lines, millise
   }
   text << "\n[lock]\nttl_ms = " << ttl.count() << '\n' << extra_lock_lines;
   if (!extra_lock_lines.empty() && extra_lock_lines.back() != '\n') text << '\n';
+  // Tests read the nodes right after a release: it waits for every node
+  // unless the test's own lines choose (the default reports at a majority).
+  if (extra_lock_lines.find("release_at_majority") == std::string_view::npos) {
+    text << "release_at_majority = false\n";
+  }
   return text.str();
 }
 

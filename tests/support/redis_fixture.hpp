@@ -174,6 +174,9 @@ class RedisCluster {
   //   ...
   //   [lock]
   //   ttl_ms = 10000
+  //   release_at_majority = false    (unless extra_lock_lines set it)
+  // (Tests read the nodes right after a release, so it waits for every
+  // node; the library's default reports at a majority.)
   [[nodiscard]] std::string config_toml(
       std::string_view extra_lock_lines = {},
       std::chrono::milliseconds ttl = std::chrono::seconds(10)) const;

@@ -171,7 +171,7 @@ key_prefix = "app:"
 fenced = true
 reconnect_min_ms = 10
 reconnect_max_ms = 10
-release_at_majority = true
+release_at_majority = false
 )");
   ASSERT_EQ(config.nodes.size(), 1U);
   const NodeConfig& node = config.nodes[0];
@@ -199,7 +199,7 @@ release_at_majority = true
   EXPECT_TRUE(lock.fenced);
   EXPECT_EQ(lock.reconnect_min, milliseconds(10));
   EXPECT_EQ(lock.reconnect_max, milliseconds(10));
-  EXPECT_TRUE(lock.release_at_majority);
+  EXPECT_FALSE(lock.release_at_majority);
 }
 
 TEST(ParseConfig, TakesUserPasswordAndDbFromARedisUrl) {
