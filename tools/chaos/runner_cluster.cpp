@@ -103,6 +103,9 @@ QuorumConfig Run::direct_config() const {
   config.lock.amnesia_defence = scenario_.lock.amnesia_defence;
   config.lock.max_ttl = scenario_.lock.max_ttl;
   config.lock.node_timeout = scenario_.lock.node_timeout;
+  // The harness's own clients read every node's outcome (the warm-up's
+  // release proves each node granted), so their releases wait for all.
+  config.lock.release_at_majority = false;
   config.source = "chaos probe";
   return config;
 }
