@@ -409,12 +409,14 @@ void NodeConnection::complete_batch(TimePoint received_at) {
   // An error for the whole call (BUSY, OOM, a denied command) is every
   // request's answer.
   const std::uint64_t generation = generation_;
+  AnswerTally tally;
   for (std::size_t i = 0; i < count && generation == generation_; ++i) {
     // A lone request with WAIT behind it (count 1) gets WAIT's answer too.
     const std::array<const redisReply*, 2> mine{per_request ? reply->element[i] : reply.get(),
                                                 wait.get()};
-    deliver_front(mine.data(), wait ? 2 : 1, received_at);
+    deliver_front(mine.data(), wait ? 2 : 1, received_at, &tally);
   }
+  flush_answers(tally);
 }
 
 }  // namespace redlock::detail
