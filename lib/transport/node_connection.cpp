@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -24,6 +25,8 @@ namespace redlock::detail {
 namespace {
 
 constexpr std::size_t kReadBufferSize = 16 * 1024;
+// How many full read buffers a deadline reads before judging (64 KiB).
+constexpr int kMaxReadsBeforeDeadline = 4;
 
 std::string uv_error_text(std::string_view what, int status) {
   std::string text(what);
@@ -188,6 +191,10 @@ void NodeConnection::connect_next() {
     reader_ = std::make_unique<ReplyReader>();
     connect_timer_ = loop_.timers().schedule_after(connect_timeout_, [this] {
       connect_timer_ = TimerQueue::kNone;
+      // The handshake's answers may be waiting unread (see on_deadline).
+      const std::uint64_t generation = generation_;
+      read_arrived();
+      if (generation != generation_ || state_ == State::ready) return;
       reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
     });
   }
@@ -403,6 +410,11 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
         reset("protocol error: " + std::string(reader_->error()));
         return;
       case ReplyReader::Next::incomplete:
+        // A node that answered again takes the cleanups it was spared.
+        if (!deferred_cleanups_.empty() && state_ == State::ready && !unresponsive()) {
+          resend_deferred_cleanups();
+          if (pending_count_ > 0) want_flush();
+        }
         return;
       case ReplyReader::Next::reply:
         on_reply(reply, received_at);
@@ -586,9 +598,38 @@ void NodeConnection::arm_deadline() {
   });
 }
 
-void NodeConnection::on_deadline() {
-  const TimePoint now = SteadyClock::now();
+void NodeConnection::read_arrived() {
+  if (tcp_ == nullptr || (state_ != State::handshaking && state_ != State::ready)) return;
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_->tcp), &fd) != 0) return;
   const std::uint64_t generation = generation_;
+  // Bounded: a node that never stops sending is the reader's budget's to
+  // stop, and the loop's to go on with meanwhile.
+  for (int read = 0; read < kMaxReadsBeforeDeadline && generation == generation_; ++read) {
+    TcpHolder* holder = tcp_;
+    const ssize_t got =
+        ::recv(fd, holder->read_buffer.data(), holder->read_buffer.size(), MSG_DONTWAIT);
+    if (got == 0) {
+      on_read(UV_EOF, nullptr);
+      return;
+    }
+    // Nothing more (EAGAIN), or an error the loop's own read reports.
+    if (got < 0) return;
+    on_read(got, holder->read_buffer.data());
+    if (static_cast<std::size_t>(got) < holder->read_buffer.size()) return;
+  }
+}
+
+void NodeConnection::on_deadline() {
+  const std::uint64_t generation = generation_;
+  // libuv runs due timers before it polls for I/O: after the loop was busy
+  // past a request's deadline, the answer may be waiting in the socket.
+  // What has arrived is read before any request is judged late, so a stall
+  // of the client's own (a long callback, the process descheduled) is not
+  // charged to the node.
+  read_arrived();
+  if (generation != generation_) return;
+  const TimePoint now = SteadyClock::now();
   const std::string detail =
       "no answer within " +
       number_text(std::chrono::duration_cast<Milliseconds>(request_timeout_).count()) + " ms";

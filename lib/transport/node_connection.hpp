@@ -277,6 +277,9 @@ class NodeConnection final : public Flushable {
   void on_connected(int status);
   void queue_handshake();
   void on_read(ssize_t nread, const char* data);
+  // Reads, without waiting, what the node has sent and the loop has not
+  // polled for yet (see on_deadline).
+  void read_arrived();
   void on_reply(redisReply* reply, TimePoint received_at);
   void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);

@@ -181,7 +181,11 @@ void NodeConnection::send_cleanup(const Script& script,
 }
 
 void NodeConnection::send_cleanup_encoded(DeferredCleanup cleanup) {
-  if (state_ == State::backoff || state_ == State::idle) {
+  // A node that takes no more requests (unresponsive()) takes no more
+  // cleanups either: a refused release comes back here as a cleanup, and
+  // queueing it would grow the queue by one per refusal. It waits in the
+  // bounded deferred list until the node answers again.
+  if (state_ == State::backoff || state_ == State::idle || unresponsive()) {
     defer_cleanup(std::move(cleanup));
     return;
   }
@@ -224,7 +228,12 @@ void NodeConnection::resend_deferred_cleanups() {
   std::vector<DeferredCleanup> due = std::exchange(deferred_cleanups_, {});
   const TimePoint now = loop_.clock().now();
   for (DeferredCleanup& entry : due) {
-    if (now < entry.expires_at) queue_cleanup(std::move(entry), now);
+    if (now >= entry.expires_at) continue;
+    if (unresponsive()) {
+      defer_cleanup(std::move(entry));
+    } else {
+      queue_cleanup(std::move(entry), now);
+    }
   }
 }
 
