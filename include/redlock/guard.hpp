@@ -77,7 +77,7 @@ struct GuardOptions {
 
 class REDLOCK_API Guard {
  public:
-  Guard() = default;
+  Guard() noexcept;
   Guard(Guard&& other) noexcept;
   Guard& operator=(Guard&& other) noexcept;  // releases what this guard held
   Guard(const Guard&) = delete;
@@ -100,8 +100,10 @@ class REDLOCK_API Guard {
   [[nodiscard]] std::error_code error() const;
   // How many renewals succeeded so far.
   [[nodiscard]] int renewals() const noexcept;
-  // The acquisition's result (per-node outcomes, attempts, validity).
-  [[nodiscard]] const AcquireResult& acquired() const noexcept { return acquired_; }
+  // The acquisition's result (per-node outcomes, attempts, validity). A
+  // held lock keeps it packed; the first call builds this view of it (and
+  // ends the program, being noexcept, should that allocation fail).
+  [[nodiscard]] const AcquireResult& acquired() const noexcept;
 
   // Releases now (blocking, bounded by the node timeouts) and empties the
   // guard. Calling it on an empty guard returns a default result.
@@ -109,15 +111,20 @@ class REDLOCK_API Guard {
 
  private:
   friend class detail::BlockingClientImpl;
+  // `acquired` null: built from the state on request.
   Guard(std::shared_ptr<detail::GuardState> state, std::weak_ptr<detail::BlockingClientImpl> client,
-        AcquireResult acquired, std::string hold_key = {});
-  explicit Guard(AcquireResult failed) : acquired_(std::move(failed)) {}
+        std::unique_ptr<AcquireResult> acquired, std::string hold_key = {});
+  explicit Guard(AcquireResult failed);
+  struct Record;
+  Record& record() const;
 
   std::shared_ptr<detail::GuardState> state_;
   std::weak_ptr<detail::BlockingClientImpl> client_;
-  AcquireResult acquired_;
-  // A reentrant hold's key in the client's registry; empty otherwise.
-  std::string hold_key_;
+  // What only some guards need (guard.cpp): the acquisition's result as
+  // acquired() returns it, a reentrant hold's key, a released lock's state.
+  // Null for a guard that holds a lock taken in one piece until acquired()
+  // is called: a client may hold very many guards.
+  mutable std::unique_ptr<Record> record_;
 };
 
 }  // namespace redlock

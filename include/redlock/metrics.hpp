@@ -66,7 +66,9 @@ struct MetricsSnapshot {
 class REDLOCK_API Histogram {
  public:
   // A negative value (impossible on the steady clock) counts as zero.
-  void observe(Microseconds value) noexcept;
+  void observe(Microseconds value) noexcept { observe(value, 1); }
+  // `times` observations of one value, for the cost of one.
+  void observe(Microseconds value, std::uint64_t times) noexcept;
   [[nodiscard]] HistogramSnapshot snapshot() const noexcept;
 
  private:

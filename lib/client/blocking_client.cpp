@@ -102,10 +102,10 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
       if (options.on_lost) {
         (void)submit([held, on_lost = options.on_lost] { held->also_on_lost(on_lost); });
       }
-      AcquireResult joined;
-      joined.lock = held->snapshot();
-      const auto left = joined.lock->valid_until - SteadyClock::now();
-      joined.validity = std::max(Milliseconds(0), std::chrono::floor<Milliseconds>(left));
+      auto joined = std::make_unique<AcquireResult>();
+      joined->lock = held->snapshot();
+      const auto left = joined->lock->valid_until - SteadyClock::now();
+      joined->validity = std::max(Milliseconds(0), std::chrono::floor<Milliseconds>(left));
       return Guard(std::move(held), weak_from_this(), std::move(joined), std::move(hold_key));
     }
   }
@@ -115,13 +115,17 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
         return acquire(client, options.acquire,
                        [&core, options, done = std::move(done)](AcquireResult result) mutable {
                          LockOutcome out;
+                         out.error = result.error;
                          if (result.ok()) {
                            // Created on the loop in the acquire's own callback, so
-                           // renewal starts with no gap.
-                           out.state = launch<GuardState>(core, *result.lock, options);
+                           // renewal starts with no gap. The state keeps the whole
+                           // result, packed (Guard::acquired() unpacks it).
+                           AcquireRecord record(result, core.node_names());
+                           out.state = launch<GuardState>(core, std::move(*result.lock), options,
+                                                          std::move(record));
+                         } else {
+                           out.acquired = std::move(result);
                          }
-                         out.error = result.error;
-                         out.acquired = std::move(result);
                          done(std::move(out));
                        });
       },
@@ -131,8 +135,7 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
     return Guard(std::move(outcome.acquired));
   }
   if (!hold_key.empty()) holds_.add(hold_key, outcome.state);
-  return Guard(std::move(outcome.state), weak_from_this(), std::move(outcome.acquired),
-               std::move(hold_key));
+  return Guard(std::move(outcome.state), weak_from_this(), nullptr, std::move(hold_key));
 }
 
 namespace {

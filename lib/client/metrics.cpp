@@ -32,15 +32,15 @@
 
 namespace redlock {
 
-void Histogram::observe(Microseconds value) noexcept {
+void Histogram::observe(Microseconds value, std::uint64_t times) noexcept {
   const std::int64_t us = std::max<std::int64_t>(value.count(), 0);
   // lower_bound finds the first bound >= us, so a value equal to a bound
   // counts in that bound's bucket (Prometheus buckets are "le", inclusive).
   const auto* const bound =
       std::lower_bound(kHistogramBoundsUs.begin(), kHistogramBoundsUs.end(), us);
   const auto bucket = static_cast<std::size_t>(bound - kHistogramBoundsUs.begin());
-  counts_[bucket].fetch_add(1, std::memory_order_relaxed);
-  sum_us_.fetch_add(us, std::memory_order_relaxed);
+  counts_[bucket].fetch_add(times, std::memory_order_relaxed);
+  sum_us_.fetch_add(us * static_cast<std::int64_t>(times), std::memory_order_relaxed);
 }
 
 HistogramSnapshot Histogram::snapshot() const noexcept {

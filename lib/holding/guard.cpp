@@ -5,22 +5,37 @@
 
 namespace redlock {
 
+struct Guard::Record {
+  // The acquisition's result: a failed one, a reentrant hold's, or the view
+  // acquired() built of what the state keeps.
+  std::unique_ptr<AcquireResult> acquired;
+  // A reentrant hold's key in the client's registry; empty otherwise.
+  std::string hold_key;
+  // After release(): the state, whose record acquired() still reads.
+  std::shared_ptr<detail::GuardState> released;
+};
+
+Guard::Guard() noexcept = default;
+
 Guard::Guard(std::shared_ptr<detail::GuardState> state,
-             std::weak_ptr<detail::BlockingClientImpl> client, AcquireResult acquired,
-             std::string hold_key)
-    : state_(std::move(state)),
-      client_(std::move(client)),
-      acquired_(std::move(acquired)),
-      hold_key_(std::move(hold_key)) {}
+             std::weak_ptr<detail::BlockingClientImpl> client,
+             std::unique_ptr<AcquireResult> acquired, std::string hold_key)
+    : state_(std::move(state)), client_(std::move(client)) {
+  if (acquired || !hold_key.empty()) {
+    record_ = std::make_unique<Record>(Record{std::move(acquired), std::move(hold_key), nullptr});
+  }
+}
+
+Guard::Guard(AcquireResult failed)
+    : record_(std::make_unique<Record>(
+          Record{std::make_unique<AcquireResult>(std::move(failed)), {}, nullptr})) {}
 
 Guard::Guard(Guard&& other) noexcept
     : state_(std::move(other.state_)),
       client_(std::move(other.client_)),
-      acquired_(std::move(other.acquired_)),
-      hold_key_(std::move(other.hold_key_)) {
+      record_(std::move(other.record_)) {
   other.state_.reset();
   other.client_.reset();
-  other.hold_key_.clear();
 }
 
 Guard& Guard::operator=(Guard&& other) noexcept {
@@ -28,11 +43,9 @@ Guard& Guard::operator=(Guard&& other) noexcept {
     Guard released(std::move(*this));  // its destructor releases
     state_ = std::move(other.state_);
     client_ = std::move(other.client_);
-    acquired_ = std::move(other.acquired_);
-    hold_key_ = std::move(other.hold_key_);
+    record_ = std::move(other.record_);
     other.state_.reset();
     other.client_.reset();
-    other.hold_key_.clear();
   }
   return *this;
 }
@@ -41,10 +54,18 @@ Guard::~Guard() {
   if (!state_) return;
   if (auto client = client_.lock()) {
     // Another hold of a reentrant lock still needs it.
-    if (!hold_key_.empty() && !client->holds().leave(hold_key_, state_.get())) return;
+    if (record_ && !record_->hold_key.empty() &&
+        !client->holds().leave(record_->hold_key, state_.get())) {
+      return;
+    }
     // Bounded: the release itself goes on if the nodes are slower.
     (void)client->release_guard(state_, client->longest_node_timeout());
   }
+}
+
+Guard::Record& Guard::record() const {
+  if (!record_) record_ = std::make_unique<Record>();
+  return *record_;
 }
 
 bool Guard::valid() const noexcept {
@@ -61,7 +82,19 @@ Lock Guard::lock() const {
 }
 
 std::optional<std::uint64_t> Guard::fence() const {
-  return state_ ? state_->snapshot().fence : std::nullopt;
+  return state_ ? state_->fence() : std::nullopt;
+}
+
+const AcquireResult& Guard::acquired() const noexcept {
+  static const AcquireResult kNone;
+  if (record_ && record_->acquired) return *record_->acquired;
+  const detail::GuardState* state = state_    ? state_.get()
+                                    : record_ ? record_->released.get()
+                                              : nullptr;
+  if (state == nullptr) return kNone;
+  Record& record = this->record();
+  record.acquired = std::make_unique<AcquireResult>(state->acquired());
+  return *record.acquired;
 }
 
 std::stop_token Guard::stop_token() const noexcept {
@@ -70,7 +103,7 @@ std::stop_token Guard::stop_token() const noexcept {
 
 std::error_code Guard::error() const {
   if (state_) return state_->error();
-  return acquired_.error;
+  return acquired().error;
 }
 
 int Guard::renewals() const noexcept { return state_ ? state_->renewals() : 0; }
@@ -80,11 +113,13 @@ ReleaseResult Guard::release() {
   if (!state_) return result;
   std::shared_ptr<detail::GuardState> state = std::move(state_);
   state_.reset();
+  // Kept for acquired(), which reads the acquisition's record from it.
+  const std::string hold_key = record_ ? std::move(record_->hold_key) : std::string();
+  if (!record_ || !record_->acquired) record().released = state;
   if (auto client = client_.lock()) {
-    if (!hold_key_.empty() && !client->holds().leave(hold_key_, state.get())) {
+    if (!hold_key.empty() && !client->holds().leave(hold_key, state.get())) {
       // Only this hold ends; the lock stays for the others.
       client_.reset();
-      hold_key_.clear();
       return result;
     }
     result = client->release_guard(state, std::nullopt);
@@ -92,7 +127,6 @@ ReleaseResult Guard::release() {
     result.error = make_error_code(errc::shutting_down);
   }
   client_.reset();
-  hold_key_.clear();
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "operations/extend_operation.hpp"
 #include "protocol/validity.hpp"
@@ -18,6 +19,20 @@ namespace {
 constexpr Milliseconds kMinRetryPause{10};
 // The grid is at most this fraction of the renewal interval.
 constexpr std::uint64_t kGridDivisor = 16;
+
+// Holds a GuardState's stop_lock_ for a few instructions.
+class StopLock {
+ public:
+  explicit StopLock(std::atomic_flag& flag) noexcept : flag_(flag) {
+    while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  StopLock(const StopLock&) = delete;
+  StopLock& operator=(const StopLock&) = delete;
+  ~StopLock() { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag& flag_;
+};
 
 PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
   return PreparedRequest(extend_call(lock, core.config().lock.key_prefix, lock.ttl));
@@ -39,25 +54,26 @@ TimePoint renewal_due(TimePoint planned, Microseconds grid) noexcept {
   return planned - remainder;
 }
 
-GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options)
+GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options,
+                       AcquireRecord acquired)
     : Operation(core),
       clock_is_steady_(&core.clock() == &steady_clock_source()),
-      request_refused_(
-          static_cast<bool>(extend_request_refusal(lock, lock.ttl, core.config().lock))),
       valid_until_(lock.valid_until.time_since_epoch().count()),
       renew_interval_(std::max(options.renew_interval.value_or(lock.ttl / 3), Milliseconds(1))),
       renewal_request_(renewal_request(core, lock)),
-      renewal_grid_(renewal_grid(renew_interval_)),
       ttl_(lock.ttl),
-      max_hold_(options.max_hold),
-      max_renewals_(options.max_renewals),
-      request_refusal_(extend_request_refusal(lock, lock.ttl, core.config().lock)),
-      on_lost_(options.on_lost),
-      lock_(std::move(lock)) {}
+      lock_(std::move(lock)),
+      acquired_(std::move(acquired)) {
+  const std::error_code refusal = extend_request_refusal(lock_.unpack(), ttl_, core.config().lock);
+  if (refusal || options.max_hold || options.max_renewals || options.on_lost) {
+    extras_ = std::make_unique<Extras>(
+        Extras{refusal, options.max_hold, options.max_renewals, options.on_lost, {}});
+  }
+}
 
 void GuardState::start() {
   arm_deadline(core_.clock().now());
-  const TimePoint due = renewal_due(lock_.started + renew_interval_, renewal_grid_);
+  const TimePoint due = renewal_due(lock_.started() + renew_interval_, grid());
   if (!may_renew_again(due)) {
     capped_ = true;
     return;
@@ -66,8 +82,9 @@ void GuardState::start() {
 }
 
 bool GuardState::may_renew_again(TimePoint next_renewal) const {
-  if (max_renewals_ && renewals_.load() >= *max_renewals_) return false;
-  if (max_hold_ && next_renewal - lock_.started >= *max_hold_) return false;
+  if (!extras_) return true;
+  if (extras_->max_renewals && renewals_.load() >= *extras_->max_renewals) return false;
+  if (extras_->max_hold && next_renewal - lock_.started() >= *extras_->max_hold) return false;
   return true;
 }
 
@@ -85,13 +102,55 @@ TimePoint GuardState::timer_now() const noexcept {
 
 void GuardState::schedule_renewal(TimePoint due) {
   renewal_due_ = due;
-  renew_timer_ = schedule_at(due, [this] {
-    renew_timer_ = TimerQueue::kNone;
-    renew();
+  renewal_pending_ = true;
+  rearm();
+}
+
+void GuardState::rearm(TimePoint fired_for) {
+  if (in_timer_ || stopped_) return;
+  TimePoint want = deadline_armed_for_;
+  if (renewal_pending_) {
+    want = std::min(want, renewal_due_);
+  } else if (round_.is_open()) {
+    // Where on_renewed will want it if the round succeeds (unless the round
+    // outlasts an interval): no cancel and re-add per renewal. If the timer
+    // fires for it with the round still open, nothing is due, and it moves
+    // on to the deadline check.
+    const TimePoint next = renewal_due(renewal_due_ + renew_interval_, grid());
+    if (next > fired_for) want = std::min(want, next);
+  }
+  if (timer_ != TimerQueue::kNone && timer_at_ == want) return;
+  core_.timers().cancel(timer_);
+  timer_ = TimerQueue::kNone;
+  timer_at_ = want;
+  if (want == TimePoint::max()) return;
+  timer_ = schedule_at(want, [this] {
+    timer_ = TimerQueue::kNone;
+    on_timer();
   });
 }
 
-void GuardState::renew() {
+void GuardState::on_timer() {
+  // A loss (below) lets the core go of this state: it must outlive this call.
+  const std::shared_ptr<Operation> self = shared_from_this();
+  const TimePoint fired_for = timer_at_;
+  timer_at_ = TimePoint::max();
+  in_timer_ = true;
+  // The deadline first: a renewal due at the same instant is sent only
+  // while the lock still holds.
+  if (deadline_armed_for_ <= fired_for) {
+    deadline_armed_for_ = TimePoint::max();
+    on_deadline();
+  }
+  if (!stopped_ && renewal_pending_ && renewal_due_ <= fired_for) {
+    renewal_pending_ = false;
+    renew(self);
+  }
+  in_timer_ = false;
+  rearm(fired_for);
+}
+
+void GuardState::renew(const std::shared_ptr<Operation>& self) {
   if (stopped_) return;
   if (core_.closing()) {
     on_renewal_failed(make_error_code(errc::shutting_down));
@@ -101,8 +160,8 @@ void GuardState::renew() {
     on_renewal_failed(make_error_code(errc::config_error));
     return;
   }
-  if (request_refused_) {
-    on_renewal_failed(request_refusal_);
+  if (extras_ && extras_->request_refusal) {
+    on_renewal_failed(extras_->request_refusal);
     return;
   }
   // Validity must count from a moment no later than the first request: the
@@ -119,7 +178,6 @@ void GuardState::renew() {
   }
   round_.open(core_.config().nodes, now, valid_until());
   round_not_held_ = 0;
-  const std::shared_ptr<Operation> self = shared_from_this();
   for (auto& node : core_.nodes()) {
     node->send_prepared(renewal_request_, now, self, round_.tag());
   }
@@ -127,9 +185,10 @@ void GuardState::renew() {
 
 void GuardState::on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) {
   if (!round_.counts(tag, response)) return;
-  if (count_extend_answer(round_, node, response, round_not_held_) != Decision::pending) {
-    decide_renewal();
-  }
+  std::size_t not_held = round_not_held_;
+  const Decision decision = count_extend_answer(round_, node, response, not_held);
+  round_not_held_ = static_cast<std::uint32_t>(not_held);
+  if (decision != Decision::pending) decide_renewal();
 }
 
 void GuardState::decide_renewal() {
@@ -160,8 +219,8 @@ void GuardState::on_renewed(TimePoint valid_until, TimePoint now) {
   // this round ended. The renewals of many guards then stay in the loop
   // turns they first fell due in, instead of drifting together into ever
   // larger batches. A round slower than that waits an interval from now.
-  TimePoint next = renewal_due(renewal_due_ + renew_interval_, renewal_grid_);
-  if (next <= now) next = renewal_due(now + renew_interval_, renewal_grid_);
+  TimePoint next = renewal_due(renewal_due_ + renew_interval_, grid());
+  if (next <= now) next = renewal_due(now + renew_interval_, grid());
   if (!may_renew_again(next)) {
     capped_ = true;
     return;
@@ -183,7 +242,7 @@ void GuardState::on_renewal_failed(std::error_code error) {
     return;
   }
   // Too few answers: the lock may still be valid. Try again before the
-  // deadline; the deadline timer declares the loss if nothing succeeds.
+  // deadline; the deadline check declares the loss if nothing succeeds.
   last_renewal_error_ = error;
   const TimePoint now = core_.clock().now();
   const auto left = std::chrono::floor<Microseconds>(valid_until() - now);
@@ -193,20 +252,15 @@ void GuardState::on_renewal_failed(std::error_code error) {
 }
 
 void GuardState::arm_deadline(TimePoint now) {
-  core_.timers().cancel(deadline_timer_);
   const TimePoint deadline = valid_until();
-  // Short of the deadline, the timer looks in at the last grid instant
-  // before it, with the deadline checks of other guards; a renewal has
-  // usually moved the deadline on by then. Once that instant has passed, it
-  // is armed for the deadline itself.
-  TimePoint check = renewal_due(deadline, renewal_grid_);
+  // Short of the deadline, the check comes at the last grid instant before
+  // it, with the deadline checks of other guards; a renewal has usually
+  // moved the deadline on by then. Once that instant has passed, it comes
+  // at the deadline itself.
+  TimePoint check = renewal_due(deadline, grid());
   if (check <= now) check = deadline;
   deadline_armed_for_ = check;
-  deadline_timer_ = schedule_at(check, [this] {
-    deadline_timer_ = TimerQueue::kNone;
-    deadline_armed_for_ = TimePoint::max();
-    on_deadline();
-  });
+  rearm();
 }
 
 void GuardState::on_deadline() {
@@ -224,9 +278,10 @@ void GuardState::on_deadline() {
 }
 
 void GuardState::stop_timers() noexcept {
-  core_.timers().cancel(renew_timer_);
-  core_.timers().cancel(deadline_timer_);
-  renew_timer_ = deadline_timer_ = TimerQueue::kNone;
+  core_.timers().cancel(timer_);
+  timer_ = TimerQueue::kNone;
+  timer_at_ = TimePoint::max();
+  renewal_pending_ = false;
   deadline_armed_for_ = TimePoint::max();
   if (round_.is_open()) (void)round_.close(TimePoint{});
 }
@@ -235,20 +290,24 @@ void GuardState::declare_lost(std::error_code why) {
   if (stopped_) return;
   stopped_ = true;
   stop_timers();
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    error_ = why;
-  }
-  lost_.store(true);
+  error_ = why;
+  lost_.store(true, std::memory_order_release);
   Metrics& metrics = core_.metrics();
   metrics.locks_lost.fetch_add(1, std::memory_order_relaxed);
-  metrics.hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
+  metrics.hold_time.observe(elapsed_between(lock_.started(), core_.clock().now()));
   auto keep = shared_from_this();
   core_.finished(this);
-  stop_source_.request_stop();
-  deliver(on_lost_, why);
-  for (auto& more : more_on_lost_) deliver(more, why);
-  more_on_lost_.clear();
+  std::stop_source stop;
+  {
+    StopLock locked(stop_lock_);
+    stop = stop_source_;  // empty when nobody asked for a token yet
+  }
+  stop.request_stop();
+  if (extras_) {
+    deliver(extras_->on_lost, why);
+    for (auto& more : extras_->more_on_lost) deliver(more, why);
+    extras_->more_on_lost.clear();
+  }
 }
 
 void GuardState::also_on_lost(std::function<void(std::error_code)> on_lost) {
@@ -257,14 +316,15 @@ void GuardState::also_on_lost(std::function<void(std::error_code)> on_lost) {
     deliver(on_lost, error());
     return;
   }
-  more_on_lost_.push_back(std::move(on_lost));
+  if (!extras_) extras_ = std::make_unique<Extras>();
+  extras_->more_on_lost.push_back(std::move(on_lost));
 }
 
 Lock GuardState::stop() {
   if (!stopped_) {
     stopped_ = true;
     stop_timers();
-    core_.metrics().hold_time.observe(elapsed_between(lock_.started, core_.clock().now()));
+    core_.metrics().hold_time.observe(elapsed_between(lock_.started(), core_.clock().now()));
     auto keep = shared_from_this();
     core_.finished(this);
   }
@@ -276,13 +336,25 @@ TimePoint GuardState::valid_until() const noexcept {
 }
 
 Lock GuardState::snapshot() const {
-  Lock lock = lock_;
+  Lock lock = lock_.unpack();
   lock.valid_until = valid_until();
   return lock;
 }
 
+AcquireResult GuardState::acquired() const { return acquired_.unpack(lock_.unpack()); }
+
+std::stop_token GuardState::stop_token() const noexcept {
+  StopLock locked(stop_lock_);
+  if (!stop_source_.stop_possible()) {
+    stop_source_ = std::stop_source();
+    // Lost before anyone asked: declare_lost found no source to request.
+    if (lost_.load(std::memory_order_acquire)) stop_source_.request_stop();
+  }
+  return stop_source_.get_token();
+}
+
 std::error_code GuardState::error() const {
-  std::lock_guard<std::mutex> guard(mutex_);
+  if (!lost_.load(std::memory_order_acquire)) return {};
   return error_;
 }
 

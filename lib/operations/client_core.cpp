@@ -16,6 +16,13 @@ std::string validate(const QuorumConfig& config) {
   return {};
 }
 
+std::shared_ptr<const std::vector<std::string>> names_of(const QuorumConfig& config) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  names->reserve(config.nodes.size());
+  for (const NodeConfig& node : config.nodes) names->push_back(node.name);
+  return names;
+}
+
 }  // namespace
 
 std::shared_ptr<ClientCore> ClientCore::create(uv_loop_t* loop, QuorumConfig config,
@@ -30,6 +37,7 @@ std::shared_ptr<ClientCore> ClientCore::create(uv_loop_t* loop, QuorumConfig con
 
 ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options)
     : config_(std::move(config)),
+      node_names_(names_of(config_)),
       metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()),
       config_problem_(validate(config_)),
       context_(std::make_unique<LoopContext>(
@@ -58,9 +66,25 @@ Milliseconds ClientCore::drift_for(Milliseconds ttl) const noexcept {
   return drift_allowance(ttl, config_.lock.drift_factor, config_.lock.drift_ms);
 }
 
-void ClientCore::started(const std::shared_ptr<Operation>& op) { live_.emplace(op.get(), op); }
+void ClientCore::started(const std::shared_ptr<Operation>& op) {
+  if (op->live_index_ != Operation::kNotLive) return;
+  op->live_index_ = live_.size();
+  live_.push_back(op);
+}
 
-void ClientCore::finished(const Operation* op) noexcept { live_.erase(op); }
+void ClientCore::finished(const Operation* op) noexcept {
+  const std::size_t index = op->live_index_;
+  if (index == Operation::kNotLive || index >= live_.size() || live_[index].get() != op) return;
+  // The last entry takes its place. The entry's reference is dropped only
+  // once the list is consistent again: it may be the operation's last.
+  std::shared_ptr<Operation> gone = std::move(live_[index]);
+  if (index + 1 != live_.size()) {
+    live_[index] = std::move(live_.back());
+    live_[index]->live_index_ = index;
+  }
+  live_.pop_back();
+  gone->live_index_ = Operation::kNotLive;
+}
 
 void ClientCore::close(std::function<void()> on_closed) {
   if (closing_) return;
@@ -68,8 +92,9 @@ void ClientCore::close(std::function<void()> on_closed) {
   // Abort live operations first: their callbacks may still queue releases,
   // which the connections then try to write once before closing.
   while (!live_.empty()) {
-    std::shared_ptr<Operation> op = live_.begin()->second;
-    live_.erase(live_.begin());
+    std::shared_ptr<Operation> op = std::move(live_.back());
+    live_.pop_back();
+    op->live_index_ = Operation::kNotLive;
     op->abort(make_error_code(errc::shutting_down));
   }
   context_->close(

@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "operations/operation.hpp"
@@ -37,6 +36,11 @@ class ClientCore {
   [[nodiscard]] LoopContext& loop_context() noexcept { return *context_; }
   [[nodiscard]] uv_loop_t* loop() const noexcept { return context_->loop(); }
   [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
+  // The nodes' names in configuration order, for records that may outlive
+  // the core (a held lock's packed acquisition, holding/held_record.hpp).
+  [[nodiscard]] const std::shared_ptr<const std::vector<std::string>>& node_names() const noexcept {
+    return node_names_;
+  }
   [[nodiscard]] const MonotonicClock& clock() const noexcept { return context_->clock(); }
   [[nodiscard]] TimerQueue& timers() noexcept { return context_->timers(); }
   [[nodiscard]] LoopTurn& turn() noexcept { return context_->turn(); }
@@ -63,6 +67,7 @@ class ClientCore {
   ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options);
 
   QuorumConfig config_;
+  std::shared_ptr<const std::vector<std::string>> node_names_;
   std::shared_ptr<Metrics> metrics_;
   std::string config_problem_;
   // The core frees itself when the last handle counted here closes after
@@ -70,7 +75,10 @@ class ClientCore {
   std::unique_ptr<LoopContext> context_;
   std::vector<std::unique_ptr<NodeConnection>> nodes_;
   std::unique_ptr<WakeupHub> wakeups_;
-  std::unordered_map<const Operation*, std::shared_ptr<Operation>> live_;
+  // The live operations, each at its Operation::live_index_: a held lock is
+  // one of them for as long as it is held, and a vector entry costs it 16
+  // bytes where a hash map's node and bucket cost 56.
+  std::vector<std::shared_ptr<Operation>> live_;
   std::shared_ptr<ClientCore> self_;
   std::unique_ptr<RecoveryCoordinator> recovery_;
   bool closing_ = false;

@@ -1,6 +1,7 @@
 // The common shape of acquire, extend and release operations.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <system_error>
 
@@ -22,6 +23,13 @@ class Operation : public ResponseSink, public std::enable_shared_from_this<Opera
 
  protected:
   ClientCore& core_;
+
+ private:
+  friend class ClientCore;
+  // Where the core lists this operation while it is live (ClientCore::live_),
+  // kNotLive otherwise.
+  static constexpr std::size_t kNotLive = static_cast<std::size_t>(-1);
+  std::size_t live_index_ = kNotLive;
 };
 
 // Runs a user callback. noexcept: an exception escaping a callback ends the

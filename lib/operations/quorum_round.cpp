@@ -4,6 +4,11 @@
 
 namespace redlock::detail {
 
+namespace {
+// Nodes whose "unchanged" mark is a bit of QuorumRound::unchanged_low_.
+constexpr std::size_t kLowNodes = 64;
+}  // namespace
+
 void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
                        TimePoint deadline) {
   // Tags count up in the low 31 bits, beside tag_bit_ (the high bit or
@@ -16,7 +21,11 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
   started_ = started;
   deadline_ = deadline;
   votes_ = QuorumTally(nodes.size());
-  unchanged_.assign(nodes.size(), false);
+  unchanged_low_ = 0;
+  if (nodes.size() > kLowNodes) {
+    if (!unchanged_high_) unchanged_high_ = std::make_unique<std::vector<bool>>();
+    unchanged_high_->assign(nodes.size() - kLowNodes, false);
+  }
   if (!keep_outcomes_) return;
   outcomes_.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -33,17 +42,35 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
 }
 
 NodeOutcome& QuorumRound::answer(std::size_t node, const NodeResponse& response) {
-  if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) {
-    unchanged_[node] = true;
-  }
+  if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) unchanged(node);
   if (!keep_outcomes_) {
-    scratch_ = NodeOutcome{};
-    return scratch_;
+    // Read by the caller before the next answer is parsed, on this thread.
+    thread_local NodeOutcome scratch;
+    scratch.node = 0;
+    scratch.name.clear();
+    scratch.status = NodeStatus::not_asked;
+    scratch.latency = Microseconds(0);
+    scratch.holder_ttl_ms = -1;
+    scratch.permit = -1;
+    scratch.fence_counter = 0;
+    scratch.detail.clear();
+    return scratch;
   }
   return outcomes_[node];
 }
 
-void QuorumRound::unchanged(std::size_t node) noexcept { unchanged_[node] = true; }
+void QuorumRound::unchanged(std::size_t node) noexcept {
+  if (node < kLowNodes) {
+    unchanged_low_ |= std::uint64_t{1} << node;
+  } else {
+    (*unchanged_high_)[node - kLowNodes] = true;
+  }
+}
+
+bool QuorumRound::may_have_changed(std::size_t node) const noexcept {
+  if (node < kLowNodes) return (unchanged_low_ & (std::uint64_t{1} << node)) == 0;
+  return !(*unchanged_high_)[node - kLowNodes];
+}
 
 Decision QuorumRound::vote(bool yes) noexcept {
   if (yes) {

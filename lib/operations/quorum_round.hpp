@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "protocol/quorum.hpp"
@@ -85,22 +86,27 @@ class QuorumRound {
 
   // Whether the round's request may have changed something on `node`: it
   // may have run there, and no answer proved otherwise.
-  [[nodiscard]] bool may_have_changed(std::size_t node) const noexcept { return !unchanged_[node]; }
+  [[nodiscard]] bool may_have_changed(std::size_t node) const noexcept;
 
   [[nodiscard]] std::vector<NodeOutcome>& outcomes() noexcept { return outcomes_; }
   [[nodiscard]] std::vector<NodeOutcome> take_outcomes() noexcept { return std::move(outcomes_); }
 
  private:
   std::uint32_t tag_bit_;
-  bool keep_outcomes_;
   std::uint32_t tag_ = 0;
+  bool keep_outcomes_;
   bool open_ = false;
   TimePoint started_{};
   TimePoint deadline_ = TimePoint::max();
   QuorumTally votes_{0};
-  std::vector<bool> unchanged_;
+  // Which nodes' answers proved nothing changed there: the first 64 nodes
+  // in bits, any further ones in the vector (none, so allocating nothing,
+  // for every quorum of up to 64 nodes). A round is a member of every held
+  // lock's state, so it stays small; a round without outcomes parses each
+  // answer into one scratch outcome per thread rather than one of its own.
+  std::uint64_t unchanged_low_ = 0;
+  std::unique_ptr<std::vector<bool>> unchanged_high_;
   std::vector<NodeOutcome> outcomes_;
-  NodeOutcome scratch_;
 };
 
 }  // namespace redlock::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <system_error>
 
 namespace redlock::detail {
@@ -17,7 +18,7 @@ enum class Decision { pending, won, lost };
 // counted a round always settles, for odd and even N alike.
 class QuorumTally {
  public:
-  explicit QuorumTally(std::size_t nodes) noexcept : nodes_(nodes) {}
+  explicit QuorumTally(std::size_t nodes) noexcept : nodes_(static_cast<std::uint32_t>(nodes)) {}
 
   // Each node must be counted at most once per round.
   void yes() noexcept { ++yes_; }
@@ -30,9 +31,11 @@ class QuorumTally {
   [[nodiscard]] std::size_t nodes() const noexcept { return nodes_; }
 
  private:
-  std::size_t nodes_;
-  std::size_t yes_ = 0;
-  std::size_t no_ = 0;
+  // Narrow (a quorum has at most kMaxNodes): a tally is part of every held
+  // lock's state.
+  std::uint32_t nodes_;
+  std::uint32_t yes_ = 0;
+  std::uint32_t no_ = 0;
 };
 
 // Why a lost acquire round failed: not_acquired when the "busy" answers alone

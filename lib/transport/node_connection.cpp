@@ -472,7 +472,7 @@ void NodeConnection::complete_front(TimePoint received_at) {
 }
 
 void NodeConnection::deliver_front(const redisReply* const* views, std::size_t reply_count,
-                                   TimePoint received_at) {
+                                   TimePoint received_at, AnswerTally* tally) {
   // Only what the sink is given leaves the queue; the rest of the slot is
   // dropped where it is.
   Slot& front = slots_.front();
@@ -491,12 +491,36 @@ void NodeConnection::deliver_front(const redisReply* const* views, std::size_t r
                                            : Microseconds(0);
   response.late = late;
   if (!late) {
-    stats_.replies.fetch_add(1, std::memory_order_relaxed);
-    if (first->type == REDIS_REPLY_ERROR)
-      stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
-    stats_.latency.observe(response.latency);
+    if (tally != nullptr) {
+      count_answer(*tally, response.latency, first->type == REDIS_REPLY_ERROR);
+    } else {
+      stats_.replies.fetch_add(1, std::memory_order_relaxed);
+      if (first->type == REDIS_REPLY_ERROR)
+        stats_.error_replies.fetch_add(1, std::memory_order_relaxed);
+      stats_.latency.observe(response.latency);
+    }
   }
   sink->on_response(index_, tag, response);
+}
+
+void NodeConnection::count_answer(AnswerTally& tally, Microseconds latency, bool error) noexcept {
+  ++tally.replies;
+  if (error) ++tally.error_replies;
+  if (tally.run_length > 0 && latency != tally.run_latency) {
+    stats_.latency.observe(tally.run_latency, tally.run_length);
+    tally.run_length = 0;
+  }
+  tally.run_latency = latency;
+  ++tally.run_length;
+}
+
+void NodeConnection::flush_answers(AnswerTally& tally) noexcept {
+  if (tally.replies > 0) stats_.replies.fetch_add(tally.replies, std::memory_order_relaxed);
+  if (tally.error_replies > 0) {
+    stats_.error_replies.fetch_add(tally.error_replies, std::memory_order_relaxed);
+  }
+  if (tally.run_length > 0) stats_.latency.observe(tally.run_latency, tally.run_length);
+  tally = AnswerTally{};
 }
 
 void NodeConnection::on_handshake_reply(Slot& slot) {

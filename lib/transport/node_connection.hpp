@@ -67,7 +67,7 @@ struct TailLayout {
 
 // A script request encoded once, for a caller that sends the same request
 // again and again (a guard's renewal): nothing is encoded or allocated per
-// send.
+// send but the script's head.
 class PreparedRequest {
  public:
   PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
@@ -75,25 +75,23 @@ class PreparedRequest {
   explicit PreparedRequest(const ScriptCall& call);
 
   [[nodiscard]] const Script& script() const noexcept { return *script_; }
-  // The whole command, "EVALSHA sha numkeys key... arg...", in RESP.
-  [[nodiscard]] std::string_view evalsha() const noexcept { return command_; }
-  // What follows the script's name, "numkeys key... arg...": for EVAL when
-  // the node has lost its script cache.
-  [[nodiscard]] std::string_view tail() const noexcept {
-    return std::string_view(command_).substr(tail_offset_);
-  }
+  // What follows the script's name, "numkeys key... arg...", in RESP (as
+  // EVALSHA and EVAL take it).
+  [[nodiscard]] std::string_view tail() const noexcept { return tail_; }
   [[nodiscard]] std::size_t argc() const noexcept { return argc_; }
   // Where the keys and arguments begin in tail(), for a batched call.
   [[nodiscard]] const TailLayout& layout() const noexcept { return layout_; }
   [[nodiscard]] std::size_t key_count() const noexcept { return key_count_; }
 
  private:
+  void encode(std::string tail);
+
+  // Narrow fields: a held lock keeps one of these.
   const Script* script_;
-  std::string command_;
-  std::size_t tail_offset_ = 0;
-  std::size_t argc_ = 0;
+  std::string tail_;
+  std::uint32_t argc_ = 0;
+  std::uint32_t key_count_ = 0;
   TailLayout layout_;
-  std::size_t key_count_ = 0;
 };
 
 // Receives the responses of requests. Each request gets exactly one
@@ -339,9 +337,23 @@ class NodeConnection final : public Flushable {
   // The front `count` requests (one, or one batch) met NOSCRIPT: queues
   // them again as EVAL of their script's body.
   void resend_with_eval(std::size_t count);
-  // Takes the front slot off the queue and gives its sink `views`.
-  void deliver_front(const redisReply* const* views, std::size_t reply_count,
-                     TimePoint received_at);
+  // The answers a batch delivers, counted into stats_ once at its end: the
+  // requests of one batch were mostly sent in one turn and answered in one
+  // reply, so their latencies are runs of one value, and each count and
+  // observation is a locked instruction (the metrics may be shared between
+  // clients) that renewals at scale paid five times per renewal.
+  struct AnswerTally {
+    std::uint64_t replies = 0;
+    std::uint64_t error_replies = 0;
+    Microseconds run_latency{0};
+    std::uint64_t run_length = 0;
+  };
+  // Takes the front slot off the queue and gives its sink `views`; what the
+  // metrics count goes to `tally` when given, else to stats_ at once.
+  void deliver_front(const redisReply* const* views, std::size_t reply_count, TimePoint received_at,
+                     AnswerTally* tally = nullptr);
+  void count_answer(AnswerTally& tally, Microseconds latency, bool error) noexcept;
+  void flush_answers(AnswerTally& tally) noexcept;
   void start_write();
   void want_flush();
   // A cleanup request (send_cleanup), encoded, while it waits for the

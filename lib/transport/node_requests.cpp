@@ -67,21 +67,25 @@ void append_script_head(std::string& out, const Script& script, std::size_t argc
 
 PreparedRequest::PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
                                  std::initializer_list<std::string_view> args)
-    : script_(&script), argc_(3 + keys.size() + args.size()), key_count_(keys.size()) {
-  const std::string tail = encode_tail(keys, args, layout_);
-  append_script_head(command_, script, argc_, false);
-  tail_offset_ = command_.size();
-  command_ += tail;
+    : script_(&script),
+      argc_(static_cast<std::uint32_t>(3 + keys.size() + args.size())),
+      key_count_(static_cast<std::uint32_t>(keys.size())) {
+  encode(encode_tail(keys, args, layout_));
 }
 
 PreparedRequest::PreparedRequest(const ScriptCall& call)
     : script_(call.script),
-      argc_(3 + call.keys.size() + call.args.size()),
-      key_count_(call.keys.size()) {
-  const std::string tail = encode_tail(call.keys, call.args, layout_);
-  append_script_head(command_, *script_, argc_, false);
-  tail_offset_ = command_.size();
-  command_ += tail;
+      argc_(static_cast<std::uint32_t>(3 + call.keys.size() + call.args.size())),
+      key_count_(static_cast<std::uint32_t>(call.keys.size())) {
+  encode(encode_tail(call.keys, call.args, layout_));
+}
+
+void PreparedRequest::encode(std::string tail) {
+  // Only the tail is kept, at exactly its size: a held lock keeps its
+  // request for as long as it is held, and the "EVALSHA sha" head (64
+  // bytes) is the same for every request of a script, written per send.
+  tail_ = std::move(tail);
+  tail_.shrink_to_fit();
 }
 
 void NodeConnection::send_call(const ScriptCall& call, bool require_replicas, TimePoint sent_at,
@@ -352,8 +356,9 @@ void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
   }
   if (slot.prepared != nullptr && !use_eval && slot.script->shared_keys == 0 && !slot.with_wait) {
     // Without shared keys a batch of one is the request as it was prepared,
-    // byte for byte: no encoding per send.
-    outbuf_ += slot.prepared->evalsha();
+    // byte for byte: its tail behind the script's head.
+    append_script_head(outbuf_, *slot.script, slot.argc, false);
+    outbuf_ += slot.prepared->tail();
     slot.batch_size = 1;
     return;
   }
@@ -361,12 +366,8 @@ void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
-  if (slot.prepared != nullptr && !use_eval) {
-    outbuf_ += slot.prepared->evalsha();
-  } else {
-    append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
-    outbuf_ += tail_of(slot);
-  }
+  append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
+  outbuf_ += tail_of(slot);
   if (slot.with_wait) {
     append_command(outbuf_,
                    {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
@@ -417,12 +418,14 @@ void NodeConnection::complete_batch(TimePoint received_at) {
   // An error for the whole call (BUSY, OOM, a denied command) is every
   // request's answer.
   const std::uint64_t generation = generation_;
+  AnswerTally tally;
   for (std::size_t i = 0; i < count && generation == generation_; ++i) {
     // A lone request with WAIT behind it (count 1) gets WAIT's answer too.
     const std::array<const redisReply*, 2> mine{per_request ? reply->element[i] : reply.get(),
                                                 wait.get()};
-    deliver_front(mine.data(), wait ? 2 : 1, received_at);
+    deliver_front(mine.data(), wait ? 2 : 1, received_at, &tally);
   }
+  flush_answers(tally);
 }
 
 }  // namespace redlock::detail

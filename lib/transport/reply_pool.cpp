@@ -15,9 +15,10 @@ namespace {
 // later goes straight back to the allocator.
 thread_local bool integer_reply_pool_gone = false;
 
-// Top-level integer replies (the answer to every extend and release) are
-// kept for reuse instead of going back to the allocator: with thousands of
-// guards renewing, they were five allocations and frees per renewal. They
+// Integer replies (the answer to every extend and release, alone or as an
+// element of a batched call's answer) are kept for reuse instead of going
+// back to the allocator: with thousands of guards renewing, they were five
+// allocations and frees per renewal. They
 // are plain malloc'd redisReply objects, so hiredis may still free one
 // itself (on a protocol error). Nested replies and every other type are
 // hiredis's own. One pool per thread: replies live on the loop thread.
@@ -50,7 +51,9 @@ class IntegerReplyPool {
   }
 
  private:
-  static constexpr std::size_t kMaxKept = 4096;
+  // A batched answer's elements come back all at once: room for the
+  // batches of a node's turn at 100 000 held locks.
+  static constexpr std::size_t kMaxKept = 16384;
   std::vector<redisReply*> free_;
 };
 
@@ -81,11 +84,16 @@ const redisReplyObjectFunctions& hiredis_reply_functions() {
 }
 
 void* create_integer_reply(const redisReadTask* task, long long value) {
-  if (task->parent != nullptr) return hiredis_reply_functions().createInteger(task, value);
   redisReply* reply = take_integer_reply();
   if (reply == nullptr) return nullptr;
   reply->type = REDIS_REPLY_INTEGER;
   reply->integer = value;
+  // An element of an aggregate (a batched call's answer: an integer per
+  // request) goes into its parent's slot, as hiredis's own constructor does.
+  if (task->parent != nullptr) {
+    auto* parent = static_cast<redisReply*>(task->parent->obj);
+    parent->element[task->idx] = reply;
+  }
   return reply;
 }
 
@@ -101,12 +109,24 @@ redisReplyObjectFunctions* pooled_reply_functions() {
 }
 
 void free_reply(redisReply* reply) noexcept {
-  // A top-level integer always comes from create_integer_reply.
+  // An integer, at the top or as an element of the top level, always comes
+  // from create_integer_reply. Deeper ones go back to the allocator with
+  // their parent (freeReplyObject frees them; they are plain calloc'd
+  // objects).
   if (reply->type == REDIS_REPLY_INTEGER) {
     give_back_integer_reply(reply);
-  } else {
-    freeReplyObject(reply);
+    return;
   }
+  if (reply->type == REDIS_REPLY_ARRAY && reply->element != nullptr) {
+    for (std::size_t i = 0; i < reply->elements; ++i) {
+      redisReply* element = reply->element[i];
+      if (element != nullptr && element->type == REDIS_REPLY_INTEGER) {
+        give_back_integer_reply(element);
+        reply->element[i] = nullptr;  // freeReplyObject skips it
+      }
+    }
+  }
+  freeReplyObject(reply);
 }
 
 }  // namespace redlock::detail

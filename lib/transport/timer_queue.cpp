@@ -32,7 +32,24 @@ std::uint32_t take_index(std::vector<T>& items, std::vector<std::uint32_t>& free
 }
 }  // namespace
 
-bool TimerSchedule::live(Id id) const noexcept { return slots_[id & kIndexMask].id == id; }
+bool TimerSchedule::live(Id id) const noexcept { return slot(id & kIndexMask).id == id; }
+
+std::uint32_t TimerSchedule::take_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t index = free_slots_.back();
+    free_slots_.pop_back();
+    return index;
+  }
+  if (slot_count_ == slot_blocks_.size() * kSlotsPerBlock) {
+    slot_blocks_.push_back(std::make_unique<Slot[]>(kSlotsPerBlock));
+  }
+  return static_cast<std::uint32_t>(slot_count_++);
+}
+
+void TimerSchedule::free_slot(Slot& slot, std::uint32_t index) {
+  slot.id = (slot.id & ~kIndexMask) | kFreeIndex;
+  free_slots_.push_back(index);
+}
 
 std::uint32_t TimerSchedule::group_for(TimePoint when) {
   for (std::size_t i = 0; i < recent_count_; ++i) {
@@ -53,10 +70,11 @@ std::uint32_t TimerSchedule::group_for(TimePoint when) {
 }
 
 TimerSchedule::Id TimerSchedule::add(TimePoint when, std::function<void()> fn) {
-  const std::uint32_t index = take_index(slots_, free_slots_);
-  Slot& slot = slots_[index];
-  if (++slot.generation == 0) slot.generation = 1;
-  slot.id = (static_cast<Id>(slot.generation) << 32) | index;
+  const std::uint32_t index = take_slot();
+  Slot& slot = this->slot(index);
+  auto generation = static_cast<std::uint32_t>(slot.id >> 32);
+  if (++generation == 0) generation = 1;
+  slot.id = (static_cast<Id>(generation) << 32) | index;
   slot.fn = std::move(fn);
   ++live_;
   groups_[group_for(when)].ids.push_back(slot.id);
@@ -66,14 +84,13 @@ TimerSchedule::Id TimerSchedule::add(TimePoint when, std::function<void()> fn) {
 bool TimerSchedule::cancel(Id id) noexcept {
   if (id == kNone) return false;
   const std::size_t index = id & kIndexMask;
-  if (index >= slots_.size() || slots_[index].id != id) return false;
-  Slot& slot = slots_[index];
-  slot.id = kNone;
+  if (index >= slot_count_ || slot(index).id != id) return false;
+  Slot& slot = this->slot(index);
   // The callback's captures are destroyed here, after the schedule is
   // consistent again; they may cancel other timers.
   std::function<void()> dropped = std::move(slot.fn);
   slot.fn = nullptr;
-  free_slots_.push_back(static_cast<std::uint32_t>(index));
+  free_slot(slot, static_cast<std::uint32_t>(index));
   --live_;
   ++cancelled_listed_;
   sweep_if_mostly_cancelled();
@@ -136,11 +153,11 @@ bool TimerSchedule::take_due(TimePoint now, std::function<void()>& fn) {
   Id id = kNone;
   if (!front_live(id) || heap_.front().when > now) return false;
   ++groups_[heap_.front().group].next;
-  Slot& slot = slots_[id & kIndexMask];
-  slot.id = kNone;
+  const auto index = static_cast<std::uint32_t>(id & kIndexMask);
+  Slot& slot = this->slot(index);
   fn = std::move(slot.fn);
   slot.fn = nullptr;
-  free_slots_.push_back(static_cast<std::uint32_t>(id & kIndexMask));
+  free_slot(slot, index);
   --live_;
   return true;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "redlock/types.hpp"
@@ -43,12 +44,18 @@ class TimerSchedule {
 
  private:
   // An id is the slot's index in the low 32 bits and the slot's generation
-  // (bumped on every reuse, never 0) in the high ones.
+  // (bumped on every reuse, never 0) in the high ones. A free slot keeps its
+  // last generation, with kFreeIndex for the index, which no id has.
   struct Slot {
-    Id id = kNone;  // kNone while free
-    std::uint32_t generation = 0;
+    Id id = kNone;
     std::function<void()> fn;
   };
+  static constexpr std::uint32_t kFreeIndex = 0xffffffffu;
+  // Slots come in blocks that never move: a held lock keeps two timers
+  // pending all the time, and a vector of slots would copy every pending
+  // callback as it doubled and keep up to half of its capacity unused.
+  static constexpr std::size_t kSlotBlockBits = 10;
+  static constexpr std::size_t kSlotsPerBlock = std::size_t{1} << kSlotBlockBits;
   struct Group {
     TimePoint when;
     std::vector<Id> ids;   // in the order added
@@ -70,6 +77,11 @@ class TimerSchedule {
   static constexpr std::size_t kRecentGroups = 4;
 
   [[nodiscard]] bool live(Id id) const noexcept;
+  [[nodiscard]] Slot& slot(std::size_t index) const noexcept {
+    return slot_blocks_[index >> kSlotBlockBits][index & (kSlotsPerBlock - 1)];
+  }
+  std::uint32_t take_slot();
+  void free_slot(Slot& slot, std::uint32_t index);
   std::uint32_t group_for(TimePoint when);
   // The first live timer of the earliest group (groups with none left are
   // retired on the way); false when nothing is pending.
@@ -77,7 +89,8 @@ class TimerSchedule {
   void retire_front_group() noexcept;
   void sweep_if_mostly_cancelled();
 
-  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<Slot[]>> slot_blocks_;
+  std::size_t slot_count_ = 0;
   std::vector<std::uint32_t> free_slots_;
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_groups_;

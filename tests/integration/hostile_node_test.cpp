@@ -156,9 +156,6 @@ TEST_P(HostileNodeAmongReal, CostsOnlyItsVote) {
   // made every acquire wait for it.
   EXPECT_GE(measured.acquired, 20);
   EXPECT_LT(measured.slowest, Microseconds(std::chrono::seconds(1)));
-  // A node that does not answer takes a bounded queue, cleanups included
-  // (docs/engine.md, "What one node can cost a client").
-  EXPECT_LE(measured.longest_refusing_queue, 4096);
   if (kResidentSizeMeaningful) {
     EXPECT_LT(after_kib - before_kib, 64 * 1024)
         << "the client grew by " << after_kib - before_kib << " KiB in 2 s";

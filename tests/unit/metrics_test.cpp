@@ -645,5 +645,21 @@ TEST(MetricsConcurrency, ReadingWhileRecordingSeesValidMonotonicSnapshots) {
   EXPECT_EQ(metrics.snapshot().releases, std::uint64_t{kThreads} * (kPerThread / 4));
 }
 
+TEST(Histogram, RepeatedObservationsCountAsMany) {
+  Histogram once_each;
+  Histogram together;
+  for (int i = 0; i < 7; ++i) once_each.observe(Microseconds(250));
+  once_each.observe(Microseconds(-3));
+  together.observe(Microseconds(250), 7);
+  together.observe(Microseconds(-3), 1);
+  together.observe(Microseconds(999), 0);
+  const HistogramSnapshot a = once_each.snapshot();
+  const HistogramSnapshot b = together.snapshot();
+  EXPECT_EQ(a.count, 8U);
+  EXPECT_EQ(b.count, a.count);
+  EXPECT_EQ(b.sum, a.sum);
+  EXPECT_EQ(b.counts, a.counts);
+}
+
 }  // namespace
 }  // namespace redlock

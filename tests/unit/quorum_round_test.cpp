@@ -115,6 +115,38 @@ TEST(QuorumRound, CleanupSkipsNodesItsRequestNeverReachedOrProvablyLeftAlone) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(round.may_have_changed(i)) << "a new round";
 }
 
+TEST(QuorumRound, CleanupMarksHoldBeyondTheSixtyFourthNode) {
+  QuorumRound round;
+  round.open(nodes(130), kT0);
+  round.unchanged(63);
+  round.unchanged(64);
+  (void)round.answer(129, timeout(false));
+  for (std::size_t i = 0; i < 130; ++i) {
+    EXPECT_EQ(round.may_have_changed(i), i != 63 && i != 64 && i != 129) << i;
+  }
+  round.open(nodes(130), kT0);
+  for (std::size_t i = 0; i < 130; ++i) EXPECT_TRUE(round.may_have_changed(i)) << "a new round";
+  round.open(nodes(3), kT0);
+  round.unchanged(2);
+  EXPECT_FALSE(round.may_have_changed(2));
+  EXPECT_TRUE(round.may_have_changed(1));
+}
+
+TEST(QuorumRound, WithoutOutcomesEveryAnswerStartsFromAFreshScratch) {
+  QuorumRound renewal(0, false);
+  renewal.open(nodes(3), kT0);
+  NodeOutcome& first = renewal.answer(0, reply());
+  first.status = NodeStatus::error;
+  first.detail = "ERR boom";
+  first.holder_ttl_ms = 5;
+  NodeOutcome& second = renewal.answer(1, reply());
+  EXPECT_EQ(second.status, NodeStatus::not_asked);
+  EXPECT_TRUE(second.detail.empty());
+  EXPECT_EQ(second.holder_ttl_ms, -1);
+  EXPECT_EQ(second.permit, -1);
+  EXPECT_EQ(second.fence_counter, 0);
+}
+
 TEST(QuorumRound, WithoutOutcomesItKeepsNone) {
   QuorumRound renewal(0, false);
   renewal.open(nodes(3), kT0);

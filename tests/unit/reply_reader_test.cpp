@@ -50,6 +50,40 @@ TEST(ReplyReader, ReadsWhatTheLockScriptsAnswer) {
   EXPECT_EQ(next_of(reader, kBudget), ReplyReader::Next::incomplete);
 }
 
+TEST(ReplyReader, IntegersOfABatchedAnswerAreReusedIntact) {
+  // A batched extend's answer is an integer per request; they go back to
+  // the pool with the array and come out of it as fresh replies, nested
+  // ones included (freed with their parent).
+  ReplyReader reader;
+  const std::string first = "*3\r\n:1\r\n:0\r\n*1\r\n:7\r\n";
+  const std::string second = "*4\r\n:10\r\n:11\r\n$1\r\nx\r\n:12\r\n:13\r\n";
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(reader.feed(first.data(), first.size()));
+    redisReply* reply = nullptr;
+    ASSERT_EQ(next_of(reader, kBudget, &reply), ReplyReader::Next::reply);
+    ASSERT_EQ(reply->elements, 3U);
+    EXPECT_EQ(reply->element[0]->type, REDIS_REPLY_INTEGER);
+    EXPECT_EQ(reply->element[0]->integer, 1);
+    EXPECT_EQ(reply->element[1]->integer, 0);
+    ASSERT_EQ(reply->element[2]->elements, 1U);
+    EXPECT_EQ(reply->element[2]->element[0]->integer, 7);
+    free_reply(reply);
+    ASSERT_TRUE(reader.feed(second.data(), second.size()));
+    ASSERT_EQ(next_of(reader, kBudget, &reply), ReplyReader::Next::reply);
+    ASSERT_EQ(reply->elements, 4U);
+    EXPECT_EQ(reply->element[0]->integer, 10);
+    EXPECT_EQ(reply->element[1]->integer, 11);
+    EXPECT_EQ(reply->element[2]->type, REDIS_REPLY_STRING);
+    EXPECT_EQ(reply->element[3]->integer, 12);
+    free_reply(reply);
+    ASSERT_EQ(next_of(reader, kBudget, &reply), ReplyReader::Next::reply);
+    EXPECT_EQ(reply->type, REDIS_REPLY_INTEGER);
+    EXPECT_EQ(reply->integer, 13);
+    free_reply(reply);
+  }
+  EXPECT_EQ(next_of(reader, kBudget), ReplyReader::Next::incomplete);
+}
+
 TEST(ReplyReader, AReplyArrivingInPiecesIsChargedOnce) {
   // Each piece is charged to the same reply; a reply within budget in
   // total is read however it is cut.
