@@ -123,7 +123,8 @@ TEST(AcquireRecord, PlainGrantComesBackWithTheConfiguredNames) {
   result.lock = plain_lock();
   result.validity = Milliseconds(2990);
   result.attempts = 1;
-  for (std::size_t i = 0; i < 5; ++i) result.nodes.push_back(granted(i, *configured, 150 + 10 * i));
+  for (std::size_t i = 0; i < 5; ++i)
+    result.nodes.push_back(granted(i, *configured, 150 + 10 * static_cast<std::int64_t>(i)));
   const AcquireRecord record(result, configured);
   const AcquireResult back = record.unpack(*result.lock);
   EXPECT_FALSE(back.error);
