@@ -54,7 +54,7 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
 set(CPACK_DEBIAN_PACKAGE_RELEASE "1")
 
-set(_redlock_deb_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev")
+set(_redlock_deb_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev, libssl-dev")
 find_program(REDLOCK_DPKG_SHLIBDEPS dpkg-shlibdeps)
 mark_as_advanced(REDLOCK_DPKG_SHLIBDEPS)
 if(REDLOCK_DPKG_SHLIBDEPS)
@@ -64,7 +64,7 @@ else()
   # What the tool links dynamically on Debian 12 (bookworm).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6, libstdc++6, libgcc-s1, libuv1, libhiredis0.14, libtomlplusplus3, ${_redlock_deb_dev_depends}")
+    "libc6, libstdc++6, libgcc-s1, libuv1, libhiredis0.14, libtomlplusplus3, libssl3, ${_redlock_deb_dev_depends}")
 endif()
 unset(_redlock_deb_dev_depends)
 # redlock-chaos starts redis-server processes; the library does not need one.

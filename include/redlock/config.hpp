@@ -43,12 +43,40 @@ inline constexpr std::size_t kMaxNodes = 255;
 // bytes: a real file is a few KiB (docs/configuration.md).
 inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
 
+// How a node is reached over TLS (docs/configuration.md, "TLS"). Paths are
+// as written in the quorum file: a relative one is relative to the working
+// directory of the process that loads it.
+struct TlsConfig {
+  // TLS on this node's connection: a `rediss://` address, `tls = true` on
+  // the node, or `tls = true` in the [tls] table.
+  bool enabled = false;
+  // The CA certificates that may sign the node's certificate: a PEM file,
+  // a directory hashed with `openssl rehash`, or neither (the system's
+  // default store).
+  std::string ca_file;
+  std::string ca_dir;
+  // A client certificate and its key, for a node that asks for one
+  // (mutual TLS, `tls-auth-clients yes`). Both or neither.
+  std::string cert_file;
+  std::string key_file;
+  // The name the node's certificate must carry (and the SNI sent). Empty:
+  // the address's host, checked as an IP address when it is one.
+  std::string server_name;
+  // Off only for a test bed: the node's certificate is then not checked at
+  // all, and anyone on the path can read and change the traffic.
+  bool verify = true;
+};
+
 // One Redis master of the quorum.
 struct NodeConfig {
   // Shown in results, errors and metrics. Default: "host:port".
   std::string name;
   std::string host;
   std::uint16_t port = 6379;
+  // A Unix domain socket's path (a `unix:///path` address); when set, host
+  // and port are unused.
+  std::string unix_path;
+  TlsConfig tls;
   // AUTH username (Redis 6 ACL). Empty: AUTH with the password alone.
   std::string username;
   // The password, resolved at load time from `password_env` or from a
@@ -110,6 +138,10 @@ struct LockConfig {
   // Refuse the votes of nodes whose persistence cannot keep fencing
   // promises (anything but appendonly yes + appendfsync always, or unknown).
   bool strict_persistence = false;
+  // Refuse nodes whose password would cross a network in clear text (a
+  // password, no TLS, and an address neither loopback nor a Unix socket)
+  // instead of warning about them.
+  bool strict_transport = false;
   // A release reports as soon as a majority has deleted the lock (no other
   // client is kept from a majority from then on), instead of waiting for
   // every node's answer; the other nodes are still asked, their answers
@@ -170,11 +202,31 @@ struct ConfigResult {
 [[nodiscard]] REDLOCK_API Milliseconds effective_node_timeout(const LockConfig& lock,
                                                               const NodeConfig& node) noexcept;
 
-// A parsed node address: "host:port", "[::1]:port", or
-// "redis://[user[:pass]@]host[:port][/db]".
+// Whether `host` is this machine's loopback: "localhost", 127.0.0.0/8, ::1,
+// or ::ffff:127.x.y.z.
+[[nodiscard]] REDLOCK_API bool is_loopback_host(std::string_view host) noexcept;
+
+// Whether the node's password would cross a network in clear text: it has
+// one, no TLS, and an address that is neither loopback nor a Unix socket.
+// check-config, status and NodeHealth warn of it; lock.strict_transport
+// refuses such a node.
+[[nodiscard]] REDLOCK_API bool password_in_clear(const NodeConfig& node) noexcept;
+
+// What is unsafe about how `node` is reached: "password sent in clear text
+// (no TLS, not a loopback address or a Unix socket)" when
+// password_in_clear(), "TLS certificate not verified (tls_verify = false)"
+// when TLS runs without verification. Empty when nothing is. The words
+// check-config, status and NodeHealth::warnings use.
+[[nodiscard]] REDLOCK_API std::vector<std::string> transport_warnings(const NodeConfig& node);
+
+// A parsed node address: "host:port", "[::1]:port",
+// "redis://[user[:pass]@]host[:port][/db]", the same with rediss:// (TLS),
+// or "unix:///path/to/redis.sock".
 struct ParsedAddress {
   std::string host;
   std::uint16_t port = 6379;
+  std::string unix_path;  // a unix:// address
+  bool tls = false;       // a rediss:// address
   std::string username;
   std::string password;
   std::optional<int> db;

@@ -155,6 +155,10 @@ struct NodeHealth {
   // fail together — the quorum tolerates fewer failures than it seems.
   // Empty otherwise.
   std::string same_server_as;
+  // What is unsafe about how this node is reached, from its configuration:
+  // "password sent in clear text" (password_in_clear()) and "TLS
+  // certificate not verified" (tls_verify = false). Empty when nothing is.
+  std::vector<std::string> warnings;
 };
 
 struct ReleaseResult {

@@ -1,5 +1,6 @@
-// Node addresses: "host[:port]", "[ipv6][:port]" and
-// "redis://[user[:pass]@]host[:port][/db]".
+// Node addresses: "host[:port]", "[ipv6][:port]",
+// "redis://[user[:pass]@]host[:port][/db]", the same with rediss:// for TLS,
+// and "unix:///absolute/path" for a Unix domain socket.
 //
 // Error messages say what was expected and what kind of thing was found,
 // and quote nothing of the text: "redis://alice:s3cret" (a URL whose '@host'
@@ -31,7 +32,10 @@ namespace {
 
 constexpr std::uint16_t kDefaultRedisPort = 6379;
 constexpr std::string_view kAddressForms =
-    "host[:port], [ipv6][:port] or redis://[user[:pass]@]host[:port][/db]";
+    "host[:port], [ipv6][:port], redis[s]://[user[:pass]@]host[:port][/db] or "
+    "unix:///path/to/redis.sock";
+// sockaddr_un's sun_path holds 108 bytes, the terminating zero included.
+constexpr std::size_t kMaxUnixPathBytes = 107;
 
 // Parsing steps return this: empty on success, else what was expected.
 using Problem = std::optional<std::string>;
@@ -209,6 +213,25 @@ Problem parse_redis_url_body(std::string_view body, ParsedAddress& out) {
   return parse_database(body.substr(slash + 1), out);
 }
 
+// The part after "unix://": an absolute path, which names no user, password
+// or database (the quorum file's keys give those).
+Problem parse_unix_path(std::string_view path, ParsedAddress& out) {
+  if (path.empty() || path.front() != '/') {
+    return "expected an absolute path after unix://, e.g. unix:///run/redis/redis.sock";
+  }
+  if (path.size() > kMaxUnixPathBytes) {
+    return "expected a socket path of at most " + std::to_string(kMaxUnixPathBytes) +
+           " bytes (the system's limit), got a longer one";
+  }
+  if (path.find('\0') != std::string_view::npos) {
+    return "expected a socket path without NUL bytes";
+  }
+  if (path.back() == '/') return "expected a socket's path, got a directory's (ending in '/')";
+  out.unix_path = std::string(path);
+  out.port = 0;
+  return std::nullopt;
+}
+
 AddressResult parse_address_or_throw(std::string_view text) {
   ParsedAddress parsed;
   parsed.port = kDefaultRedisPort;
@@ -218,14 +241,15 @@ AddressResult parse_address_or_throw(std::string_view text) {
   } else if (const std::size_t scheme_end = text.find("://");
              scheme_end != std::string_view::npos) {
     const std::string scheme = lowercase(text.substr(0, scheme_end));
-    if (scheme == "redis") {
+    if (scheme == "redis" || scheme == "rediss") {
+      parsed.tls = scheme == "rediss";
       problem = parse_redis_url_body(text.substr(scheme_end + 3), parsed);
-    } else if (scheme == "rediss") {
-      problem = "TLS (rediss://) is not supported; expected redis://";
+    } else if (scheme == "unix") {
+      problem = parse_unix_path(text.substr(scheme_end + 3), parsed);
     } else if (std::all_of(scheme.begin(), scheme.end(), is_ascii_alnum)) {
-      problem = "expected redis://, got the scheme \"" + scheme + "://\"";
+      problem = "expected redis://, rediss:// or unix://, got the scheme \"" + scheme + "://\"";
     } else {
-      problem = "expected redis:// at the start of the address";
+      problem = "expected redis://, rediss:// or unix:// at the start of the address";
     }
   } else if (text.find_first_of("@/") != std::string_view::npos) {
     problem =

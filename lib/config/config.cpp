@@ -47,7 +47,7 @@ constexpr Milliseconds kAutoNodeTimeoutCap{50};
 constexpr Milliseconds kAutoNodeTimeoutFloor{2};
 constexpr int kAutoNodeTimeoutTtlDivisor = 100;
 
-constexpr std::string_view kRootKeys = "[[node]] and [lock]";
+constexpr std::string_view kRootKeys = "[[node]], [lock] and [tls]";
 
 ConfigError error_without_position(std::string_view file, std::string message) {
   return ConfigError{std::string(file), 0, 0, std::move(message)};
@@ -76,7 +76,8 @@ ConfigResult without_exceptions(std::string_view source, Body&& body) {
 namespace detail {
 
 ConfigResult QuorumFileReader::read(const toml::table& root) {
-  if (!read_root(root) || !check_lock_rules() || !check_node_rules() || !resolve_passwords()) {
+  if (!read_root(root) || !check_lock_rules() || !check_node_rules() || !resolve_tls() ||
+      !resolve_passwords() || !check_transport_rules()) {
     return failure(reader_.take_error());
   }
   return ConfigResult{QuorumConfig{std::move(nodes_), lock_, reader_.source()}, {}};
@@ -91,6 +92,8 @@ bool QuorumFileReader::read_root(const toml::table& root) {
       if (!read_nodes(*value)) return false;
     } else if (name == "lock") {
       if (!read_lock(*value)) return false;
+    } else if (name == "tls") {
+      if (!read_tls_table(*value)) return false;
     } else {
       return reader_.fail(key->source(), name,
                           "unknown key; expected only " + std::string(kRootKeys));

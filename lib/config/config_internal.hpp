@@ -40,6 +40,21 @@ inline constexpr IntegerRule kRetryCount{-1, kMaxInt,
 // useful validity.
 inline constexpr NumberRule kDriftFactor{0.0, 0.5, "a number in [0, 0.5)"};
 
+// TLS keys as read from a [[node]] or the [tls] table; unset ones fall back
+// (a node's to the table's, the table's to TlsConfig's defaults).
+struct TlsDraft {
+  std::optional<bool> enabled;
+  std::optional<std::string> ca_file;
+  std::optional<std::string> ca_dir;
+  std::optional<std::string> cert_file;
+  std::optional<std::string> key_file;
+  std::optional<std::string> server_name;
+  std::optional<bool> verify;
+};
+
+// Whether `name` is one of the TLS keys (tls, tls_ca_file, ...).
+[[nodiscard]] bool is_tls_key(std::string_view name) noexcept;
+
 // One [[node]] table while it is being read; the keys that may also come
 // from a redis:// address are kept apart until both are known.
 struct NodeDraft {
@@ -53,6 +68,7 @@ struct NodeDraft {
   std::optional<Milliseconds> timeout;
   int min_replicas = 0;
   std::optional<Milliseconds> replica_timeout;
+  TlsDraft tls;
 };
 
 // A node with the host, port, credentials and database of `address`, named
@@ -116,6 +132,16 @@ class QuorumFileReader {
   [[nodiscard]] std::string describe_lock_setting(std::string_view key, Milliseconds value) const;
   bool check_lock_rules();
 
+  // ---- TLS (config_tls.cpp) ----
+
+  bool read_tls_table(const toml::node& value);
+  bool read_tls_key(const toml::node& value, const std::string& path, std::string_view name,
+                    TlsDraft& draft);
+  bool check_tls_file(const toml::table* table, const std::string& table_path, std::string_view key,
+                      const std::string& file, bool directory);
+  bool resolve_tls();
+  bool check_transport_rules();
+
   // ---- rules across nodes (config_node_rules.cpp) ----
 
   bool check_node_timeout(std::size_t index, std::string_view key,
@@ -126,6 +152,9 @@ class QuorumFileReader {
   ConfigReader reader_;
   std::vector<NodeConfig> nodes_;
   std::vector<const toml::table*> node_tables_;  // parallel to nodes_
+  std::vector<TlsDraft> node_tls_;               // parallel to nodes_
+  TlsDraft tls_defaults_;                        // the [tls] table
+  const toml::table* tls_table_ = nullptr;
   LockConfig lock_;
   const toml::table* lock_table_ = nullptr;
 };

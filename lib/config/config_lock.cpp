@@ -24,6 +24,7 @@ constexpr std::string_view kLockKeys[] = {"ttl_ms",
                                           "max_ttl_ms",
                                           "amnesia_defence",
                                           "strict_persistence",
+                                          "strict_transport",
                                           "release_at_majority"};
 
 }  // namespace
@@ -77,6 +78,7 @@ bool QuorumFileReader::read_lock_key(const toml::key& key, const toml::node& val
   if (name == "strict_persistence") {
     return reader_.read_bool(value, path, lock_.strict_persistence);
   }
+  if (name == "strict_transport") return reader_.read_bool(value, path, lock_.strict_transport);
   if (name == "release_at_majority") {
     return reader_.read_bool(value, path, lock_.release_at_majority);
   }

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "config/config_internal.hpp"
 
@@ -22,6 +23,10 @@ std::string lowercase(std::string_view text) {
 }  // namespace
 
 std::string endpoint_identity(const NodeConfig& node) {
+  // "/run/redis//redis.sock" and "/run/redis/./redis.sock" are one socket.
+  if (!node.unix_path.empty()) {
+    return "unix " + std::filesystem::path(node.unix_path).lexically_normal().string();
+  }
   std::string host = lowercase(node.host);
   // "redis-a." is the fully qualified spelling of "redis-a".
   if (host.size() > 1 && host.back() == '.') host.pop_back();

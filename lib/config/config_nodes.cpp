@@ -9,9 +9,14 @@
 namespace redlock::detail {
 namespace {
 
-constexpr std::string_view kNodeKeys[] = {
-    "address", "name",       "username",     "password_env",
-    "db",      "timeout_ms", "min_replicas", "replica_timeout_ms"};
+constexpr std::string_view kNodeKeys[] = {"address",      "name",
+                                          "username",     "password_env",
+                                          "db",           "timeout_ms",
+                                          "min_replicas", "replica_timeout_ms",
+                                          "tls",          "tls_ca_file",
+                                          "tls_ca_dir",   "tls_cert_file",
+                                          "tls_key_file", "tls_server_name",
+                                          "tls_verify"};
 
 std::string default_node_name(const std::string& host, std::uint16_t port) {
   const bool ipv6 = host.find(':') != std::string::npos;
@@ -29,7 +34,14 @@ bool is_environment_variable_name(std::string_view name) noexcept {
 
 NodeConfig node_from_address(ParsedAddress address) {
   NodeConfig node;
+  if (!address.unix_path.empty()) {
+    node.name = "unix://" + address.unix_path;
+    node.unix_path = std::move(address.unix_path);
+    node.port = 0;
+    return node;
+  }
   node.name = default_node_name(address.host, address.port);
+  node.tls.enabled = address.tls;
   node.host = std::move(address.host);
   node.port = address.port;
   node.username = std::move(address.username);
@@ -97,6 +109,7 @@ bool QuorumFileReader::read_node_key(const toml::key& key, const toml::node& val
   if (name == "replica_timeout_ms") {
     return reader_.read_milliseconds(value, path, kPositiveMilliseconds, draft.replica_timeout);
   }
+  if (is_tls_key(name)) return read_tls_key(value, path, name, draft.tls);
   if (name == "password") {
     return reader_.fail(key.source(), path,
                         "passwords are not read from the file; put the password in an environment "
@@ -176,6 +189,7 @@ bool QuorumFileReader::finish_node(NodeDraft draft) {
   node.replica_timeout = draft.replica_timeout;
   nodes_.push_back(std::move(node));
   node_tables_.push_back(table);
+  node_tls_.push_back(std::move(draft.tls));
   return true;
 }
 

@@ -11,7 +11,7 @@ std::string validate(const QuorumConfig& config) {
   if (config.lock.ttl.count() <= 0) return "ttl must be positive";
   if (config.lock.connect_timeout.count() <= 0) return "connect timeout must be positive";
   for (const NodeConfig& node : config.nodes) {
-    if (node.host.empty()) return "node " + node.name + " has no host";
+    if (node.host.empty() && node.unix_path.empty()) return "node " + node.name + " has no host";
   }
   return {};
 }

@@ -19,6 +19,7 @@
 #include "transport/reply_pool.hpp"
 #include "transport/reply_reader.hpp"
 #include "transport/resp_writer.hpp"
+#include "transport/tls_session.hpp"
 
 namespace redlock::detail {
 
@@ -71,8 +72,16 @@ std::string run_id_in(std::string_view info) {
 
 }  // namespace
 
+// The socket: TCP, or a Unix domain socket's pipe. Both are streams, which
+// is all the connection uses once connected.
 struct NodeConnection::TcpHolder {
-  uv_tcp_t tcp{};
+  union {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  };
+  bool is_pipe = false;
+  [[nodiscard]] uv_stream_t* stream() noexcept { return reinterpret_cast<uv_stream_t*>(&tcp); }
+  [[nodiscard]] uv_handle_t* handle() noexcept { return reinterpret_cast<uv_handle_t*>(&tcp); }
   NodeConnection* owner = nullptr;  // null once the connection let go of it
   LoopContext* loop = nullptr;
   std::uint64_t generation = 0;
@@ -120,6 +129,10 @@ void NodeConnection::start() {
   last_error_.clear();
   addresses_.clear();
   next_address_ = 0;
+  if (!node_.unix_path.empty()) {
+    connect_next();
+    return;
+  }
   sockaddr_storage address{};
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
   auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
@@ -183,7 +196,9 @@ void NodeConnection::begin_resolve() {
 
 void NodeConnection::connect_next() {
   const bool first = next_address_ == 0;
-  const sockaddr_storage& address = addresses_[next_address_++];
+  const bool unix_socket = !node_.unix_path.empty();
+  const sockaddr_storage* address = unix_socket ? nullptr : &addresses_[next_address_];
+  ++next_address_;
   state_ = State::connecting;
   if (first) {
     // One deadline for every address tried, and for the handshake.
@@ -195,28 +210,40 @@ void NodeConnection::connect_next() {
       const std::uint64_t generation = generation_;
       read_arrived();
       if (generation != generation_ || state_ == State::ready) return;
-      reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms");
+      const char* during = state_ != State::handshaking   ? ""
+                           : tls_ && !tls_->established() ? " (in the TLS handshake)"
+                                                          : " (in the session set-up)";
+      reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms" + during);
     });
   }
   tcp_ = new TcpHolder{};
   tcp_->owner = this;
   tcp_->loop = &loop_;
   tcp_->generation = generation_;
+  tcp_->is_pipe = unix_socket;
+  const auto on_connect = [](uv_connect_t* req, int status) {
+    auto* holder = static_cast<TcpHolder*>(req->handle->data);
+    delete reinterpret_cast<ConnectRequest*>(req);
+    if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
+      holder->owner->on_connected(status);
+    }
+  };
+  auto* request = new ConnectRequest{};
+  if (unix_socket) {
+    uv_pipe_init(loop_.loop(), &tcp_->pipe, 0);
+    tcp_->pipe.data = tcp_;
+    loop_.handle_opened();
+    // Reports a failure through the callback too.
+    uv_pipe_connect(&request->req, &tcp_->pipe, node_.unix_path.c_str(), on_connect);
+    return;
+  }
   uv_tcp_init(loop_.loop(), &tcp_->tcp);
   tcp_->tcp.data = tcp_;
   loop_.handle_opened();
   uv_tcp_nodelay(&tcp_->tcp, 1);
 
-  auto* request = new ConnectRequest{};
-  const int rc = uv_tcp_connect(
-      &request->req, &tcp_->tcp, reinterpret_cast<const sockaddr*>(&address),
-      [](uv_connect_t* req, int status) {
-        auto* holder = static_cast<TcpHolder*>(req->handle->data);
-        delete reinterpret_cast<ConnectRequest*>(req);
-        if (holder->owner != nullptr && holder->generation == holder->owner->generation_) {
-          holder->owner->on_connected(status);
-        }
-      });
+  const int rc = uv_tcp_connect(&request->req, &tcp_->tcp,
+                                reinterpret_cast<const sockaddr*>(address), on_connect);
   if (rc < 0) {
     delete request;
     on_connected(rc);
@@ -239,9 +266,28 @@ void NodeConnection::on_connected(int status) {
   state_ = State::handshaking;
   // An idle connection (a subscriber's, a quiet client's) to a host that
   // vanished is noticed by the kernel's probes; one in use by stall_limit().
-  (void)uv_tcp_keepalive(&tcp_->tcp, 1, kKeepAliveSeconds);
+  if (!tcp_->is_pipe) (void)uv_tcp_keepalive(&tcp_->tcp, 1, kKeepAliveSeconds);
+  plain_seen_ = false;
+  tls_.reset();
+  tls_out_.clear();
+  if (node_.tls.enabled) {
+    // Built for each connection, so certificate files replaced on disk take
+    // effect at the next connect.
+    std::string error;
+    std::shared_ptr<TlsClientContext> context = TlsClientContext::create(node_.tls, error);
+    if (!context) {
+      reset(error);
+      return;
+    }
+    tls_ = std::make_unique<TlsSession>(
+        std::move(context), node_.tls.server_name.empty() ? node_.host : node_.tls.server_name);
+    if (!tls_->valid() || !tls_->start(tls_out_)) {
+      reset(tls_->error());
+      return;
+    }
+  }
   const int rc = uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&tcp_->tcp),
+      tcp_->stream(),
       [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
         auto* holder = static_cast<TcpHolder*>(handle->data);
         buf->base = holder->read_buffer.data();
@@ -344,23 +390,33 @@ void NodeConnection::flush() {
 
 void NodeConnection::start_write() {
   emit_pending();
-  if (write_in_flight_ || outbuf_.empty()) return;
   if (state_ != State::handshaking && state_ != State::ready) return;
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_->tcp);
+  // Over TLS the plaintext waits for the TLS handshake, then goes out
+  // encrypted; the output buffer keeps coalescing requests either way.
+  if (tls_ && tls_->established() && !outbuf_.empty()) {
+    if (!tls_->encrypt(outbuf_, tls_out_)) {
+      reset(tls_->error());
+      return;
+    }
+    outbuf_.clear();
+  }
+  std::string& wire = tls_ ? tls_out_ : outbuf_;
+  if (write_in_flight_ || wire.empty()) return;
+  auto* stream = tcp_->stream();
   // Try the write at once: on an idle socket it completes without a
   // write request, a callback or an extra poll registration.
-  uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+  uv_buf_t buf = uv_buf_init(wire.data(), static_cast<unsigned>(wire.size()));
   const int written = uv_try_write(stream, &buf, 1);
   if (written < 0 && written != UV_EAGAIN) {
     reset(uv_error_text("write", written));
     return;
   }
-  if (written > 0) outbuf_.erase(0, static_cast<std::size_t>(written));
-  if (outbuf_.empty()) return;
+  if (written > 0) wire.erase(0, static_cast<std::size_t>(written));
+  if (wire.empty()) return;
 
   auto* request = new WriteRequest{};
-  request->data = std::move(outbuf_);
-  outbuf_.clear();
+  request->data = std::move(wire);
+  wire.clear();
   request->generation = generation_;
   request->req.data = this;
   buf = uv_buf_init(request->data.data(), static_cast<unsigned>(request->data.size()));
@@ -388,11 +444,54 @@ void NodeConnection::start_write() {
 void NodeConnection::on_read(ssize_t nread, const char* data) {
   if (nread == 0) return;
   if (nread < 0) {
-    reset(nread == UV_EOF ? std::string("connection closed by the node")
-                          : uv_error_text("read", static_cast<int>(nread)));
+    std::string why = nread == UV_EOF ? std::string("connection closed by the node")
+                                      : uv_error_text("read", static_cast<int>(nread));
+    // A TLS server drops a plaintext session without a word.
+    if (!tls_ && !plain_seen_ && state_ == State::handshaking) {
+      why += " before answering (does it serve TLS here? use rediss:// or tls = true)";
+    } else if (tls_ && !tls_->established()) {
+      why += " in the TLS handshake";
+    }
+    reset(std::move(why));
     return;
   }
-  if (!reader_->feed(data, static_cast<std::size_t>(nread))) {
+  if (!tls_) {
+    // The first byte of a TLS record (handshake 0x16, alert 0x15) is never
+    // the first byte of a RESP reply.
+    if (!plain_seen_ && (data[0] == 0x15 || data[0] == 0x16)) {
+      reset("the node answered in TLS: use rediss:// or tls = true");
+      return;
+    }
+    plain_seen_ = true;
+    on_plaintext(data, static_cast<std::size_t>(nread));
+    return;
+  }
+  const bool was_established = tls_->established();
+  if (!tls_->receive(data, static_cast<std::size_t>(nread), tls_out_)) {
+    reset(tls_->error());
+    return;
+  }
+  const std::uint64_t generation = generation_;
+  // Handshake messages to send, and once it is done, what waited for it.
+  if (!tls_out_.empty() || (!was_established && tls_->established())) start_write();
+  if (generation != generation_) return;
+  // The read buffer's bytes are in the session now: it takes the plaintext.
+  char* buffer = tcp_->read_buffer.data();
+  const std::size_t size = tcp_->read_buffer.size();
+  for (;;) {
+    const long got = tls_->read(buffer, size);
+    if (got < 0) {
+      reset(tls_->error());
+      return;
+    }
+    if (got == 0) return;
+    on_plaintext(buffer, static_cast<std::size_t>(got));
+    if (generation != generation_) return;
+  }
+}
+
+void NodeConnection::on_plaintext(const char* data, std::size_t size) {
+  if (!reader_->feed(data, size)) {
     reset("protocol error: " + std::string(reader_->error()));
     return;
   }
@@ -625,7 +724,7 @@ void NodeConnection::arm_deadline() {
 void NodeConnection::read_arrived() {
   if (tcp_ == nullptr || (state_ != State::handshaking && state_ != State::ready)) return;
   uv_os_fd_t fd = -1;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_->tcp), &fd) != 0) return;
+  if (uv_fileno(tcp_->handle(), &fd) != 0) return;
   const std::uint64_t generation = generation_;
   // Bounded: a node that never stops sending is the reader's budget's to
   // stop, and the loop's to go on with meanwhile.
@@ -739,6 +838,8 @@ void NodeConnection::reset(std::string why) {
   recheck_timer_ = TimerQueue::kNone;
   close_socket();
   reader_.reset();
+  tls_.reset();
+  tls_out_.clear();
   outbuf_.clear();
   pending_count_ = 0;
   write_in_flight_ = false;
@@ -758,7 +859,7 @@ void NodeConnection::close_socket() {
   if (tcp_ == nullptr) return;
   TcpHolder* holder = std::exchange(tcp_, nullptr);
   holder->owner = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&holder->tcp), [](uv_handle_t* handle) {
+  uv_close(holder->handle(), [](uv_handle_t* handle) {
     auto* closing = static_cast<TcpHolder*>(handle->data);
     LoopContext* loop = closing->loop;
     delete closing;
@@ -825,6 +926,7 @@ NodeHealth NodeConnection::health() const {
   health.persistence = persistence();
   health.last_error = last_error_;
   health.run_id = state_ == State::ready ? run_id_ : std::string();
+  health.warnings = transport_warnings(node_);
   return health;
 }
 
@@ -832,10 +934,14 @@ void NodeConnection::close() {
   if (state_ == State::closed) return;
   if (state_ == State::ready || state_ == State::handshaking) {
     emit_pending();
-    if (!write_in_flight_ && !outbuf_.empty()) {
+    if (tls_ && tls_->established() && !outbuf_.empty() && tls_->encrypt(outbuf_, tls_out_)) {
+      outbuf_.clear();
+    }
+    std::string& wire = tls_ ? tls_out_ : outbuf_;
+    if (!write_in_flight_ && !wire.empty()) {
       // Releases issued just before closing deserve one chance to leave.
-      uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
-      (void)uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_->tcp), &buf, 1);
+      uv_buf_t buf = uv_buf_init(wire.data(), static_cast<unsigned>(wire.size()));
+      (void)uv_try_write(tcp_->stream(), &buf, 1);
     }
   }
   state_ = State::closed;

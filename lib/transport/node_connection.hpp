@@ -1,11 +1,11 @@
 // The transport to one Redis node, on the client's libuv loop.
 //
-// It owns its uv_tcp_t and uses hiredis only as the reply parser
-// (redisReader); commands are encoded by resp_writer into one buffer per
-// node, written once per loop turn (LoopTurn). Redis answers a connection's
-// commands in order, so replies are matched to requests by position in a
-// FIFO of slots; a request that timed out keeps its slot, and its reply,
-// when it comes, is handed to the sink marked `late`.
+// It owns its socket (TCP, or a Unix domain socket's pipe), optionally with
+// TLS between the socket and the reader (tls_session.hpp), and uses hiredis only as the reply
+// parser (redisReader); commands are encoded by resp_writer into one buffer per node, written once
+// per loop turn (LoopTurn). Redis answers a connection's commands in order, so replies are matched
+// to requests by position in a FIFO of slots; a request that timed out keeps its slot, and its
+// reply, when it comes, is handed to the sink marked `late`.
 //
 // Requests are never answered from inside send(): a request that cannot be
 // sent (node unreachable) is failed from a posted task.
@@ -37,6 +37,7 @@ namespace redlock::detail {
 
 class LoopContext;
 class ReplyReader;
+class TlsSession;
 
 struct NodeResponse {
   enum class Kind { reply, timeout, unreachable };
@@ -275,6 +276,8 @@ class NodeConnection final : public Flushable {
   void on_connected(int status);
   void queue_handshake();
   void on_read(ssize_t nread, const char* data);
+  // What the node said, decrypted when the session is TLS.
+  void on_plaintext(const char* data, std::size_t size);
   // Reads, without waiting, what the node has sent and the loop has not
   // polled for yet (see on_deadline).
   void read_arrived();
@@ -398,6 +401,14 @@ class NodeConnection final : public Flushable {
   std::vector<sockaddr_storage> addresses_;
   std::size_t next_address_ = 0;
   std::unique_ptr<ReplyReader> reader_;
+  // The TLS session on the current socket (null without TLS), and the
+  // ciphertext waiting to be written: over TLS, outbuf_ holds plaintext
+  // until it is encrypted into tls_out_ at the write.
+  std::unique_ptr<TlsSession> tls_;
+  std::string tls_out_;
+  // Whether the node has sent plaintext on this socket (a plain session's
+  // first byte tells a TLS server from a Redis one).
+  bool plain_seen_ = false;
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   std::size_t handshake_pending_ = 0;

@@ -89,7 +89,7 @@ endforeach()
 # The tool's shared libraries, then what the development files need.
 foreach(expected
     "^libc6$" "^libstdc\\+\\+6$" "^libuv1$" "^libhiredis[0-9.]+$" "^libtomlplusplus[0-9]+$"
-    "^libuv1-dev$" "^libhiredis-dev$" "^libtomlplusplus-dev$")
+    "^libssl3$" "^libuv1-dev$" "^libhiredis-dev$" "^libtomlplusplus-dev$" "^libssl-dev$")
   set(found OFF)
   foreach(name IN LISTS depend_names)
     if(name MATCHES "${expected}")

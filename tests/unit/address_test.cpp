@@ -96,8 +96,9 @@ INSTANTIATE_TEST_SUITE_P(
     Garbage, RejectedAddress,
     testing::Values(
         RejectedCase{"Empty", "",
-                     "expected an address (host[:port], [ipv6][:port] or "
-                     "redis://[user[:pass]@]host[:port][/db]), got an empty string"},
+                     "expected an address (host[:port], [ipv6][:port], "
+                     "redis[s]://[user[:pass]@]host[:port][/db] or unix:///path/to/redis.sock), "
+                     "got an empty string"},
         RejectedCase{"PortZero", "h:0", "expected a port in 1..65535, got a number outside it"},
         RejectedCase{"PortTooLarge", "h:65536",
                      "expected a port in 1..65535, got a number outside it"},
@@ -131,9 +132,19 @@ INSTANTIATE_TEST_SUITE_P(
         RejectedCase{"DbWithoutScheme", "h:1/2",
                      "a user, password or database needs the URL form "
                      "redis://[user[:pass]@]host[:port][/db]"},
-        RejectedCase{"OtherScheme", "http://h:1", "expected redis://, got the scheme \"http://\""},
-        RejectedCase{"TlsScheme", "rediss://h:1",
-                     "TLS (rediss://) is not supported; expected redis://"},
+        RejectedCase{"OtherScheme", "http://h:1",
+                     "expected redis://, rediss:// or unix://, got the scheme \"http://\""},
+        RejectedCase{"UnixRelativePath", "unix://redis.sock",
+                     "expected an absolute path after unix://, e.g. "
+                     "unix:///run/redis/redis.sock"},
+        RejectedCase{"UnixEmptyPath", "unix://",
+                     "expected an absolute path after unix://, e.g. "
+                     "unix:///run/redis/redis.sock"},
+        RejectedCase{"UnixDirectory", "unix:///run/redis/",
+                     "expected a socket's path, got a directory's (ending in '/')"},
+        RejectedCase{"UnixPathTooLong", "unix:///" + std::string(107, 'a'),
+                     "expected a socket path of at most 107 bytes (the system's limit), got a "
+                     "longer one"},
         RejectedCase{"UrlWithoutHost", "redis://",
                      "expected a host name or IP address, got an "
                      "empty host"},
@@ -146,7 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
         RejectedCase{"UrlQueryString", "redis://h/0?timeout=1",
                      "expected a database number (0, 1, ...) after '/'"},
         RejectedCase{"SchemeThatIsNoScheme", "u:p w://h",
-                     "expected redis:// at the start of the "
+                     "expected redis://, rediss:// or unix:// at the start of the "
                      "address"},
         RejectedCase{"UrlBadEscape", "redis://u:p%zz@h",
                      "expected %XX escapes (two hex digits) in the URL's user and password"},
@@ -175,6 +186,30 @@ INSTANTIATE_TEST_SUITE_P(
 
 // A message may be logged, so it never quotes the credentials of a URL, nor
 // any part of an address that could be them.
+TEST(ParseAddress, RedissIsTheUrlFormWithTls) {
+  const AddressResult plain = parse_address("redis://u:pw@h:7000/2");
+  const AddressResult tls = parse_address("rediss://u:pw@h:7000/2");
+  ASSERT_TRUE(plain.address && tls.address) << plain.error << tls.error;
+  EXPECT_FALSE(plain.address->tls);
+  EXPECT_TRUE(tls.address->tls);
+  EXPECT_EQ(tls.address->host, "h");
+  EXPECT_EQ(tls.address->port, 7000);
+  EXPECT_EQ(tls.address->username, "u");
+  EXPECT_EQ(tls.address->password, "pw");
+  EXPECT_EQ(tls.address->db, 2);
+  EXPECT_TRUE(parse_address("REDISS://h").address->tls);
+}
+
+TEST(ParseAddress, UnixSocketPath) {
+  const AddressResult result = parse_address("unix:///run/redis/redis.sock");
+  ASSERT_TRUE(result.address) << result.error;
+  EXPECT_EQ(result.address->unix_path, "/run/redis/redis.sock");
+  EXPECT_TRUE(result.address->host.empty());
+  EXPECT_FALSE(result.address->tls);
+  // The longest path sockaddr_un holds.
+  EXPECT_TRUE(parse_address("unix:///" + std::string(106, 'a')).address);
+}
+
 TEST(ParseAddress, NeverQuotesAPassword) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"redis://u:secret@h:x", "secret"},

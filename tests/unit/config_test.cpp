@@ -520,7 +520,7 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Document, ParseConfigError,
     testing::Values(ErrorCase{"UnknownTopLevelKey", kOneNode + "[metrics]\nport = 9100\n", 3, 2,
-                              "metrics: unknown key; expected only [[node]] and [lock]"},
+                              "metrics: unknown key; expected only [[node]], [lock] and [tls]"},
                     ErrorCase{"UnclosedTableHeader", "[[node]\naddress = \"a:1\"\n", 1, 8,
                               "invalid TOML: ..."},
                     ErrorCase{"KeyWrittenTwice", kLock + "ttl_ms = 5\nttl_ms = 6\n", 5, 10,
@@ -722,7 +722,7 @@ TEST(ParseConfig, BoundsNestingBeforeTomlParsesIt) {
   // At the bound itself toml++ reads the file (and the schema refuses it).
   const ConfigResult at_bound = parse_config("[" + repeated("a", 32, ".") + "]\n", kSource);
   ASSERT_FALSE(at_bound.ok());
-  EXPECT_EQ(at_bound.error.message, "a: unknown key; expected only [[node]] and [lock]");
+  EXPECT_EQ(at_bound.error.message, "a: unknown key; expected only [[node]], [lock] and [tls]");
 }
 
 // toml++ 3.3.0 looks such characters up in tables that end in undefined
