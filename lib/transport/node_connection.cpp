@@ -210,9 +210,11 @@ void NodeConnection::connect_next() {
       const std::uint64_t generation = generation_;
       read_arrived();
       if (generation != generation_ || state_ == State::ready) return;
-      const char* during = state_ != State::handshaking   ? ""
-                           : tls_ && !tls_->established() ? " (in the TLS handshake)"
-                                                          : " (in the session set-up)";
+      const char* during = state_ != State::handshaking ? ""
+                           : tls_ && !tls_->established()
+                               ? " (in the TLS handshake: no answer to it; is the node serving "
+                                 "plain TCP here, not TLS?)"
+                               : " (in the session set-up)";
       reset("connect timeout after " + number_text(connect_timeout_.count()) + " ms" + during);
     });
   }

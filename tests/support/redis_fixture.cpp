@@ -99,6 +99,7 @@ std::string redis_server_binary() {
 }
 
 std::vector<std::string> command_line(const RedisServerOptions& options, std::uint16_t port,
+                                      std::uint16_t tls_port,
                                       const std::filesystem::path& directory,
                                       const std::filesystem::path& log) {
   std::vector<std::string> args{redis_server_binary(), "--port", std::to_string(port), "--bind",
@@ -121,6 +122,16 @@ std::vector<std::string> command_line(const RedisServerOptions& options, std::ui
   }
   if (options.master_port) {
     args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(*options.master_port)});
+  }
+  if (options.tls) {
+    args.insert(args.end(), {"--tls-port", std::to_string(tls_port), "--tls-cert-file",
+                             options.tls->cert_file, "--tls-key-file", options.tls->key_file,
+                             "--tls-ca-cert-file", options.tls->ca_file, "--tls-auth-clients",
+                             options.tls->auth_clients ? "yes" : "no"});
+  }
+  if (options.unix_socket) {
+    args.insert(args.end(),
+                {"--unixsocket", (directory / "redis.sock").string(), "--unixsocketperm", "700"});
   }
   args.insert(args.end(), options.extra_arguments.begin(), options.extra_arguments.end());
   return args;
@@ -224,6 +235,10 @@ RedisServer::~RedisServer() {
 
 std::string RedisServer::address() const { return "127.0.0.1:" + std::to_string(port_); }
 
+std::string RedisServer::tls_address() const {
+  return "rediss://127.0.0.1:" + std::to_string(tls_port_);
+}
+
 std::filesystem::path RedisServer::log_path() const { return directory_ / "redis.log"; }
 
 std::string RedisServer::log_tail(std::size_t max_bytes) const {
@@ -242,6 +257,11 @@ RedisProbe RedisServer::probe(milliseconds timeout) const { return RedisProbe(po
 void RedisServer::start_on_free_port() {
   for (int attempt = 1;; ++attempt) {
     port_ = pick_free_port();
+    if (options_.tls) {
+      do {
+        tls_port_ = pick_free_port();
+      } while (tls_port_ == port_);
+    }
     if (start_on_current_port() == StartResult::ready) return;
     if (attempt == kPortAttempts) {
       throw RedisServerError("redis-server lost the race for a free port " +
@@ -283,7 +303,7 @@ RedisServer::StartResult RedisServer::start_on_current_port() {
 }
 
 void RedisServer::spawn() {
-  std::vector<std::string> args = command_line(options_, port_, directory_, log_path());
+  std::vector<std::string> args = command_line(options_, port_, tls_port_, directory_, log_path());
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());

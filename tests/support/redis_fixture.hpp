@@ -43,12 +43,27 @@ enum class Persistence {
   aof_always,    // AOF, fsync on every write: a kill9() loses nothing acked.
 };
 
+// A node that also serves TLS, on a second port (RedisServer::tls_port()):
+// its certificate, key, and the CA it checks client certificates against.
+struct TlsServerOptions {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  // tls-auth-clients: refuse clients without a certificate the CA signed.
+  bool auth_clients = false;
+};
+
 struct RedisServerOptions {
   // Default: no persistence.
   Persistence persistence = Persistence::none;
   // When set, the node starts as a replica of 127.0.0.1:master_port.
   // Default: an independent master.
   std::optional<std::uint16_t> master_port;
+  // Also serve TLS with these files. The plain port stays open for the
+  // fixture's own probes. Default: no TLS.
+  std::optional<TlsServerOptions> tls;
+  // Also listen on a Unix socket in the node's directory (unix_path()).
+  bool unix_socket = false;
   // Appended to the command line, e.g. {"--requirepass", "secret"}.
   std::vector<std::string> extra_arguments;
   // "NAME=value" entries set in the server's environment on top of the
@@ -102,6 +117,12 @@ class RedisServer {
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   // "127.0.0.1:<port>", the form the quorum file uses.
   [[nodiscard]] std::string address() const;
+  // With options.tls: the TLS port, and "rediss://127.0.0.1:<tls port>".
+  [[nodiscard]] std::uint16_t tls_port() const noexcept { return tls_port_; }
+  [[nodiscard]] std::string tls_address() const;
+  // With options.unix_socket: the socket's path, and "unix://<path>".
+  [[nodiscard]] std::filesystem::path unix_path() const { return directory_ / "redis.sock"; }
+  [[nodiscard]] std::string unix_address() const { return "unix://" + unix_path().string(); }
   // The process id; -1 after stop(), kill9(), or once running() saw it exit.
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   [[nodiscard]] const std::filesystem::path& directory() const noexcept { return directory_; }
@@ -140,6 +161,7 @@ class RedisServer {
   RedisServerOptions options_;
   std::filesystem::path directory_;
   std::uint16_t port_ = 0;
+  std::uint16_t tls_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   std::chrono::steady_clock::time_point stop_deadline_;
