@@ -207,8 +207,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{HostileMode::endless_error, "protocol error: reply larger than 1 MiB"},
         ErrorCase{HostileMode::endless_bulk, "protocol error: reply larger than 1 MiB"},
         // The handshake is never answered, or not in time.
-        ErrorCase{HostileMode::silent, "connect timeout after 200 ms", milliseconds(200)},
-        ErrorCase{HostileMode::slow, "connect timeout after 200 ms", milliseconds(200)}),
+        ErrorCase{HostileMode::silent, "connect timeout after 200 ms (in the session set-up)",
+                  milliseconds(200)},
+        ErrorCase{HostileMode::slow, "connect timeout after 200 ms (in the session set-up)",
+                  milliseconds(200)}),
     [](const auto& error_case) { return std::string(hostile_mode_name(error_case.param.mode)); });
 
 INSTANTIATE_TEST_SUITE_P(Modes, HostileNodeAmongReal,

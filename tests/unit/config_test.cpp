@@ -409,7 +409,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "lock.colour: unknown key; expected one of ttl_ms, drift_factor, drift_ms, "
                   "min_validity_ms, node_timeout_ms, connect_timeout_ms, retry_count, "
                   "retry_delay_ms, key_prefix, fenced, fair, reconnect_min_ms, reconnect_max_ms, "
-                  "max_ttl_ms, amnesia_defence, strict_persistence, release_at_majority"},
+                  "max_ttl_ms, amnesia_defence, strict_persistence, strict_transport, "
+                  "release_at_majority"},
         ErrorCase{"UnknownSubtable", kOneNode + "[lock.metrics]\nenabled = true\n", 3, 7,
                   "lock.metrics: unknown key; expected one of ..."},
         ErrorCase{"FirstErrorInFileOrderWins", kLock + "ttl_ms = \"x\"\nfenced = 1\n", 4, 10,
@@ -443,7 +444,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "node[0].adress: unknown key; did you mean address?"},
         ErrorCase{"UnknownKey", kOneNode + "weight = 2\n", 3, 1,
                   "node[0].weight: unknown key; expected one of address, name, username, "
-                  "password_env, db, timeout_ms, min_replicas, replica_timeout_ms"},
+                  "password_env, db, timeout_ms, min_replicas, replica_timeout_ms, tls, "
+                  "tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name, "
+                  "tls_verify"},
         ErrorCase{"PasswordWrittenInTheFile", kOneNode + "password = \"x\"\n", 3, 1,
                   "node[0].password: passwords are not read from the file; put the password in "
                   "an environment variable and name that variable in password_env"},

@@ -12,12 +12,33 @@ namespace {
 
 std::string ms(Milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
 
+std::string tls_text(const TlsConfig& tls) {
+  std::string text = ", TLS";
+  if (!tls.verify) return text + " without certificate verification";
+  text += " verified against ";
+  if (!tls.ca_file.empty()) {
+    text += printable(tls.ca_file);
+    if (!tls.ca_dir.empty()) text += " and " + printable(tls.ca_dir);
+  } else if (!tls.ca_dir.empty()) {
+    text += printable(tls.ca_dir);
+  } else {
+    text += "the system's CA store";
+  }
+  if (!tls.server_name.empty()) text += " as " + printable(tls.server_name);
+  if (!tls.cert_file.empty()) text += ", client certificate " + printable(tls.cert_file);
+  return text;
+}
+
 std::string node_line(const QuorumConfig& config, const NodeConfig& node) {
   const bool ipv6 = node.host.find(':') != std::string::npos;
+  const bool unix_socket = !node.unix_path.empty();
   const std::string address =
-      (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
-  std::string line = "  " + address;
+      unix_socket ? "unix://" + node.unix_path
+                  : (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
+  // A path is anyone's bytes: quoted.
+  std::string line = "  " + (unix_socket ? printable(address) : address);
   if (node.name != address) line += " (" + printable(node.name) + ")";
+  if (node.tls.enabled) line += tls_text(node.tls);
   if (!node.username.empty()) line += ", user " + printable(node.username);
   if (!node.password_env.empty()) {
     line += ", password from $" + node.password_env;
@@ -42,6 +63,12 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
          std::to_string(quorum) + " (tolerates " + std::to_string(count - quorum) +
          " unavailable)\n";
   for (const NodeConfig& node : config.nodes) out += node_line(config, node);
+  std::string warnings;
+  for (const NodeConfig& node : config.nodes) {
+    for (const std::string& warning : transport_warnings(node)) {
+      warnings += "\nwarning: node " + printable(node.name) + ": " + warning;
+    }
+  }
   out += "lock: ttl " + ms(lock.ttl) + ", drift " + ms(drift) + ", node timeout " +
          (lock.node_timeout.count() == 0 ? "automatic" : ms(lock.node_timeout)) +
          ", connect timeout " + ms(lock.connect_timeout) + ", min validity " +
@@ -52,7 +79,8 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
          ", mean delay " + ms(lock.retry_delay) + " (full jitter); fenced " +
          (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix) + "\n";
   out += std::string("nodes: amnesia defence ") + (lock.amnesia_defence ? "on" : "off") +
-         ", strict persistence " + (lock.strict_persistence ? "on" : "off") + "; release ends " +
+         ", strict persistence " + (lock.strict_persistence ? "on" : "off") +
+         (lock.strict_transport ? ", strict transport on" : "") + "; release ends " +
          (lock.release_at_majority ? "at a majority" : "when every node answered");
   if (count == 1) {
     out +=
@@ -64,7 +92,7 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
     out += "\nnote: " + std::to_string(count) + " nodes tolerate no more failures than " +
            std::to_string(count - 1) + "; an odd count gives more per node";
   }
-  return out;
+  return out + warnings;
 }
 
 }  // namespace

@@ -8,12 +8,15 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "scripts/scripts.hpp"
 #include "transport/reply_reader.hpp"
+#include "transport/resp_writer.hpp"
+#include "transport/tls_session.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -35,6 +38,7 @@ timeval to_timeval(Milliseconds duration) {
 }
 
 std::string address_of(const NodeConfig& node) {
+  if (!node.unix_path.empty()) return "unix://" + node.unix_path;
   const bool ipv6 = node.host.find(':') != std::string::npos;
   return (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
 }
@@ -48,6 +52,9 @@ std::string timed_out(Milliseconds budget) {
 // byte a second, or streams an endless line or bulk string, costs no more
 // than the probe's budget in time and about the limit in memory. The first
 // failure is kept and ends the session: later commands are not sent.
+//
+// hiredis connects (TCP or a Unix socket) and parses; the session writes
+// and reads the socket itself, through TLS when the node asks for it.
 class Session {
  public:
   Session(redisContext* context, SteadyClock::time_point deadline, Milliseconds budget)
@@ -55,25 +62,32 @@ class Session {
 
   [[nodiscard]] const std::string& failure() const noexcept { return failure_; }
 
+  // Runs the TLS handshake on the connected socket; false (failure()) when
+  // it fails or the deadline passes first.
+  bool start_tls(const NodeConfig& node) {
+    std::string error;
+    std::shared_ptr<detail::TlsClientContext> context =
+        detail::TlsClientContext::create(node.tls, error);
+    if (!context) return failed("connect", error);
+    tls_ = std::make_unique<detail::TlsSession>(
+        std::move(context), node.tls.server_name.empty() ? node.host : node.tls.server_name);
+    std::string hello;
+    if (!tls_->valid() || !tls_->start(hello)) return failed("connect", tls_->error());
+    if (!send_all(hello, "connect", true)) return false;
+    while (!tls_->established()) {
+      if (!receive("connect")) return false;
+    }
+    return true;
+  }
+
   // The reply, or nullptr once the session has failed ("WHAT: why").
   ReplyPtr command(const std::vector<std::string>& words) {
     if (!failure_.empty()) return nullptr;
     const std::string& what = words.front();
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const std::string& word : words) {
-      argv.push_back(word.data());
-      lengths.push_back(word.size());
-    }
-    if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), argv.data(),
-                               lengths.data()) != REDIS_OK) {
-      return fail(what, "cannot allocate the command");
-    }
-    int written = 0;
-    while (written == 0) {
-      if (!wait_for(POLLOUT, what)) return nullptr;
-      if (redisBufferWrite(context_, &written) != REDIS_OK) return fail(what, io_error());
-    }
+    std::string encoded;
+    detail::append_array_header(encoded, words.size());
+    for (const std::string& word : words) detail::append_bulk(encoded, word);
+    if (!send_all(encoded, what)) return nullptr;
     std::size_t received = 0;
     for (;;) {
       void* reply = nullptr;
@@ -88,18 +102,9 @@ class Session {
         return fail(what,
                     "protocol error: reply larger than " + detail::byte_size_text(kMaxReplyBytes));
       }
-      if (!wait_for(POLLIN, what)) return nullptr;
-      char buffer[16384];
-      const ssize_t count = ::recv(context_->fd, buffer, sizeof buffer, MSG_DONTWAIT);
-      if (count == 0) return fail(what, "the node closed the connection");
-      if (count < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-        return fail(what, std::generic_category().message(errno));
-      }
-      received += static_cast<std::size_t>(count);
-      if (redisReaderFeed(context_->reader, buffer, static_cast<std::size_t>(count)) != REDIS_OK) {
-        return fail(what, "cannot allocate the reply");
-      }
+      const std::optional<std::size_t> got = receive(what);
+      if (!got) return nullptr;
+      received += *got;
     }
   }
 
@@ -108,9 +113,81 @@ class Session {
     failure_ = what + ": " + why;
     return nullptr;
   }
+  bool failed(const std::string& what, const std::string& why) {
+    failure_ = what + ": " + why;
+    return false;
+  }
 
-  std::string io_error() const {
-    return context_->errstr[0] != '\0' ? std::string(context_->errstr) : std::string("I/O error");
+  // Writes `plain` whole (encrypted first over TLS, unless it is the TLS
+  // session's own output already).
+  bool send_all(std::string plain, const std::string& what, bool encrypted = false) {
+    std::string ciphertext;
+    if (tls_ && !encrypted) {
+      if (!tls_->encrypt(plain, ciphertext)) return failed(what, tls_->error());
+      plain.swap(ciphertext);
+    }
+    std::string_view left = plain;
+    while (!left.empty()) {
+      if (!wait_for(POLLOUT, what)) return false;
+      const ssize_t sent =
+          ::send(context_->fd, left.data(), left.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        return failed(what, std::generic_category().message(errno));
+      }
+      left.remove_prefix(static_cast<std::size_t>(sent));
+    }
+    return true;
+  }
+
+  // Reads once, when the socket has something, and feeds the reader (or,
+  // over TLS, the session, whose plaintext goes to the reader): the bytes
+  // read, or nullopt on failure.
+  std::optional<std::size_t> receive(const std::string& what) {
+    if (!wait_for(POLLIN, what)) return std::nullopt;
+    char buffer[16384];
+    const ssize_t count = ::recv(context_->fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (count == 0) {
+      (void)failed(what, "the node closed the connection");
+      return std::nullopt;
+    }
+    if (count < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+      {
+        (void)failed(what, std::generic_category().message(errno));
+        return std::nullopt;
+      }
+    }
+    const auto size = static_cast<std::size_t>(count);
+    if (!tls_) {
+      if (redisReaderFeed(context_->reader, buffer, size) != REDIS_OK) {
+        {
+          (void)failed(what, "cannot allocate the reply");
+          return std::nullopt;
+        }
+      }
+      return size;
+    }
+    std::string answer;
+    if (!tls_->receive(buffer, size, answer)) {
+      (void)failed(what, tls_->error());
+      return std::nullopt;
+    }
+    if (!answer.empty() && !send_all(answer, what, true)) return std::nullopt;
+    for (;;) {
+      const long plain = tls_->read(buffer, sizeof buffer);
+      if (plain < 0) {
+        (void)failed(what, tls_->error());
+        return std::nullopt;
+      }
+      if (plain == 0) return size;
+      if (redisReaderFeed(context_->reader, buffer, static_cast<std::size_t>(plain)) != REDIS_OK) {
+        {
+          (void)failed(what, "cannot allocate the reply");
+          return std::nullopt;
+        }
+      }
+    }
   }
 
   // Waits until the socket is ready for `events` or the deadline passed.
@@ -134,6 +211,7 @@ class Session {
   redisContext* context_;
   SteadyClock::time_point deadline_;
   Milliseconds budget_;
+  std::unique_ptr<detail::TlsSession> tls_;
   std::string failure_;
 };
 
@@ -249,7 +327,10 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
   report.address = address_of(node);
   try {
     const SteadyClock::time_point deadline = SteadyClock::now() + timeout;
-    ContextPtr context(redisConnectWithTimeout(node.host.c_str(), node.port, to_timeval(timeout)));
+    ContextPtr context(
+        node.unix_path.empty()
+            ? redisConnectWithTimeout(node.host.c_str(), node.port, to_timeval(timeout))
+            : redisConnectUnixWithTimeout(node.unix_path.c_str(), to_timeval(timeout)));
     if (!context) {
       report.error = "cannot allocate a connection";
       return report;
@@ -261,6 +342,10 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
       return report;
     }
     Session session(context.get(), deadline, timeout);
+    if (node.tls.enabled && !session.start_tls(node)) {
+      report.error = session.failure();
+      return report;
+    }
     if (std::string failed = handshake(session, node); !failed.empty()) {
       report.error = std::move(failed);
       return report;

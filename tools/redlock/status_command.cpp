@@ -227,6 +227,11 @@ int status_command(const Invocation& invocation) {
                   detail::escape_text(report.error));
     }
   }
+  for (const NodeConfig& node : config->nodes) {
+    for (const std::string& warning : transport_warnings(node)) {
+      print_error("status: warning: node " + detail::escape_text(node.name) + ": " + warning);
+    }
+  }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (!same[i]) continue;
     print_error("status: warning: node " + detail::escape_text(reports[i].name) +
