@@ -9,7 +9,7 @@
 
 #include "scripts/sha1.hpp"
 #include "text/escape.hpp"
-#include "transport/sigpipe_guard.hpp"
+#include "transport/blocking_session.hpp"
 
 namespace redlock {
 
@@ -44,12 +44,8 @@ end
 return {1, result, raw or '0'}
 )lua";
 
-struct ReplyDeleter {
-  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+using ReplyPtr = detail::BlockingReply;
 using detail::escape_text;
-using detail::ScopedSigpipeBlock;
 
 std::uint64_t to_token(const redisReply* reply) {
   std::uint64_t value = 0;
@@ -61,88 +57,40 @@ std::uint64_t to_token(const redisReply* reply) {
 
 }  // namespace
 
+// The store's session, opened on first use and again after a failure;
+// each command is bounded by the gate's timeout.
 class FenceGate::Connection {
  public:
   Connection(NodeConfig store, Milliseconds timeout)
       : store_(std::move(store)), timeout_(timeout), sha_(detail::sha1_hex(kGateScript)) {}
-  ~Connection() { drop(); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
-  // Runs a command; nullptr (with `error`) on I/O failure, which also drops
-  // the connection so the next call reconnects.
-  ReplyPtr command(const std::vector<std::string_view>& argv, std::string& error) {
-    const ScopedSigpipeBlock no_sigpipe;
-    if (context_ == nullptr && !connect(error)) return nullptr;
-    std::vector<const char*> pointers;
-    std::vector<std::size_t> lengths;
-    for (std::string_view arg : argv) {
-      pointers.push_back(arg.data());
-      lengths.push_back(arg.size());
+  // Runs a command; nullptr (with `error`) on failure, which also drops the
+  // session so the next call reconnects.
+  ReplyPtr command(const std::vector<std::string>& argv, std::string& error) {
+    if (!session_) {
+      session_ = std::make_unique<detail::BlockingSession>(store_);
+      session_->set_deadline(SteadyClock::now() + timeout_, timeout_);
+      if (!session_->open()) return drop(error);
     }
-    void* raw =
-        redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(), lengths.data());
-    if (raw == nullptr) {
-      error = std::string("resource store ") + store_.name + ": " +
-              (context_->errstr[0] != '\0' ? escape_text(context_->errstr) : "no reply");
-      drop();
-      return nullptr;
-    }
-    return ReplyPtr(static_cast<redisReply*>(raw));
+    session_->set_deadline(SteadyClock::now() + timeout_, timeout_);
+    ReplyPtr reply = session_->command(argv);
+    if (!reply) return drop(error);
+    return reply;
   }
 
   const std::string& sha() const noexcept { return sha_; }
 
  private:
-  bool connect(std::string& error) {
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout_);
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(seconds.count());
-    tv.tv_usec = static_cast<suseconds_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(timeout_ - seconds).count());
-    context_ = redisConnectWithTimeout(store_.host.c_str(), store_.port, tv);
-    if (context_ == nullptr || context_->err != 0) {
-      error = "resource store " + store_.name + ": " +
-              (context_ != nullptr ? escape_text(context_->errstr) : std::string("out of memory"));
-      drop();
-      return false;
-    }
-    redisSetTimeout(context_, tv);
-    if (!store_.password.empty()) {
-      const std::vector<std::string_view> auth =
-          store_.username.empty()
-              ? std::vector<std::string_view>{"AUTH", store_.password}
-              : std::vector<std::string_view>{"AUTH", store_.username, store_.password};
-      if (!expect_ok(auth, "AUTH", error)) return false;
-    }
-    if (store_.db != 0) {
-      const std::string db = std::to_string(store_.db);
-      if (!expect_ok({"SELECT", db}, "SELECT", error)) return false;
-    }
-    return true;
-  }
-
-  bool expect_ok(const std::vector<std::string_view>& argv, const char* what, std::string& error) {
-    ReplyPtr reply = command(argv, error);
-    if (!reply) return false;
-    if (reply->type == REDIS_REPLY_ERROR) {
-      error = "resource store " + store_.name + ": " + what +
-              " failed: " + escape_text(std::string_view(reply->str, reply->len));
-      drop();
-      return false;
-    }
-    return true;
-  }
-
-  void drop() {
-    if (context_ != nullptr) redisFree(context_);
-    context_ = nullptr;
+  ReplyPtr drop(std::string& error) {
+    error = "resource store " + escape_text(store_.name) + ": " + session_->failure();
+    session_.reset();
+    return nullptr;
   }
 
   NodeConfig store_;
   Milliseconds timeout_;
   std::string sha_;
-  redisContext* context_ = nullptr;
+  std::unique_ptr<detail::BlockingSession> session_;
 };
 
 FenceGate::FenceGate(NodeConfig store, Milliseconds timeout, std::shared_ptr<Metrics> metrics)
@@ -159,13 +107,13 @@ FencedResult FenceGate::run(std::string_view key, std::uint64_t token, std::stri
   FencedResult result;
   const std::string mark_key = std::string(key) + ":fence";
   const std::string token_text = std::to_string(token);
-  std::vector<std::string_view> argv{"EVALSHA", connection_->sha(), "2", key,
-                                     mark_key,  token_text,         op};
-  if (!argument.empty() || op == "set" || op == "rpush") argv.push_back(argument);
+  std::vector<std::string> argv{"EVALSHA",  connection_->sha(), "2", std::string(key), mark_key,
+                                token_text, std::string(op)};
+  if (!argument.empty() || op == "set" || op == "rpush") argv.emplace_back(argument);
   ReplyPtr reply = connection_->command(argv, result.detail);
   if (reply && reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
     argv[0] = "EVAL";
-    argv[1] = kGateScript;
+    argv[1] = std::string(kGateScript);
     reply = connection_->command(argv, result.detail);
   }
   if (!reply) {

@@ -275,6 +275,37 @@ TEST(Tls, TheSessionComesBackAfterTheNodeRestarts) {
   (void)client.release(*after.lock);
 }
 
+// The resource store behind a FenceGate takes the same settings.
+TEST(Tls, AFenceGateReachesItsStoreOverMutualTls) {
+  RedisServer store(tls_server(true));
+  NodeConfig node = tls_node(store);
+  node.tls.cert_file = certs().client_cert();
+  node.tls.key_file = certs().client_key();
+  FenceGate gate(node);
+  ASSERT_TRUE(gate.set("doc", 34, "newer").ok());
+  EXPECT_EQ(gate.set("doc", 33, "older").error, errc::fenced_out);
+  EXPECT_EQ(store.probe().get("doc"), "newer");
+
+  NodeConfig untrusted = tls_node(store);
+  untrusted.tls.ca_file = certs().other_ca_file();
+  FenceGate refused(untrusted);
+  const FencedResult result = refused.set("doc", 35, "x");
+  EXPECT_EQ(result.error, errc::node_error);
+  EXPECT_NE(result.detail.find("connect: TLS handshake failed: certificate verify failed"),
+            std::string::npos)
+      << result.detail;
+  EXPECT_EQ(store.probe().get("doc"), "newer");
+}
+
+TEST(UnixSocket, AFenceGateReachesItsStoreOverAUnixSocket) {
+  RedisServerOptions options;
+  options.unix_socket = true;
+  RedisServer store(options);
+  FenceGate gate(unix_node(store));
+  ASSERT_TRUE(gate.set("doc", 2, "v").ok());
+  EXPECT_EQ(gate.get("doc", 2).value, "v");
+}
+
 TEST(UnixSocket, TheProtocolRunsOverAUnixSocket) {
   RedisServerOptions options;
   options.unix_socket = true;

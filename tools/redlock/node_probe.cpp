@@ -1,41 +1,16 @@
 #include "node_probe.hpp"
 
 #include <hiredis/hiredis.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
-#include <cerrno>
-#include <chrono>
-#include <memory>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "scripts/scripts.hpp"
-#include "transport/reply_reader.hpp"
-#include "transport/resp_writer.hpp"
-#include "transport/tls_session.hpp"
+#include "transport/blocking_session.hpp"
 
 namespace redlock::cli {
 namespace {
-
-struct ContextFree {
-  void operator()(redisContext* context) const noexcept { redisFree(context); }
-};
-struct ReplyFree {
-  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextFree>;
-using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
-
-timeval to_timeval(Milliseconds duration) {
-  timeval value{};
-  value.tv_sec = static_cast<time_t>(duration.count() / 1000);
-  value.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-  return value;
-}
 
 std::string address_of(const NodeConfig& node) {
   if (!node.unix_path.empty()) return "unix://" + node.unix_path;
@@ -43,177 +18,8 @@ std::string address_of(const NodeConfig& node) {
   return (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
 }
 
-std::string timed_out(Milliseconds budget) {
-  return "timed out after " + std::to_string(budget.count()) + " ms";
-}
-
-// One node's connection, every command on it bounded by one deadline for
-// the whole probe and every reply by kMaxReplyBytes: a node that answers a
-// byte a second, or streams an endless line or bulk string, costs no more
-// than the probe's budget in time and about the limit in memory. The first
-// failure is kept and ends the session: later commands are not sent.
-//
-// hiredis connects (TCP or a Unix socket) and parses; the session writes
-// and reads the socket itself, through TLS when the node asks for it.
-class Session {
- public:
-  Session(redisContext* context, SteadyClock::time_point deadline, Milliseconds budget)
-      : context_(context), deadline_(deadline), budget_(budget) {}
-
-  [[nodiscard]] const std::string& failure() const noexcept { return failure_; }
-
-  // Runs the TLS handshake on the connected socket; false (failure()) when
-  // it fails or the deadline passes first.
-  bool start_tls(const NodeConfig& node) {
-    std::string error;
-    std::shared_ptr<detail::TlsClientContext> context =
-        detail::TlsClientContext::create(node.tls, error);
-    if (!context) return failed("connect", error);
-    tls_ = std::make_unique<detail::TlsSession>(
-        std::move(context), node.tls.server_name.empty() ? node.host : node.tls.server_name);
-    std::string hello;
-    if (!tls_->valid() || !tls_->start(hello)) return failed("connect", tls_->error());
-    if (!send_all(hello, "connect", true)) return false;
-    while (!tls_->established()) {
-      if (!receive("connect")) return false;
-    }
-    return true;
-  }
-
-  // The reply, or nullptr once the session has failed ("WHAT: why").
-  ReplyPtr command(const std::vector<std::string>& words) {
-    if (!failure_.empty()) return nullptr;
-    const std::string& what = words.front();
-    std::string encoded;
-    detail::append_array_header(encoded, words.size());
-    for (const std::string& word : words) detail::append_bulk(encoded, word);
-    if (!send_all(encoded, what)) return nullptr;
-    std::size_t received = 0;
-    for (;;) {
-      void* reply = nullptr;
-      if (redisGetReplyFromReader(context_, &reply) != REDIS_OK) {
-        return fail(what, "protocol error: " + std::string(context_->errstr));
-      }
-      if (reply != nullptr) return ReplyPtr(static_cast<redisReply*>(reply));
-      // What the reader holds unparsed, and all that this reply has sent:
-      // a bulk string or an error line is buffered whole until it ends.
-      const redisReader& reader = *context_->reader;
-      if (reader.len - reader.pos > kMaxReplyBytes || received > kMaxReplyBytes) {
-        return fail(what,
-                    "protocol error: reply larger than " + detail::byte_size_text(kMaxReplyBytes));
-      }
-      const std::optional<std::size_t> got = receive(what);
-      if (!got) return nullptr;
-      received += *got;
-    }
-  }
-
- private:
-  ReplyPtr fail(const std::string& what, const std::string& why) {
-    failure_ = what + ": " + why;
-    return nullptr;
-  }
-  bool failed(const std::string& what, const std::string& why) {
-    failure_ = what + ": " + why;
-    return false;
-  }
-
-  // Writes `plain` whole (encrypted first over TLS, unless it is the TLS
-  // session's own output already).
-  bool send_all(std::string plain, const std::string& what, bool encrypted = false) {
-    std::string ciphertext;
-    if (tls_ && !encrypted) {
-      if (!tls_->encrypt(plain, ciphertext)) return failed(what, tls_->error());
-      plain.swap(ciphertext);
-    }
-    std::string_view left = plain;
-    while (!left.empty()) {
-      if (!wait_for(POLLOUT, what)) return false;
-      const ssize_t sent =
-          ::send(context_->fd, left.data(), left.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (sent < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-        return failed(what, std::generic_category().message(errno));
-      }
-      left.remove_prefix(static_cast<std::size_t>(sent));
-    }
-    return true;
-  }
-
-  // Reads once, when the socket has something, and feeds the reader (or,
-  // over TLS, the session, whose plaintext goes to the reader): the bytes
-  // read, or nullopt on failure.
-  std::optional<std::size_t> receive(const std::string& what) {
-    if (!wait_for(POLLIN, what)) return std::nullopt;
-    char buffer[16384];
-    const ssize_t count = ::recv(context_->fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (count == 0) {
-      (void)failed(what, "the node closed the connection");
-      return std::nullopt;
-    }
-    if (count < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-      {
-        (void)failed(what, std::generic_category().message(errno));
-        return std::nullopt;
-      }
-    }
-    const auto size = static_cast<std::size_t>(count);
-    if (!tls_) {
-      if (redisReaderFeed(context_->reader, buffer, size) != REDIS_OK) {
-        {
-          (void)failed(what, "cannot allocate the reply");
-          return std::nullopt;
-        }
-      }
-      return size;
-    }
-    std::string answer;
-    if (!tls_->receive(buffer, size, answer)) {
-      (void)failed(what, tls_->error());
-      return std::nullopt;
-    }
-    if (!answer.empty() && !send_all(answer, what, true)) return std::nullopt;
-    for (;;) {
-      const long plain = tls_->read(buffer, sizeof buffer);
-      if (plain < 0) {
-        (void)failed(what, tls_->error());
-        return std::nullopt;
-      }
-      if (plain == 0) return size;
-      if (redisReaderFeed(context_->reader, buffer, static_cast<std::size_t>(plain)) != REDIS_OK) {
-        {
-          (void)failed(what, "cannot allocate the reply");
-          return std::nullopt;
-        }
-      }
-    }
-  }
-
-  // Waits until the socket is ready for `events` or the deadline passed.
-  bool wait_for(short events, const std::string& what) {
-    for (;;) {
-      const auto left = std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now());
-      if (left.count() <= 0) {
-        (void)fail(what, timed_out(budget_));
-        return false;
-      }
-      pollfd watched{context_->fd, events, 0};
-      const int ready = ::poll(&watched, 1, static_cast<int>(left.count()));
-      if (ready > 0) return true;  // readable, writable, or an error the I/O will report
-      if (ready < 0 && errno != EINTR) {
-        (void)fail(what, std::generic_category().message(errno));
-        return false;
-      }
-    }
-  }
-
-  redisContext* context_;
-  SteadyClock::time_point deadline_;
-  Milliseconds budget_;
-  std::unique_ptr<detail::TlsSession> tls_;
-  std::string failure_;
-};
+using Session = detail::BlockingSession;
+using ReplyPtr = detail::BlockingReply;
 
 std::string text_of(const redisReply& reply) {
   return {reply.str, static_cast<std::size_t>(reply.len)};
@@ -249,25 +55,6 @@ std::optional<std::string> info_section(Session& session, const std::string& sec
   ReplyPtr info = session.command({"INFO", section});
   if (!info || info->type != REDIS_REPLY_STRING) return std::nullopt;
   return text_of(*info);
-}
-
-// Runs AUTH and SELECT as configured; an error text, or "" on success.
-std::string handshake(Session& session, const NodeConfig& node) {
-  if (!node.password.empty()) {
-    std::vector<std::string> auth{"AUTH"};
-    if (!node.username.empty()) auth.push_back(node.username);
-    auth.push_back(node.password);
-    ReplyPtr reply = session.command(auth);
-    if (!reply) return session.failure();
-    // Redis's AUTH errors never repeat the password.
-    if (reply->type == REDIS_REPLY_ERROR) return "AUTH failed: " + text_of(*reply);
-  }
-  if (node.db != 0) {
-    ReplyPtr reply = session.command({"SELECT", std::to_string(node.db)});
-    if (!reply) return session.failure();
-    if (reply->type == REDIS_REPLY_ERROR) return "SELECT failed: " + text_of(*reply);
-  }
-  return "";
 }
 
 void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeReport& report) {
@@ -326,28 +113,10 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
   report.name = node.name;
   report.address = address_of(node);
   try {
-    const SteadyClock::time_point deadline = SteadyClock::now() + timeout;
-    ContextPtr context(
-        node.unix_path.empty()
-            ? redisConnectWithTimeout(node.host.c_str(), node.port, to_timeval(timeout))
-            : redisConnectUnixWithTimeout(node.unix_path.c_str(), to_timeval(timeout)));
-    if (!context) {
-      report.error = "cannot allocate a connection";
-      return report;
-    }
-    if (context->err != 0) {
-      // hiredis reports its own connect timeout as ETIMEDOUT.
-      const bool expired = errno == ETIMEDOUT || SteadyClock::now() >= deadline;
-      report.error = "connect: " + (expired ? timed_out(timeout) : std::string(context->errstr));
-      return report;
-    }
-    Session session(context.get(), deadline, timeout);
-    if (node.tls.enabled && !session.start_tls(node)) {
+    Session session(node);
+    session.set_deadline(SteadyClock::now() + timeout, timeout);
+    if (!session.open()) {
       report.error = session.failure();
-      return report;
-    }
-    if (std::string failed = handshake(session, node); !failed.empty()) {
-      report.error = std::move(failed);
       return report;
     }
     const auto sent = SteadyClock::now();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "redlock/config.hpp"
+#include "transport/blocking_session.hpp"
 
 namespace redlock::cli {
 
@@ -54,7 +55,7 @@ struct NodeReport {
 
 // The largest reply a probe reads, in bytes (INFO is a few KiB); a larger
 // one ends the probe with "protocol error: reply larger than ...".
-inline constexpr std::size_t kMaxReplyBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxReplyBytes = detail::BlockingSession::kMaxReplyBytes;
 
 // Asks one node. The whole probe, connect and every command, is bounded by
 // `timeout`: what is left undone when it runs out ends with "WHAT: timed out
