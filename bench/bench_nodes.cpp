@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "redis_fixture.hpp"
+#include "test_certificates.hpp"
 
 namespace redlock::bench {
 
@@ -94,6 +95,60 @@ std::vector<BenchNode> started_nodes(std::size_t count) {
 }
 
 std::string BenchNode::address() const { return host + ":" + std::to_string(port); }
+
+const char* transport_name(Transport transport) noexcept {
+  switch (transport) {
+    case Transport::tcp:
+      return "tcp";
+    case Transport::tls:
+      return "tls";
+    case Transport::unix_socket:
+      return "unix";
+  }
+  return "?";
+}
+
+namespace {
+
+test::RedisCluster& transport_cluster() {
+  static const std::unique_ptr<test::RedisCluster> cluster = [] {
+    const test::TestCertificates& certs = test::TestCertificates::shared();
+    test::RedisServerOptions options;
+    options.tls = test::TlsServerOptions{certs.server_cert(), certs.server_key(), certs.ca_file()};
+    options.unix_socket = true;
+    return std::make_unique<test::RedisCluster>(
+        std::vector<test::RedisServerOptions>(kStartedNodes, options));
+  }();
+  return *cluster;
+}
+
+}  // namespace
+
+const std::vector<BenchNode>& transport_nodes() {
+  static const std::vector<BenchNode> nodes = [] {
+    test::RedisCluster& cluster = transport_cluster();
+    std::vector<BenchNode> started;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      started.push_back(BenchNode{"127.0.0.1", cluster.node(i).port(), cluster.node(i).pid()});
+    }
+    return started;
+  }();
+  return nodes;
+}
+
+std::vector<std::string> transport_addresses(Transport transport) {
+  test::RedisCluster& cluster = transport_cluster();
+  std::vector<std::string> addresses;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    const test::RedisServer& node = cluster.node(i);
+    addresses.push_back(transport == Transport::tcp   ? node.address()
+                        : transport == Transport::tls ? node.tls_address()
+                                                      : node.unix_address());
+  }
+  return addresses;
+}
+
+std::string transport_ca_file() { return test::TestCertificates::shared().ca_file(); }
 
 const std::vector<BenchNode>& bench_nodes() {
   static const std::vector<BenchNode> nodes = [] {

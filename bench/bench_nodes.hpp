@@ -35,6 +35,21 @@ struct BenchNode {
 // and count; stopped at exit. Throws the fixture's RedisServerError.
 [[nodiscard]] std::vector<BenchNode> started_nodes(std::size_t count);
 
+// The transports a node can be reached by (bench/transport_bench.cpp's
+// side-by-side runs).
+enum class Transport { tcp, tls, unix_socket };
+[[nodiscard]] const char* transport_name(Transport transport) noexcept;
+
+// Five redis-server processes that serve plain TCP, TLS (certificates made
+// with the openssl command at start, as the tests do) and a Unix socket
+// each; started once per process. The quorum of `transport` on them: plain
+// `host:port`, `rediss://` with the test CA, or `unix://`. Throws the
+// fixture's RedisServerError, or std::runtime_error from openssl.
+[[nodiscard]] const std::vector<BenchNode>& transport_nodes();
+[[nodiscard]] std::vector<std::string> transport_addresses(Transport transport);
+// The CA file the TLS addresses are verified against.
+[[nodiscard]] std::string transport_ca_file();
+
 // The CPU time (user + system) the nodes' processes have used, in seconds;
 // nullopt when a node's pid is not known or its /proc entry unreadable.
 [[nodiscard]] std::optional<double> node_cpu_seconds(const std::vector<BenchNode>& nodes);

@@ -1,5 +1,7 @@
 #include "cycle_harness.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -153,11 +155,18 @@ void Pipeline::cycle_done(std::size_t worker, bool ok) {
   if (!ok && error_.empty()) error_ = "a lock cycle failed (see the driver's message on stderr)";
 }
 
+double process_cpu_seconds() noexcept {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
 void time_cycles(benchmark::State& state, Pipeline& pipeline,
                  const std::function<std::optional<double>()>& node_cpu) {
   const std::uint64_t first = pipeline.completed();
   std::uint64_t target = first;
   const std::optional<double> cpu_before = node_cpu ? node_cpu() : std::nullopt;
+  const double client_cpu_before = process_cpu_seconds();
   const auto started = BenchClock::now();
   for (auto _ : state) {
     if (!pipeline.run_until(++target)) {
@@ -168,6 +177,9 @@ void time_cycles(benchmark::State& state, Pipeline& pipeline,
   const std::chrono::duration<double> elapsed = BenchClock::now() - started;
   const auto cycles = static_cast<double>(pipeline.completed() - first);
   const std::optional<double> cpu_after = cpu_before ? node_cpu() : std::nullopt;
+  if (cycles > 0) {
+    state.counters["client_cpu_us"] = (process_cpu_seconds() - client_cpu_before) * 1e6 / cycles;
+  }
   if (cpu_after && cycles > 0) {
     state.counters["node_cpu_us"] = (*cpu_after - *cpu_before) * 1e6 / cycles;
   }

@@ -72,6 +72,10 @@ class CycleDriver {
 [[nodiscard]] bool run_loop_until(uv_loop_t* loop, const std::function<bool()>& done,
                                   std::chrono::milliseconds limit);
 
+// This process's CPU time (user + system), in seconds: the client's side
+// of a cycle, the nodes running in their own processes.
+[[nodiscard]] double process_cpu_seconds() noexcept;
+
 // Latency percentiles over samples in microseconds; q in (0, 1].
 [[nodiscard]] double percentile(std::vector<double> samples, double q);
 

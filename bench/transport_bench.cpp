@@ -9,6 +9,9 @@
 //   BM_AcquireReleaseAtMajority  the same with release_at_majority: the
 //                                release ends at a majority, as the floor's
 //   ...InFlight/64               the same with 64 cycles in flight
+//   BM_AcquireReleaseOver/T      the client over TCP (0), TLS (1) and a Unix
+//                                socket (2), to the same five nodes
+//   BM_ConnectOver/T             a new client's five connections until ready
 //
 // Each benchmark iteration is one completed cycle. Counters: p50_us and
 // p99_us (latency of one cycle, from its start to the end of its release),
@@ -128,6 +131,132 @@ BENCHMARK(BM_AcquireReleaseAtMajorityInFlight)
     ->Arg(64)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+
+// The same five nodes reached three ways, side by side in one run:
+// Arg(0) plain TCP, Arg(1) TLS (verified, TLS 1.3), Arg(2) a Unix socket;
+// the library's default configuration (release at a majority) but the
+// bench node timeout. client_cpu_us is this process's CPU per cycle: what
+// encryption costs the client.
+ConfigResult transport_config(Transport transport) {
+  ConfigResult config = config_from_addresses(transport_addresses(transport));
+  if (!config.ok()) return config;
+  for (NodeConfig& node : config.config->nodes) {
+    if (node.tls.enabled) node.tls.ca_file = transport_ca_file();
+  }
+  config.config->lock.node_timeout = Milliseconds(1000);
+  return config;
+}
+
+void run_transport_cycles(benchmark::State& state, std::size_t width) {
+  const auto transport = static_cast<Transport>(state.range(0));
+  state.SetLabel(transport_name(transport));
+  const std::vector<BenchNode>* nodes = nullptr;
+  try {
+    nodes = &transport_nodes();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  BenchLoop loop;
+  // One resource per worker, as BM_AcquireRelease's.
+  auto driver = std::make_unique<ClientDriver>(loop.get(), transport_config(transport),
+                                               AcquireOptions{}, std::string("over"));
+  {
+    Pipeline pipeline(loop.get(), *driver, width);
+    const std::string error = prepare(*driver, pipeline);
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+    } else {
+      time_cycles(state, pipeline, [nodes] { return node_cpu_seconds(*nodes); });
+    }
+  }
+  driver->shut_down();
+}
+
+void BM_AcquireReleaseOver(benchmark::State& state) { run_transport_cycles(state, 1); }
+void BM_AcquireReleaseOverInFlight(benchmark::State& state) {
+  run_transport_cycles(state, static_cast<std::size_t>(state.range(1)));
+}
+BENCHMARK(BM_AcquireReleaseOver)->DenseRange(0, 2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AcquireReleaseOverInFlight)
+    ->ArgsProduct({{0, 1, 2}, {64}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// What a (re)connect costs: a new client connecting to all five nodes,
+// from construction until every session is ready (TCP or socket connect,
+// the TLS handshake, AUTH-less set-up: CONFIG GET, INFO, SCRIPT LOAD).
+// One iteration is one client's five connections; client_cpu_us is the
+// CPU this process spent on them.
+void BM_ConnectOver(benchmark::State& state) {
+  const auto transport = static_cast<Transport>(state.range(0));
+  state.SetLabel(transport_name(transport));
+  try {
+    (void)transport_nodes();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const ConfigResult config = transport_config(transport);
+  if (!config.ok()) {
+    state.SkipWithError(config.error.to_string().c_str());
+    return;
+  }
+  BenchLoop loop;
+  struct Watch {
+    uv_check_t check{};
+    AsyncClient* client = nullptr;
+    bool ready = false;
+  } watch;
+  uv_check_init(loop.get(), &watch.check);
+  watch.check.data = &watch;
+  // A timer keeps the loop turning while the connections come up.
+  uv_timer_t tick{};
+  uv_timer_init(loop.get(), &tick);
+  std::vector<double> samples;
+  const double cpu_before = process_cpu_seconds();
+  for (auto _ : state) {
+    const auto started = BenchClock::now();
+    {
+      AsyncClient client(loop.get(), *config.config);
+      watch.client = &client;
+      watch.ready = false;
+      uv_check_start(&watch.check, [](uv_check_t* handle) {
+        auto* self = static_cast<Watch*>(handle->data);
+        bool all = true;
+        for (const NodeHealth& node : self->client->node_health()) all = all && node.connected;
+        if (all) {
+          self->ready = true;
+          uv_stop(handle->loop);
+        }
+      });
+      uv_timer_start(
+          &tick, [](uv_timer_t*) {}, 1, 1);
+      const auto give_up = BenchClock::now() + std::chrono::seconds(5);
+      while (!watch.ready && BenchClock::now() < give_up) uv_run(loop.get(), UV_RUN_ONCE);
+      uv_timer_stop(&tick);
+      uv_check_stop(&watch.check);
+      if (!watch.ready) {
+        state.SkipWithError("the client did not connect to every node within 5 s");
+        break;
+      }
+      samples.push_back(
+          std::chrono::duration<double, std::micro>(BenchClock::now() - started).count());
+      client.close();
+    }
+    uv_run(loop.get(), UV_RUN_NOWAIT);
+  }
+  if (!samples.empty()) {
+    state.counters["p50_us"] = percentile(samples, 0.50);
+    state.counters["p99_us"] = percentile(samples, 0.99);
+    state.counters["client_cpu_us"] =
+        (process_cpu_seconds() - cpu_before) * 1e6 / static_cast<double>(samples.size());
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&watch.check), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);
+  uv_run(loop.get(), UV_RUN_DEFAULT);
+}
+BENCHMARK(BM_ConnectOver)->DenseRange(0, 2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);

@@ -50,6 +50,8 @@ options:
   --clock C             how node clock faults act: emulated (default; on the
                         lock keys) or faketime (the nodes' wall clocks, under
                         libfaketime)
+  --tls                 the clients reach the nodes over TLS, whatever the
+                        scenario's [nodes] tls says
   --mode M              both (default): fail on an unexpected violation and on
                         an expected one that did not appear; regression: only
                         the first; demonstration: only the second
@@ -73,6 +75,7 @@ struct Options {
   ClockMode clock = ClockMode::emulated;
   std::filesystem::path scenario_file;
   std::filesystem::path report;
+  bool tls = false;
 };
 
 std::optional<Milliseconds> parse_duration(std::string_view text) {
@@ -143,6 +146,8 @@ bool parse_options(int argc, char** argv, Options& options) {
       } else {
         return usage_error("--mode needs both, regression or demonstration");
       }
+    } else if (arg == "--tls") {
+      options.tls = true;
     } else if (arg == "--clock") {
       std::optional<ClockMode> mode;
       if (!value(text) || !(mode = clock_mode_from(text))) {
@@ -305,6 +310,7 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
         parsed.scenario->name.find(options.filter) == std::string::npos) {
       continue;
     }
+    if (options.tls) parsed.scenario->nodes.tls = true;
     scenarios.push_back(std::move(*parsed.scenario));
   }
   if (scenarios.empty()) {

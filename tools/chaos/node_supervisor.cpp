@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include "test_certificates.hpp"
+
 namespace redlock::chaos {
 namespace {
 
@@ -58,11 +60,19 @@ std::vector<test::RedisServerOptions> node_options(const NodesSpec& nodes,
     test::RedisServerOptions& one = options[static_cast<std::size_t>(i)];
     one.persistence = fixture_persistence(nodes.persistence);
     if (clocks != nullptr) one.environment = clocks->environment(i);
+    if (nodes.tls) {
+      const test::TestCertificates& certs = test::TestCertificates::shared();
+      one.tls = test::TlsServerOptions{certs.server_cert(), certs.server_key(), certs.ca_file()};
+    }
   }
   return options;
 }
 
 }  // namespace
+
+std::string NodeSupervisor::tls_ca_file() const {
+  return spec_.tls ? test::TestCertificates::shared().ca_file() : std::string();
+}
 
 NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix,
                                const std::optional<FaketimeLibraries>& faketime)

@@ -56,6 +56,14 @@ class NodeSupervisor {
     return cluster_.node(static_cast<std::size_t>(node)).port();
   }
   [[nodiscard]] std::uint16_t resource_port() const { return resource_.port(); }
+  // Where the clients connect: the TLS port with [nodes] tls, else port().
+  [[nodiscard]] std::uint16_t client_port(int node) const {
+    const test::RedisServer& server = cluster_.node(static_cast<std::size_t>(node));
+    return spec_.tls ? server.tls_port() : server.port();
+  }
+  [[nodiscard]] bool tls() const noexcept { return spec_.tls; }
+  // The CA the nodes' certificates chain to; empty without TLS.
+  [[nodiscard]] std::string tls_ca_file() const;
   // The node's process id; -1 while it is down.
   [[nodiscard]] pid_t pid(int node) const {
     return cluster_.node(static_cast<std::size_t>(node)).pid();

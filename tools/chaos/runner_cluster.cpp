@@ -47,7 +47,7 @@ void Run::start_proxy() {
       FaultProxy::LinkId id = 0;
       std::uint16_t port = 0;
       const std::error_code error = proxy_->add_link(client_name(c) + "->" + node_name(n),
-                                                     "127.0.0.1", nodes_->port(n), id, port);
+                                                     "127.0.0.1", nodes_->client_port(n), id, port);
       if (error) throw std::runtime_error("proxy link: " + error.message());
       links_[static_cast<std::size_t>(c)].push_back(id);
       link_ports_[static_cast<std::size_t>(c)].push_back(port);
@@ -70,6 +70,9 @@ std::string Run::quorum_file(const std::vector<std::uint16_t>& ports) const {
     out << "[[node]]\nname = \"" << node_name(static_cast<int>(n))
         << "\"\naddress = \"127.0.0.1:" << ports[n] << "\"\n";
   }
+  // The proxy forwards bytes: TLS runs end to end, client to node.
+  if (nodes_->tls())
+    out << "[tls]\ntls = true\ntls_ca_file = \"" << nodes_->tls_ca_file() << "\"\n";
   out << "[lock]\nttl_ms = " << lock.ttl.count()
       << "\nretry_delay_ms = " << lock.retry_delay.count()
       << "\ndrift_factor = " << lock.drift_factor
@@ -94,7 +97,9 @@ QuorumConfig Run::direct_config() const {
     NodeConfig node;
     node.name = node_name(n);
     node.host = "127.0.0.1";
-    node.port = nodes_->port(n);
+    node.port = nodes_->client_port(n);
+    node.tls.enabled = nodes_->tls();
+    node.tls.ca_file = nodes_->tls_ca_file();
     config.nodes.push_back(node);
   }
   config.lock.ttl = scenario_.lock.ttl;

@@ -219,8 +219,10 @@ class ScenarioReader {
         ok = reader_.read_int(*item, "nodes.count", kNodeCount, nodes.count);
       } else if (name == "persistence") {
         ok = read_enum(*item, "nodes.persistence", kPersistenceNames, nodes.persistence);
+      } else if (name == "tls") {
+        ok = reader_.read_bool(*item, "nodes.tls", nodes.tls);
       } else {
-        ok = unknown(*key, *item, "nodes", "count, persistence");
+        ok = unknown(*key, *item, "nodes", "count, persistence, tls");
       }
       if (!ok) return false;
     }

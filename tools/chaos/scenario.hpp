@@ -29,6 +29,10 @@ enum class NodePersistence { none, everysec, always };
 struct NodesSpec {
   int count = 5;
   NodePersistence persistence = NodePersistence::none;
+  // The clients reach the nodes over TLS (certificates made with the
+  // openssl command when the run starts); `redlock-chaos --tls` sets it for
+  // every scenario.
+  bool tls = false;
 };
 
 // What the clients lock (docs/chaos.md, "Lock kinds"): one mutex, one
