@@ -96,6 +96,7 @@ TEST(ScenarioParse, DefaultsWhenOnlyANameIsGiven) {
   const ScenarioParseResult result = parse("name = \"x\"\n");
   ASSERT_TRUE(result.scenario) << result.error;
   EXPECT_EQ(result.scenario->nodes.count, 5);
+  EXPECT_FALSE(result.scenario->nodes.tls);
   EXPECT_EQ(result.scenario->clients.count, 2);
   ASSERT_EQ(result.scenario->variants.size(), 2u);
   EXPECT_EQ(result.scenario->expectations.size(), 2u);
@@ -110,6 +111,7 @@ variants = ["fenced"]
 [nodes]
 count = 3
 persistence = "everysec"
+tls = true
 [lock]
 ttl_ms = 700
 retry_delay_ms = 5
@@ -143,6 +145,7 @@ may = ["C8"]
   const Scenario& s = *result.scenario;
   EXPECT_EQ(s.duration, Milliseconds(1234));
   EXPECT_EQ(s.nodes.persistence, NodePersistence::everysec);
+  EXPECT_TRUE(s.nodes.tls);
   EXPECT_EQ(s.lock.ttl, Milliseconds(700));
   EXPECT_TRUE(s.lock.renew);
   EXPECT_TRUE(s.lock.release_at_majority);
