@@ -4,9 +4,13 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <sys/stat.h>
 
 #include <array>
 #include <climits>
+#include <map>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "text/escape.hpp"
@@ -33,10 +37,74 @@ bool is_ip_literal(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), &v4) == 1 || inet_pton(AF_INET6, host.c_str(), &v6) == 1;
 }
 
+// What a context was built from, as the file system has it now: the
+// settings, and each file's inode, size and modification time (the system
+// store's when no CA is named). Two equal keys may share a context.
+std::string context_key(const TlsConfig& config) {
+  std::string key;
+  const auto add = [&key](const std::string& text) {
+    key += std::to_string(text.size());
+    key += ':';
+    key += text;
+  };
+  const auto stamp = [&add](const std::string& path) {
+    add(path);
+    struct stat info {};
+    if (path.empty() || ::stat(path.c_str(), &info) != 0) {
+      add("-");
+      return;
+    }
+    add(std::to_string(info.st_dev) + "." + std::to_string(info.st_ino) + "." +
+        std::to_string(info.st_size) + "." + std::to_string(info.st_mtim.tv_sec) + "." +
+        std::to_string(info.st_mtim.tv_nsec));
+  };
+  add(config.verify ? "verify" : "no-verify");
+  if (config.ca_file.empty() && config.ca_dir.empty()) {
+    stamp(X509_get_default_cert_file());
+    stamp(X509_get_default_cert_dir());
+  } else {
+    stamp(config.ca_file);
+    stamp(config.ca_dir);
+  }
+  stamp(config.cert_file);
+  stamp(config.key_file);
+  return key;
+}
+
+// The contexts built so far, by key; never destroyed (OpenSSL may be shut
+// down by its own exit handler before static destructors would run).
+struct ContextCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<TlsClientContext>> by_key;
+};
+ContextCache& context_cache() {
+  static auto* cache = new ContextCache();  // NOLINT(cppcoreguidelines-owning-memory)
+  return *cache;
+}
+// Beyond this many distinct contexts (settings, or generations of rotated
+// files) the cache starts over.
+constexpr std::size_t kMaxCachedContexts = 64;
+
 }  // namespace
 
 std::shared_ptr<TlsClientContext> TlsClientContext::create(const TlsConfig& config,
                                                            std::string& error) {
+  const std::string key = context_key(config);
+  ContextCache& cache = context_cache();
+  {
+    const std::lock_guard<std::mutex> lock(cache.mutex);
+    const auto found = cache.by_key.find(key);
+    if (found != cache.by_key.end()) return found->second;
+  }
+  std::shared_ptr<TlsClientContext> built = build(config, error);
+  if (!built) return nullptr;
+  const std::lock_guard<std::mutex> lock(cache.mutex);
+  if (cache.by_key.size() >= kMaxCachedContexts) cache.by_key.clear();
+  return cache.by_key.emplace(key, std::move(built)).first->second;
+}
+
+std::shared_ptr<TlsClientContext> TlsClientContext::build(const TlsConfig& config,
+                                                          std::string& error) {
   ERR_clear_error();
   SSL_CTX* context = SSL_CTX_new(TLS_client_method());
   if (context == nullptr) {

@@ -8,9 +8,12 @@
 // output buffer. Nothing here blocks, calls back or owns a socket.
 //
 // A TlsSession is made from a TlsClientContext (the CA store, the client
-// certificate), which is built from a node's TlsConfig for each new
-// connection: files changed on disk (a rotated certificate) take effect at
-// the next connect.
+// certificate) for a node's TlsConfig. Contexts are shared: one per
+// distinct settings in the process, reused while the files it was built
+// from are unchanged, and built again at the next connect once any of them
+// changed on disk (a rotated certificate, a new CA bundle). Building one
+// costs ~0.2 ms with a CA file and ~25 ms with the system's store, which a
+// reconnect should not pay each time.
 #pragma once
 
 #include <cstddef>
@@ -29,8 +32,10 @@ namespace redlock::detail {
 class TlsClientContext {
  public:
   // The context for `config`, or null with `error` saying what could not be
-  // loaded (a file, a key that does not match its certificate).
+  // loaded (a file, a key that does not match its certificate). Thread-safe.
   static std::shared_ptr<TlsClientContext> create(const TlsConfig& config, std::string& error);
+  // The same, built afresh (create() without its cache).
+  static std::shared_ptr<TlsClientContext> build(const TlsConfig& config, std::string& error);
   ~TlsClientContext();
   TlsClientContext(const TlsClientContext&) = delete;
   TlsClientContext& operator=(const TlsClientContext&) = delete;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -273,6 +274,36 @@ TEST(Tls, TheSessionComesBackAfterTheNodeRestarts) {
   const AcquireResult after = client.acquire(Resource("after"), patient);
   ASSERT_TRUE(after.ok()) << after.nodes[0].detail;
   (void)client.release(*after.lock);
+}
+
+// The CA file is read again when a connection opens once it changed on
+// disk: a client that could not verify the node reaches it after the file
+// is replaced, without a restart of its own.
+TEST(Tls, AReplacedCaFileIsUsedFromTheNextConnectionOn) {
+  RedisServer server(tls_server());
+  const std::filesystem::path ca = server.directory() / "rotating-ca.pem";
+  std::filesystem::copy_file(certs().other_ca_file(), ca);
+  NodeConfig node = tls_node(server);
+  node.tls.ca_file = ca.string();
+  QuorumConfig config = quorum_of({node});
+  config.lock.reconnect_min = milliseconds(20);
+  config.lock.reconnect_max = milliseconds(50);
+  BlockingClient client(config);
+  const AcquireResult refused = client.acquire(Resource("rotated"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.nodes[0].detail.find("certificate verify failed"), std::string::npos)
+      << refused.nodes[0].detail;
+
+  const std::filesystem::path next = server.directory() / "next-ca.pem";
+  std::filesystem::copy_file(certs().ca_file(), next);
+  std::filesystem::rename(next, ca);  // atomically, as a rotation should
+  AcquireOptions patient;
+  patient.retry_count = -1;
+  patient.retry_delay = milliseconds(20);
+  patient.wait = milliseconds(5000);
+  const AcquireResult held = client.acquire(Resource("rotated"), patient);
+  ASSERT_TRUE(held.ok()) << held.nodes[0].detail;
+  (void)client.release(*held.lock);
 }
 
 // The resource store behind a FenceGate takes the same settings.
