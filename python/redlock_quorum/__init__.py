@@ -1,0 +1,226 @@
+"""Quorum locks (the Redlock algorithm) for Python, on the redlock C++ library.
+
+A lock is held by a majority of N independent Redis masters, renews itself
+while the ``with`` block runs, says the moment it is lost (``guard.lost``), and
+can hand out fencing tokens (``fenced=True``)::
+
+    import redlock_quorum
+
+    with redlock_quorum.Client(nodes=["127.0.0.1:7101", "127.0.0.1:7102",
+                                      "127.0.0.1:7103"]) as client:
+        with client.lock("nightly-report", fenced=True) as guard:
+            write_report(token=guard.fence)   # the storage checks the token
+
+docs/python.md has the whole API and its contract.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import _native
+
+__all__ = [
+    "Client",
+    "ConfigError",
+    "Guard",
+    "Lock",
+    "LockError",
+    "LockLost",
+    "NotAcquired",
+]
+
+
+class LockError(Exception):
+    """A lock operation failed. ``nodes`` lists every node's outcome:
+    dicts with ``node``, ``name``, ``status``, ``latency_us`` and ``detail``."""
+
+    def __init__(self, message: str, nodes: Optional[List[Dict[str, Any]]] = None):
+        super().__init__(message)
+        self.nodes: List[Dict[str, Any]] = list(nodes or [])
+
+
+class NotAcquired(LockError):
+    """The lock was busy, or no majority granted it within the wait."""
+
+
+class LockLost(LockError):
+    """The lock was lost while held (it could not be renewed in time)."""
+
+
+class ConfigError(LockError):
+    """The quorum configuration is invalid; the message says
+    ``file:line:col: what was expected``."""
+
+
+def _raise(failure) -> None:
+    kind, message, nodes = failure
+    if kind == "not_acquired":
+        raise NotAcquired(message, nodes)
+    if kind == "lost":
+        raise LockLost(message, nodes)
+    raise LockError(message, nodes)
+
+
+def _toml_value(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"{key}: expected a finite number, got {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        escaped = "".join(
+            c if c not in '"\\' and 0x20 <= ord(c) < 0x7F else f"\\u{ord(c):04x}" for c in value
+        )
+        return f'"{escaped}"'
+    raise ConfigError(f"{key}: expected a bool, a number or a string, got {type(value).__name__}")
+
+
+def _quorum_text(nodes: Sequence[str], settings: Dict[str, Any]) -> str:
+    """The quorum file the arguments describe: one reader checks every
+    configuration, so a keyword gets the file's checks and messages."""
+    if isinstance(nodes, str):
+        raise ConfigError('nodes: expected a list of "host:port" strings, got one string')
+    lines: List[str] = []
+    for address in nodes:
+        if not isinstance(address, str):
+            raise ConfigError(f"nodes: expected strings, got {type(address).__name__}")
+        lines += ["[[node]]", "address = " + _toml_value("address", address)]
+    if settings:
+        lines.append("[lock]")
+        for key, value in settings.items():
+            lines.append(f"{key} = {_toml_value(key, value)}")
+    return "\n".join(lines) + "\n"
+
+
+class Lock:
+    """One holding from ``Client.acquire``: not renewed; extend or release it."""
+
+    def __init__(self, record: Dict[str, Any]):
+        self._record = record
+
+    resource = property(lambda self: self._record["resource"])
+    value = property(lambda self: self._record["value"], doc="The lock's random value.")
+    fence = property(lambda self: self._record["fence"], doc="The fencing token, or None.")
+    ttl_ms = property(lambda self: self._record["ttl_ms"])
+    valid_until = property(
+        lambda self: self._record["valid_until"],
+        doc="The local validity deadline on the time.monotonic() scale.",
+    )
+
+    def __repr__(self) -> str:
+        return f"Lock(resource={self.resource!r}, fence={self.fence!r})"
+
+
+class Guard:
+    """A held lock that renews itself on the library's loop (no Python thread).
+
+    ``lost`` is a ``threading.Event`` set the moment the lock is lost. Leaving
+    the ``with`` block releases it; after a loss the block still ends
+    normally — check ``guard.lost`` (or ``guard.valid``) before acting.
+    """
+
+    def __init__(self, native, lost: threading.Event):
+        self._native = native
+        self.lost = lost
+
+    value = property(lambda self: self._native.value, doc="The lock's random value.")
+    resource = property(lambda self: self._native.resource)
+    fence = property(lambda self: self._native.fence, doc="The fencing token, or None.")
+    valid = property(lambda self: self._native.valid, doc="Held and inside its validity now.")
+    valid_until = property(
+        lambda self: self._native.valid_until,
+        doc="The local validity deadline on the time.monotonic() scale (moves with renewals).",
+    )
+    renewals = property(lambda self: self._native.renewals)
+
+    def release(self) -> int:
+        """Releases now; the number of nodes that deleted the lock."""
+        return self._native.release()
+
+    def __enter__(self) -> "Guard":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"Guard(resource={self.resource!r}, fence={self.fence!r}, valid={self.valid})"
+
+
+class Client:
+    """A client of one quorum.
+
+    ``Client(config="redlock.toml")`` reads a quorum file; ``Client()`` finds
+    one (``$REDLOCK_CONFIG``, else ``./redlock.toml``); ``Client(nodes=[...],
+    ttl_ms=..., fenced=...)`` takes the nodes as ``"host:port"`` strings and
+    ``[lock]`` keys as keyword arguments. Close it with ``close()`` or use it
+    as a context manager. One client serves many threads.
+    """
+
+    def __init__(self, config: Optional[str] = None, nodes: Optional[Sequence[str]] = None,
+                 **lock_settings: Any):
+        if config is not None and nodes is not None:
+            raise ConfigError("give config= or nodes=, not both")
+        if nodes is None and lock_settings:
+            raise ConfigError(
+                "lock settings as keywords go with nodes=; a quorum file has its own [lock] table"
+            )
+        if nodes is not None:
+            native, error = _native.client_from_text(_quorum_text(nodes, lock_settings), "nodes=")
+        else:
+            native, error = _native.client_from_file(None if config is None else str(config))
+        if native is None:
+            raise ConfigError(error)
+        self._native = native
+
+    def lock(self, resource: str, *, ttl_ms: Optional[int] = None, wait_ms: Optional[int] = None,
+             fenced: Optional[bool] = None) -> Guard:
+        """Acquires ``resource`` and returns a self-renewing guard (use it in
+        ``with``). Raises NotAcquired when the lock is busy or no majority
+        granted it within ``wait_ms``."""
+        lost = threading.Event()
+        native, failure = self._native.lock(resource, ttl_ms, wait_ms, fenced,
+                                            lambda _why: lost.set())
+        if native is None:
+            _raise(failure)
+        return Guard(native, lost)
+
+    def acquire(self, resource: str, *, ttl_ms: Optional[int] = None,
+                wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Lock:
+        """Acquires without renewal; raises NotAcquired."""
+        record, failure = self._native.acquire(resource, ttl_ms, wait_ms, fenced)
+        if record is None:
+            _raise(failure)
+        return Lock(record)
+
+    def extend(self, lock: Lock, *, ttl_ms: Optional[int] = None) -> Lock:
+        """Resets the lock's TTL on a majority; raises LockError when it is
+        no longer held there."""
+        record, failure = self._native.extend(lock._record, ttl_ms)
+        if record is None:
+            _raise(failure)
+        return Lock(record)
+
+    def release(self, lock: Lock) -> int:
+        """Releases; the number of nodes that deleted the lock."""
+        return self._native.release(lock._record)
+
+    def node_health(self) -> List[Dict[str, Any]]:
+        """Each node's connection state, last error and transport warnings."""
+        return self._native.node_health()
+
+    def close(self) -> None:
+        """Stops the client; guards still held lose their renewal."""
+        self._native.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

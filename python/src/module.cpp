@@ -1,0 +1,283 @@
+// redlock_quorum._native: the library's BlockingClient and Guard for
+// Python (docs/python.md). The Python package (redlock_quorum/__init__.py)
+// builds the public classes on these.
+//
+// Threads and the GIL: every call that waits for the nodes releases the
+// GIL. The library's loop thread takes the GIL only to deliver a loss
+// (the guard's on_lost sets the Python-side threading.Event) and never
+// while the interpreter is finalizing.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <time.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "redlock/redlock.hpp"
+
+namespace py = pybind11;
+
+namespace redlock::python {
+namespace {
+
+// time.monotonic()'s reading of the library's deadline: the library counts
+// on CLOCK_BOOTTIME, Python on CLOCK_MONOTONIC; the time left is the same.
+double monotonic_seconds(TimePoint deadline) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const double left = std::chrono::duration<double>(deadline - SteadyClock::now()).count();
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9 + left;
+}
+
+py::dict node_outcome(const NodeOutcome& node) {
+  py::dict out;
+  out["node"] = node.node;
+  out["name"] = node.name;
+  out["status"] = std::string(to_string(node.status));
+  out["latency_us"] = node.latency.count();
+  out["detail"] = node.detail;
+  return out;
+}
+
+py::list node_outcomes(const std::vector<NodeOutcome>& nodes) {
+  py::list out;
+  for (const NodeOutcome& node : nodes) out.append(node_outcome(node));
+  return out;
+}
+
+// A failure as the package raises it: (kind, message, nodes), where kind is
+// "not_acquired", "lost" or "error".
+py::tuple failure(std::string_view kind, const std::error_code& error,
+                  const std::vector<NodeOutcome>& nodes) {
+  return py::make_tuple(std::string(kind), error.message(), node_outcomes(nodes));
+}
+
+py::dict lock_record(const Lock& lock) {
+  py::dict out;
+  out["resource"] = lock.resource.str();
+  out["value"] = lock.value.str();
+  out["ttl_ms"] = lock.ttl.count();
+  out["fence"] = lock.fence ? py::cast(*lock.fence) : py::none();
+  out["valid_until"] = monotonic_seconds(lock.valid_until);
+  return out;
+}
+
+AcquireOptions acquire_options(std::optional<long> ttl_ms, std::optional<long> wait_ms,
+                               std::optional<bool> fenced) {
+  AcquireOptions options;
+  if (ttl_ms) options.ttl = Milliseconds(*ttl_ms);
+  if (wait_ms) options.wait = Milliseconds(*wait_ms);
+  options.fenced = fenced;
+  return options;
+}
+
+// A held lock: the library's Guard, and the Python event its loss sets.
+class PyGuard {
+ public:
+  PyGuard() = default;
+  explicit PyGuard(Guard guard) : guard_(std::move(guard)) {}
+
+  [[nodiscard]] bool held() const noexcept { return guard_.owns_lock(); }
+  [[nodiscard]] bool valid() const noexcept { return guard_.valid(); }
+  [[nodiscard]] double valid_until() const { return monotonic_seconds(guard_.valid_until()); }
+  [[nodiscard]] std::string value() const { return guard_.lock().value.str(); }
+  [[nodiscard]] std::string resource() const { return guard_.lock().resource.str(); }
+  [[nodiscard]] py::object fence() const {
+    const std::optional<std::uint64_t> token = guard_.fence();
+    return token ? py::cast(*token) : py::none();
+  }
+  [[nodiscard]] int renewals() const noexcept { return guard_.renewals(); }
+  [[nodiscard]] std::string error() const {
+    const std::error_code error = guard_.error();
+    return error ? error.message() : std::string();
+  }
+  // Releases (waiting for the nodes without the GIL); the released count.
+  std::size_t release() {
+    ReleaseResult result;
+    {
+      py::gil_scoped_release unlocked;
+      result = guard_.release();
+    }
+    return result.released;
+  }
+
+ private:
+  Guard guard_;
+};
+
+class PyClient {
+ public:
+  explicit PyClient(QuorumConfig config)
+      : client_(std::make_unique<BlockingClient>(std::move(config))) {}
+
+  // (guard, None) or (None, failure tuple). `on_lost` runs on the loop
+  // thread once, when the lock is lost.
+  py::tuple lock(const std::string& resource, std::optional<long> ttl_ms,
+                 std::optional<long> wait_ms, std::optional<bool> fenced, py::object on_lost) {
+    GuardOptions options;
+    options.acquire = acquire_options(ttl_ms, wait_ms, fenced);
+    if (!on_lost.is_none()) {
+      // Shared so the callback (a copy lives in the library) can drop its
+      // reference under the GIL, whichever thread destroys it last.
+      auto callback =
+          std::shared_ptr<py::object>(new py::object(std::move(on_lost)), [](py::object* object) {
+            if (Py_IsInitialized() == 0) return;
+            py::gil_scoped_acquire locked;
+            delete object;
+          });
+      options.on_lost = [callback](std::error_code error) {
+        if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+        py::gil_scoped_acquire locked;
+        try {
+          (*callback)(error.message());
+        } catch (py::error_already_set& raised) {
+          raised.discard_as_unraisable("redlock_quorum: the lost callback");
+        }
+      };
+    }
+    Guard guard;
+    {
+      py::gil_scoped_release unlocked;
+      guard = require()->lock(Resource(resource), options);
+    }
+    if (!guard.owns_lock()) {
+      const AcquireResult& result = guard.acquired();
+      return py::make_tuple(py::none(), failure("not_acquired", guard.error(), result.nodes));
+    }
+    return py::make_tuple(PyGuard(std::move(guard)), py::none());
+  }
+
+  // (lock record, None) or (None, failure tuple).
+  py::tuple acquire(const std::string& resource, std::optional<long> ttl_ms,
+                    std::optional<long> wait_ms, std::optional<bool> fenced) {
+    AcquireResult result;
+    {
+      py::gil_scoped_release unlocked;
+      result = require()->acquire(Resource(resource), acquire_options(ttl_ms, wait_ms, fenced));
+    }
+    if (!result.ok())
+      return py::make_tuple(py::none(), failure("not_acquired", result.error, result.nodes));
+    return py::make_tuple(lock_record(*result.lock), py::none());
+  }
+
+  py::tuple extend(const py::dict& record, std::optional<long> ttl_ms) {
+    const Lock lock = lock_of(record);
+    ExtendOptions options;
+    if (ttl_ms) options.ttl = Milliseconds(*ttl_ms);
+    ExtendResult result;
+    {
+      py::gil_scoped_release unlocked;
+      result = require()->extend(lock, options);
+    }
+    if (!result.ok())
+      return py::make_tuple(py::none(), failure("error", result.error, result.nodes));
+    return py::make_tuple(lock_record(*result.lock), py::none());
+  }
+
+  std::size_t release(const py::dict& record) {
+    const Lock lock = lock_of(record);
+    ReleaseResult result;
+    {
+      py::gil_scoped_release unlocked;
+      result = require()->release(lock);
+    }
+    return result.released;
+  }
+
+  py::list node_health() {
+    std::vector<NodeHealth> health;
+    {
+      py::gil_scoped_release unlocked;
+      health = require()->node_health();
+    }
+    py::list out;
+    for (const NodeHealth& node : health) {
+      py::dict entry;
+      entry["name"] = node.name;
+      entry["connected"] = node.connected;
+      entry["last_error"] = node.last_error;
+      entry["warnings"] = node.warnings;
+      out.append(entry);
+    }
+    return out;
+  }
+
+  void close() {
+    std::unique_ptr<BlockingClient> closing = std::move(client_);
+    py::gil_scoped_release unlocked;
+    closing.reset();
+  }
+
+ private:
+  BlockingClient* require() {
+    if (!client_) throw std::runtime_error("the client is closed");
+    return client_.get();
+  }
+
+  // The lock a record from acquire()/extend() describes.
+  Lock lock_of(const py::dict& record) const {
+    Lock lock{Resource(record["resource"].cast<std::string>()),
+              LockValue(record["value"].cast<std::string>()),
+              Milliseconds(record["ttl_ms"].cast<long>()),
+              {},
+              {},
+              {}};
+    const double left =
+        record["valid_until"].cast<double>() - monotonic_seconds(SteadyClock::now());
+    lock.valid_until = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                std::chrono::duration<double>(left));
+    lock.started = lock.valid_until - lock.ttl;
+    if (!record["fence"].is_none()) lock.fence = record["fence"].cast<std::uint64_t>();
+    return lock;
+  }
+
+  std::unique_ptr<BlockingClient> client_;
+};
+
+// (client, None) or (None, "file:line:col: message").
+py::tuple client_from_file(std::optional<std::string> path) {
+  ConfigResult loaded = path ? load_config(*path) : load_default_config();
+  if (!loaded.ok()) return py::make_tuple(py::none(), loaded.error.to_string());
+  return py::make_tuple(PyClient(std::move(*loaded.config)), py::none());
+}
+
+// The same from quorum-file text (nodes= and keyword settings).
+py::tuple client_from_text(const std::string& text, const std::string& source) {
+  ConfigResult loaded = parse_config(text, source);
+  if (!loaded.ok()) return py::make_tuple(py::none(), loaded.error.to_string());
+  return py::make_tuple(PyClient(std::move(*loaded.config)), py::none());
+}
+
+}  // namespace
+}  // namespace redlock::python
+
+PYBIND11_MODULE(_native, module) {
+  using namespace redlock::python;
+  module.doc() = "The redlock library's client, for the redlock_quorum package.";
+  py::class_<PyGuard>(module, "Guard")
+      .def_property_readonly("held", &PyGuard::held)
+      .def_property_readonly("valid", &PyGuard::valid)
+      .def_property_readonly("valid_until", &PyGuard::valid_until)
+      .def_property_readonly("value", &PyGuard::value)
+      .def_property_readonly("resource", &PyGuard::resource)
+      .def_property_readonly("fence", &PyGuard::fence)
+      .def_property_readonly("renewals", &PyGuard::renewals)
+      .def_property_readonly("error", &PyGuard::error)
+      .def("release", &PyGuard::release);
+  py::class_<PyClient>(module, "Client")
+      .def("lock", &PyClient::lock, py::arg("resource"), py::arg("ttl_ms"), py::arg("wait_ms"),
+           py::arg("fenced"), py::arg("on_lost"))
+      .def("acquire", &PyClient::acquire, py::arg("resource"), py::arg("ttl_ms"),
+           py::arg("wait_ms"), py::arg("fenced"))
+      .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))
+      .def("release", &PyClient::release, py::arg("lock"))
+      .def("node_health", &PyClient::node_health)
+      .def("close", &PyClient::close);
+  module.def("client_from_file", &client_from_file, py::arg("path"));
+  module.def("client_from_text", &client_from_text, py::arg("text"), py::arg("source"));
+}

@@ -1,0 +1,91 @@
+"""Real redis-server processes for the binding's tests, as the C++ fixture
+starts them: free loopback ports, a temporary directory each, stopped by
+their pid (never by name)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from typing import List
+
+import pytest
+
+REDIS_SERVER = os.environ.get("REDLOCK_TEST_REDIS_SERVER") or "/usr/bin/redis-server"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisNode:
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="redlock-py-redis-")
+        for _attempt in range(5):
+            self.port = _free_port()
+            self.process = subprocess.Popen(
+                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
+                 self.directory, "--save", "", "--appendonly", "no", "--protected-mode", "no",
+                 "--logfile", os.path.join(self.directory, "redis.log")],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and self.process.poll() is None:
+                if _ping(self.port):
+                    return
+                time.sleep(0.02)
+            self.stop()
+        raise RuntimeError("redis-server did not start; see " + self.directory)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def command(self, *words: str) -> bytes:
+        """One command over a fresh connection; the raw reply."""
+        payload = f"*{len(words)}\r\n".encode()
+        for word in words:
+            data = word.encode()
+            payload += b"$%d\r\n%s\r\n" % (len(data), data)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as conn:
+            conn.sendall(payload)
+            return conn.recv(65536)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+@pytest.fixture
+def nodes():
+    started: List[RedisNode] = [RedisNode() for _ in range(3)]
+    try:
+        yield started
+    finally:
+        for node in started:
+            node.stop()
+            shutil.rmtree(node.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def addresses(nodes) -> List[str]:
+    return [node.address for node in nodes]

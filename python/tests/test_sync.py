@@ -1,0 +1,164 @@
+"""The binding's blocking API against real nodes: `with` locks, exclusion
+across threads, fencing, loss, errors with node outcomes, configuration."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import redlock_quorum
+from redlock_quorum import Client, ConfigError, NotAcquired
+
+
+def lock_key(resource: str) -> str:
+    return "redlock:lock:" + resource
+
+
+def test_a_with_block_holds_the_lock_on_every_node_and_releases_it(nodes, addresses):
+    with Client(nodes=addresses, release_at_majority=False) as client:
+        with client.lock("report") as guard:
+            assert guard.valid
+            assert guard.valid_until > time.monotonic()
+            assert not guard.lost.is_set()
+            for node in nodes:
+                assert guard.value.encode() in node.command("GET", lock_key("report"))
+        for node in nodes:
+            assert node.command("EXISTS", lock_key("report")) == b":0\r\n"
+
+
+def test_a_busy_lock_raises_not_acquired_with_every_nodes_outcome(addresses):
+    with Client(nodes=addresses, retry_count=0) as client:
+        with client.lock("busy"):
+            with pytest.raises(NotAcquired) as raised:
+                client.lock("busy")
+    assert len(raised.value.nodes) == 3
+    assert {node["status"] for node in raised.value.nodes} <= {"busy", "pending"}
+    assert any(node["status"] == "busy" for node in raised.value.nodes)
+    assert isinstance(raised.value, redlock_quorum.LockError)
+
+
+def test_sixteen_threads_never_hold_the_lock_at_once(addresses):
+    inside = 0
+    most = 0
+    entered = 0
+    guard_lock = threading.Lock()
+    with Client(nodes=addresses) as client:
+
+        def worker():
+            nonlocal inside, most, entered
+            for _ in range(5):
+                with client.lock("shared", wait_ms=20000):
+                    with guard_lock:
+                        inside += 1
+                        entered += 1
+                        most = max(most, inside)
+                    time.sleep(0.001)
+                    with guard_lock:
+                        inside -= 1
+
+        threads = [threading.Thread(target=worker) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+            assert not thread.is_alive()
+    assert entered == 80
+    assert most == 1
+
+
+def test_fencing_tokens_increase(addresses):
+    with Client(nodes=addresses, fenced=True) as client:
+        tokens = []
+        for _ in range(5):
+            with client.lock("ledger") as guard:
+                tokens.append(guard.fence)
+    assert all(isinstance(token, int) for token in tokens)
+    assert tokens == sorted(tokens) and len(set(tokens)) == 5
+
+
+def test_a_lost_lock_sets_the_event(nodes, addresses):
+    with Client(nodes=addresses, ttl_ms=600) as client:
+        guard = client.lock("taken-away")
+        # Someone deletes the lock on every node: the next renewal fails.
+        for node in nodes:
+            node.command("DEL", lock_key("taken-away"))
+        assert guard.lost.wait(timeout=5)
+        assert not guard.valid
+        guard.release()
+
+
+def test_acquire_extend_release_without_a_block(nodes, addresses):
+    with Client(nodes=addresses, release_at_majority=False, max_ttl_ms=30000) as client:
+        lock = client.acquire("manual", ttl_ms=5000)
+        assert lock.value and lock.fence is None
+        longer = client.extend(lock, ttl_ms=20000)
+        ttl = int(nodes[0].command("PTTL", lock_key("manual"))[1:].split(b"\r")[0])
+        assert ttl > 10000
+        assert client.release(longer) == 3
+
+
+def test_configuration_errors_say_where_and_what(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        Client(nodes=["127.0.0.1:1"], tll_ms=5)
+    assert "did you mean ttl_ms?" in str(raised.value)
+    bad = tmp_path / "redlock.toml"
+    bad.write_text('[[node]]\naddress = "127.0.0.1:1"\n[lock]\nttl_ms = -1\n')
+    with pytest.raises(ConfigError) as raised:
+        Client(config=str(bad))
+    assert str(raised.value).startswith(str(bad) + ":4:")
+    with pytest.raises(ConfigError):
+        Client(config=str(bad), nodes=["127.0.0.1:1"])
+
+
+def test_a_quorum_file_serves_as_well(tmp_path, addresses):
+    quorum = tmp_path / "redlock.toml"
+    quorum.write_text("".join(f'[[node]]\naddress = "{a}"\n' for a in addresses))
+    with Client(config=str(quorum)) as client:
+        with client.lock("from-file") as guard:
+            assert guard.valid
+        health = client.node_health()
+    assert [node["connected"] for node in health] == [True, True, True]
+
+
+WORKER = r"""
+import socket, sys
+import redlock_quorum
+
+addresses, port, rounds = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3])
+
+def command(*words):
+    payload = b"*%d\r\n" % len(words)
+    for word in words:
+        payload += b"$%d\r\n%s\r\n" % (len(word), word.encode())
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(payload)
+        return conn.recv(1024)
+
+with redlock_quorum.Client(nodes=addresses) as client:
+    for _ in range(rounds):
+        with client.lock("counter", wait_ms=30000):
+            # A read-modify-write that loses updates unless it is exclusive.
+            reply = command("GET", "counter")
+            value = int(reply.split(b"\r\n")[1]) if reply.startswith(b"$") and not reply.startswith(b"$-1") else 0
+            command("SET", "counter", str(value + 1))
+"""
+
+
+def test_four_processes_lose_no_update_of_a_shared_counter(nodes, addresses, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    rounds = 25
+    workers = [
+        subprocess.Popen([sys.executable, str(script), ",".join(addresses), str(nodes[0].port),
+                          str(rounds)], env=dict(os.environ))
+        for _ in range(4)
+    ]
+    for worker in workers:
+        assert worker.wait(timeout=120) == 0
+    assert nodes[0].command("GET", "counter") == b"$3\r\n100\r\n"
