@@ -10,6 +10,7 @@
 // with errc::shutting_down; it never throws.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stop_token>
 
@@ -58,6 +59,20 @@ class REDLOCK_API BlockingClient {
   // the guard is empty and error() says why.
   [[nodiscard]] Guard lock(const Resource& resource, const GuardOptions& options = {},
                            std::stop_token stop = {});
+  // The same without waiting: returns at once, and `done` runs once, on the
+  // client's loop thread, with the guard (empty, error() saying why, when
+  // the acquire failed or was cancelled). `done` must not block nor call
+  // this client's blocking functions (they refuse the loop thread), and a
+  // guard it drops there cannot release (the lock then lives out its TTL):
+  // hand the guard to another thread. The returned function cancels the
+  // acquire (errc::cancelled) if it is still waiting; it is thread-safe,
+  // may be called any number of times, and does nothing once decided or
+  // once the client is gone. Not reentrant (GuardOptions::reentrant is
+  // ignored: a hold's owner is a thread). For event loops of other
+  // languages (the Python binding's asyncio).
+  using CancelLock = std::function<void()>;
+  CancelLock lock_async(const Resource& resource, const GuardOptions& options,
+                        std::function<void(Guard)> done);
   // The same for several resources at once and for a semaphore permit: the
   // guard renews, signals and releases them as it does a lock on one.
   [[nodiscard]] Guard lock(const std::vector<Resource>& resources, const GuardOptions& options = {},

@@ -138,6 +138,40 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
   return Guard(std::move(outcome.state), weak_from_this(), nullptr, std::move(hold_key));
 }
 
+std::function<void()> BlockingClientImpl::lock_async(AcquireStart acquire,
+                                                     const GuardOptions& options,
+                                                     std::function<void(Guard)> done) {
+  // Filled on the loop by the start job, read there by a cancel job (jobs
+  // run in order).
+  auto handle = std::make_shared<OperationHandle>();
+  std::weak_ptr<BlockingClientImpl> weak = weak_from_this();
+  const bool accepted = submit([this, weak, handle, acquire = std::move(acquire), options, done] {
+    ClientCore& core = ClientAccess::core(*client_);
+    *handle = acquire(
+        *client_, options.acquire, [&core, weak, options, done](AcquireResult result) mutable {
+          if (!result.ok()) {
+            done(Guard(std::move(result)));
+            return;
+          }
+          AcquireRecord record(result, core.node_names());
+          auto state =
+              launch<GuardState>(core, std::move(*result.lock), options, std::move(record));
+          done(Guard(std::move(state), weak, nullptr));
+        });
+  });
+  if (!accepted) {
+    AcquireResult refused;
+    refused.error = make_error_code(errc::shutting_down);
+    done(Guard(std::move(refused)));
+    return [] {};
+  }
+  return [weak, handle] {
+    if (const std::shared_ptr<BlockingClientImpl> impl = weak.lock()) {
+      (void)impl->submit([handle] { handle->cancel(); });
+    }
+  };
+}
+
 namespace {
 // An unbounded campaign asks in rounds of this length, so that its retry
 // budget stays bounded like any acquire's.
@@ -284,6 +318,19 @@ Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options
   // writer never joins a read hold, nor a reader a write hold.
   const std::string side = options.acquire.shared ? "reader of resource " : "resource ";
   return impl_->lock(acquire_of(resource), side + named(resource.str()), options, std::move(stop));
+}
+
+BlockingClient::CancelLock BlockingClient::lock_async(const Resource& resource,
+                                                      const GuardOptions& options,
+                                                      std::function<void(Guard)> done) {
+  GuardOptions async_options = options;
+  async_options.reentrant = false;  // an owner is a thread; a callback has none
+  return impl_->lock_async(
+      [resource](AsyncClient& client, const AcquireOptions& acquire,
+                 AsyncClient::AcquireCallback callback) {
+        return client.acquire(resource, acquire, std::move(callback));
+      },
+      async_options, std::move(done));
 }
 
 Guard BlockingClient::lock(const std::vector<Resource>& resources, const GuardOptions& options,

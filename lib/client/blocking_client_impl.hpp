@@ -50,6 +50,11 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   Guard lock(const AcquireStart& acquire, const std::string& target, const GuardOptions& options,
              std::stop_token stop);
   [[nodiscard]] HoldRegistry& holds() noexcept { return holds_; }
+  // BlockingClient::lock_async: starts the acquire on the loop and returns
+  // at once; `done` runs on the loop thread with the guard. `acquire` must
+  // own what it locks (it outlives the call).
+  std::function<void()> lock_async(AcquireStart acquire, const GuardOptions& options,
+                                   std::function<void(Guard)> done);
   // BlockingClient::campaign (election.hpp).
   Guard campaign(const Election& election, const CampaignOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`

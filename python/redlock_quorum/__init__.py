@@ -16,6 +16,7 @@ docs/python.md has the whole API and its contract.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 from typing import Any, Dict, List, Optional, Sequence
@@ -23,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from . import _native
 
 __all__ = [
+    "AsyncGuard",
     "Client",
     "ConfigError",
     "Guard",
@@ -153,6 +155,84 @@ class Guard:
         return f"Guard(resource={self.resource!r}, fence={self.fence!r}, valid={self.valid})"
 
 
+class AsyncGuard:
+    """A held lock for ``async with``: the same as Guard, with ``lost`` an
+    ``asyncio.Event`` of the loop that entered the block.
+
+    With ``cancel_on_loss=True`` a loss cancels the task that entered the
+    block; the block then ends with ``LockLost`` instead of
+    ``CancelledError``.
+    """
+
+    def __init__(self, client: "Client", resource: str, ttl_ms, wait_ms, fenced,
+                 cancel_on_loss: bool):
+        self._client = client
+        self._args = (resource, ttl_ms, wait_ms, fenced)
+        self._cancel_on_loss = cancel_on_loss
+        self._native = None
+        self._lost_cancelled = False
+        self.lost = asyncio.Event()
+
+    value = property(lambda self: self._native.value, doc="The lock's random value.")
+    resource = property(lambda self: self._native.resource)
+    fence = property(lambda self: self._native.fence, doc="The fencing token, or None.")
+    valid = property(lambda self: self._native.valid, doc="Held and inside its validity now.")
+    valid_until = property(lambda self: self._native.valid_until)
+    renewals = property(lambda self: self._native.renewals)
+
+    async def __aenter__(self) -> "AsyncGuard":
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        arrived = loop.create_future()
+
+        def lost_now() -> None:
+            self.lost.set()
+            if self._cancel_on_loss and task is not None and not task.done():
+                self._lost_cancelled = True
+                task.cancel()
+
+        def deliver(native, failure) -> None:
+            if arrived.cancelled():
+                # The waiter gave up meanwhile: what it was granted goes back.
+                if native is not None:
+                    loop.run_in_executor(None, native.release)
+                return
+            arrived.set_result((native, failure))
+
+        def on_done(native, failure) -> None:  # the library's loop thread
+            loop.call_soon_threadsafe(deliver, native, failure)
+
+        def on_lost(_why: str) -> None:  # the library's loop thread
+            loop.call_soon_threadsafe(lost_now)
+
+        resource, ttl_ms, wait_ms, fenced = self._args
+        cancel = self._client._native.lock_async(resource, ttl_ms, wait_ms, fenced, on_lost,
+                                                 on_done)
+        try:
+            native, failure = await arrived
+        except asyncio.CancelledError:
+            cancel()  # nothing stays on the nodes: a late grant is released
+            raise
+        if native is None:
+            _raise(failure)
+        self._native = native
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        loop = asyncio.get_running_loop()
+        native, self._native = self._native, None
+        if native is not None:
+            # The release waits for the nodes (bounded by their timeouts).
+            await loop.run_in_executor(None, native.release)
+            self._native = native
+        if self._lost_cancelled and exc_type is asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and hasattr(task, "uncancel"):
+                task.uncancel()
+            raise LockLost("the lock was lost while the block ran") from exc
+        return False
+
+
 class Client:
     """A client of one quorum.
 
@@ -190,6 +270,15 @@ class Client:
         if native is None:
             _raise(failure)
         return Guard(native, lost)
+
+    def lock_async(self, resource: str, *, ttl_ms: Optional[int] = None,
+                   wait_ms: Optional[int] = None, fenced: Optional[bool] = None,
+                   cancel_on_loss: bool = False) -> AsyncGuard:
+        """The same as ``lock`` for ``async with`` on asyncio: the wait never
+        blocks the event loop (the library completes it from its own loop
+        with ``call_soon_threadsafe``), and cancelling the waiting task
+        cancels the acquire. Raises NotAcquired on entry."""
+        return AsyncGuard(self, resource, ttl_ms, wait_ms, fenced, cancel_on_loss)
 
     def acquire(self, resource: str, *, ttl_ms: Optional[int] = None,
                 wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Lock:

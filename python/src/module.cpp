@@ -119,27 +119,7 @@ class PyClient {
   // thread once, when the lock is lost.
   py::tuple lock(const std::string& resource, std::optional<long> ttl_ms,
                  std::optional<long> wait_ms, std::optional<bool> fenced, py::object on_lost) {
-    GuardOptions options;
-    options.acquire = acquire_options(ttl_ms, wait_ms, fenced);
-    if (!on_lost.is_none()) {
-      // Shared so the callback (a copy lives in the library) can drop its
-      // reference under the GIL, whichever thread destroys it last.
-      auto callback =
-          std::shared_ptr<py::object>(new py::object(std::move(on_lost)), [](py::object* object) {
-            if (Py_IsInitialized() == 0) return;
-            py::gil_scoped_acquire locked;
-            delete object;
-          });
-      options.on_lost = [callback](std::error_code error) {
-        if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
-        py::gil_scoped_acquire locked;
-        try {
-          (*callback)(error.message());
-        } catch (py::error_already_set& raised) {
-          raised.discard_as_unraisable("redlock_quorum: the lost callback");
-        }
-      };
-    }
+    const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
     Guard guard;
     {
       py::gil_scoped_release unlocked;
@@ -152,6 +132,64 @@ class PyClient {
     return py::make_tuple(PyGuard(std::move(guard)), py::none());
   }
 
+  // Starts the acquire and returns at once: `on_done(guard, None)` or
+  // `on_done(None, failure)` runs later on the loop thread, with the GIL
+  // (failure kind "cancelled" after the returned callable cancelled it).
+  py::cpp_function lock_async(const std::string& resource, std::optional<long> ttl_ms,
+                              std::optional<long> wait_ms, std::optional<bool> fenced,
+                              py::object on_lost, py::object on_done) {
+    const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
+    const std::shared_ptr<py::object> deliver = shared_callable(std::move(on_done));
+    BlockingClient::CancelLock cancel =
+        require()->lock_async(Resource(resource), options, [deliver](Guard guard) {
+          if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+          py::gil_scoped_acquire locked;
+          try {
+            if (guard.owns_lock()) {
+              (*deliver)(PyGuard(std::move(guard)), py::none());
+            } else {
+              const std::error_code error = guard.error();
+              (*deliver)(py::none(),
+                         failure(error == errc::cancelled ? "cancelled" : "not_acquired", error,
+                                 guard.acquired().nodes));
+            }
+          } catch (py::error_already_set& raised) {
+            raised.discard_as_unraisable("redlock_quorum: delivering an acquire");
+          }
+        });
+    return py::cpp_function([cancel = std::move(cancel)] { cancel(); });
+  }
+
+ private:
+  // A Python callable kept alive by library callbacks: its last reference
+  // goes under the GIL, whichever thread drops it (none at exit: leaked).
+  static std::shared_ptr<py::object> shared_callable(py::object callable) {
+    return std::shared_ptr<py::object>(new py::object(std::move(callable)), [](py::object* object) {
+      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+      py::gil_scoped_acquire locked;
+      delete object;
+    });
+  }
+
+  static GuardOptions guard_options(std::optional<long> ttl_ms, std::optional<long> wait_ms,
+                                    std::optional<bool> fenced, py::object on_lost) {
+    GuardOptions options;
+    options.acquire = acquire_options(ttl_ms, wait_ms, fenced);
+    if (on_lost.is_none()) return options;
+    const std::shared_ptr<py::object> callback = shared_callable(std::move(on_lost));
+    options.on_lost = [callback](std::error_code error) {
+      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+      py::gil_scoped_acquire locked;
+      try {
+        (*callback)(error.message());
+      } catch (py::error_already_set& raised) {
+        raised.discard_as_unraisable("redlock_quorum: the lost callback");
+      }
+    };
+    return options;
+  }
+
+ public:
   // (lock record, None) or (None, failure tuple).
   py::tuple acquire(const std::string& resource, std::optional<long> ttl_ms,
                     std::optional<long> wait_ms, std::optional<bool> fenced) {
@@ -272,6 +310,8 @@ PYBIND11_MODULE(_native, module) {
   py::class_<PyClient>(module, "Client")
       .def("lock", &PyClient::lock, py::arg("resource"), py::arg("ttl_ms"), py::arg("wait_ms"),
            py::arg("fenced"), py::arg("on_lost"))
+      .def("lock_async", &PyClient::lock_async, py::arg("resource"), py::arg("ttl_ms"),
+           py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"), py::arg("on_done"))
       .def("acquire", &PyClient::acquire, py::arg("resource"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))
