@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +111,9 @@ class PyGuard {
   Guard guard_;
 };
 
+// How often a blocking wait lets the interpreter handle signals.
+constexpr std::chrono::milliseconds kSignalCheckInterval{50};
+
 class PyClient {
  public:
   explicit PyClient(QuorumConfig config)
@@ -120,11 +124,31 @@ class PyClient {
   py::tuple lock(const std::string& resource, std::optional<long> ttl_ms,
                  std::optional<long> wait_ms, std::optional<bool> fenced, py::object on_lost) {
     const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
-    Guard guard;
-    {
-      py::gil_scoped_release unlocked;
-      guard = require()->lock(Resource(resource), options);
+    // Started without waiting, then waited for in slices: between them the
+    // interpreter's signal handlers run, so Ctrl-C cancels the acquire.
+    auto arrived = std::make_shared<std::promise<Guard>>();
+    std::future<Guard> result = arrived->get_future();
+    const BlockingClient::CancelLock cancel =
+        require()->lock_async(Resource(resource), options,
+                              [arrived](Guard guard) { arrived->set_value(std::move(guard)); });
+    for (;;) {
+      std::future_status status = std::future_status::timeout;
+      {
+        py::gil_scoped_release unlocked;
+        status = result.wait_for(kSignalCheckInterval);
+      }
+      if (status == std::future_status::ready) break;
+      if (PyErr_CheckSignals() != 0) {
+        cancel();
+        {
+          // A grant that raced the cancel is released by its guard here.
+          py::gil_scoped_release unlocked;
+          Guard late = result.get();
+        }
+        throw py::error_already_set();
+      }
     }
+    Guard guard = result.get();
     if (!guard.owns_lock()) {
       const AcquireResult& result = guard.acquired();
       return py::make_tuple(py::none(), failure("not_acquired", guard.error(), result.nodes));

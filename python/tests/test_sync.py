@@ -162,3 +162,39 @@ def test_four_processes_lose_no_update_of_a_shared_counter(nodes, addresses, tmp
     for worker in workers:
         assert worker.wait(timeout=120) == 0
     assert nodes[0].command("GET", "counter") == b"$3\r\n100\r\n"
+
+
+INTERRUPTED = r"""
+import sys, redlock_quorum
+client = redlock_quorum.Client(nodes=sys.argv[1].split(","), release_at_majority=False)
+print("waiting", flush=True)
+try:
+    client.lock("held-elsewhere", wait_ms=60000)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+client.close()
+"""
+
+
+def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    with Client(nodes=addresses, release_at_majority=False) as holder:
+        held = holder.lock("held-elsewhere")
+        script = tmp_path / "interrupted.py"
+        script.write_text(INTERRUPTED)
+        waiter = subprocess.Popen([sys.executable, str(script), ",".join(addresses)],
+                                  stdout=subprocess.PIPE, text=True)
+        assert waiter.stdout.readline().strip() == "waiting"
+        time.sleep(0.3)  # inside the wait
+        started = time.monotonic()
+        waiter.send_signal(signal.SIGINT)
+        out, _ = waiter.communicate(timeout=10)
+        assert waiter.returncode == 0
+        assert out.strip() == "interrupted"
+        assert time.monotonic() - started < 5
+        held.release()
+    for node in nodes:
+        assert node.command("EXISTS", lock_key("held-elsewhere")) == b":0\r\n"

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +70,46 @@ TEST(BlockingClientLifetime, ConfigErrorsComeBackAsValues) {
   BlockingClient client(empty);
   AcquireResult result = client.acquire(Resource("x"));
   EXPECT_EQ(result.error, errc::config_error);
+}
+
+}  // namespace
+}  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+// lock_async: the guard arrives on the loop thread, renews like any guard,
+// and a cancel while the lock is busy ends the wait with errc::cancelled.
+TEST(BlockingClientLockAsync, DeliversARenewingGuardAndCancelsAWait) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster, milliseconds(300)));
+  std::promise<Guard> arrived;
+  std::thread::id delivered_on;
+  (void)client.lock_async(Resource("async"), {}, [&](Guard guard) {
+    delivered_on = std::this_thread::get_id();
+    arrived.set_value(std::move(guard));
+  });
+  Guard guard = arrived.get_future().get();
+  ASSERT_TRUE(guard.owns_lock()) << guard.error().message();
+  EXPECT_NE(delivered_on, std::this_thread::get_id());
+  ASSERT_TRUE(eventually([&] { return guard.renewals() >= 2; }));
+  EXPECT_TRUE(guard.valid());
+
+  std::promise<Guard> waited;
+  GuardOptions patient;
+  patient.acquire.wait = milliseconds(30000);
+  const BlockingClient::CancelLock cancel = client.lock_async(
+      Resource("async"), patient, [&](Guard late) { waited.set_value(std::move(late)); });
+  std::future<Guard> result = waited.get_future();
+  EXPECT_EQ(result.wait_for(milliseconds(200)), std::future_status::timeout) << "still busy";
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  cancel();
+  cancel();  // a second call does nothing
+  const Guard refused = result.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(2));
+  EXPECT_FALSE(refused.owns_lock());
+  EXPECT_EQ(refused.error(), errc::cancelled);
+  EXPECT_EQ(guard.release().released, cluster.size());
 }
 
 }  // namespace
