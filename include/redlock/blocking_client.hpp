@@ -73,6 +73,10 @@ class REDLOCK_API BlockingClient {
   using CancelLock = std::function<void()>;
   CancelLock lock_async(const Resource& resource, const GuardOptions& options,
                         std::function<void(Guard)> done);
+  CancelLock lock_async(const std::vector<Resource>& resources, const GuardOptions& options,
+                        std::function<void(Guard)> done);
+  CancelLock lock_async(const Semaphore& semaphore, const GuardOptions& options,
+                        std::function<void(Guard)> done);
   // The same for several resources at once and for a semaphore permit: the
   // guard renews, signals and releases them as it does a lock on one.
   [[nodiscard]] Guard lock(const std::vector<Resource>& resources, const GuardOptions& options = {},

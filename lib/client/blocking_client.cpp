@@ -320,17 +320,42 @@ Guard BlockingClient::lock(const Resource& resource, const GuardOptions& options
   return impl_->lock(acquire_of(resource), side + named(resource.str()), options, std::move(stop));
 }
 
+namespace {
+// What to acquire, for BlockingClientImpl::lock_async: a copy of the
+// target, which outlives the call.
+template <typename Target>
+detail::BlockingClientImpl::AcquireStart acquire_copy_of(Target target) {
+  return [target = std::move(target)](AsyncClient& client, const AcquireOptions& options,
+                                      AsyncClient::AcquireCallback done) {
+    return client.acquire(target, options, std::move(done));
+  };
+}
+
+GuardOptions without_reentrancy(const GuardOptions& options) {
+  GuardOptions async_options = options;
+  async_options.reentrant = false;  // an owner is a thread; a callback has none
+  return async_options;
+}
+}  // namespace
+
 BlockingClient::CancelLock BlockingClient::lock_async(const Resource& resource,
                                                       const GuardOptions& options,
                                                       std::function<void(Guard)> done) {
-  GuardOptions async_options = options;
-  async_options.reentrant = false;  // an owner is a thread; a callback has none
-  return impl_->lock_async(
-      [resource](AsyncClient& client, const AcquireOptions& acquire,
-                 AsyncClient::AcquireCallback callback) {
-        return client.acquire(resource, acquire, std::move(callback));
-      },
-      async_options, std::move(done));
+  return impl_->lock_async(acquire_copy_of(resource), without_reentrancy(options), std::move(done));
+}
+
+BlockingClient::CancelLock BlockingClient::lock_async(const std::vector<Resource>& resources,
+                                                      const GuardOptions& options,
+                                                      std::function<void(Guard)> done) {
+  return impl_->lock_async(acquire_copy_of(resources), without_reentrancy(options),
+                           std::move(done));
+}
+
+BlockingClient::CancelLock BlockingClient::lock_async(const Semaphore& semaphore,
+                                                      const GuardOptions& options,
+                                                      std::function<void(Guard)> done) {
+  return impl_->lock_async(acquire_copy_of(semaphore), without_reentrancy(options),
+                           std::move(done));
 }
 
 Guard BlockingClient::lock(const std::vector<Resource>& resources, const GuardOptions& options,

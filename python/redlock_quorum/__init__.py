@@ -100,6 +100,24 @@ def _quorum_text(nodes: Sequence[str], settings: Dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _target(resource, semaphore, permits):
+    """What lock()/lock_async() take: (target, permits) for the native side."""
+    if semaphore is not None:
+        if resource is not None:
+            raise TypeError("give a resource or semaphore=, not both")
+        if not isinstance(semaphore, str) or not isinstance(permits, int) or permits < 1:
+            raise TypeError("semaphore= takes a name and permits= a count of at least 1")
+        return semaphore, permits
+    if permits is not None:
+        raise TypeError("permits= goes with semaphore=")
+    if isinstance(resource, str):
+        return resource, None
+    if isinstance(resource, (list, tuple)) and resource and all(
+            isinstance(name, str) for name in resource):
+        return list(resource), None
+    raise TypeError("expected a resource name, or a non-empty list of them")
+
+
 class Lock:
     """One holding from ``Client.acquire``: not renewed; extend or release it."""
 
@@ -140,6 +158,9 @@ class Guard:
         doc="The local validity deadline on the time.monotonic() scale (moves with renewals).",
     )
     renewals = property(lambda self: self._native.renewals)
+    permit = property(lambda self: self._native.permit, doc="A semaphore permit's number, or None.")
+    resources = property(lambda self: self._native.resources,
+                         doc="Every resource held (a lock over several: in the order asked).")
 
     def release(self) -> int:
         """Releases now; the number of nodes that deleted the lock."""
@@ -164,10 +185,10 @@ class AsyncGuard:
     ``CancelledError``.
     """
 
-    def __init__(self, client: "Client", resource: str, ttl_ms, wait_ms, fenced,
+    def __init__(self, client: "Client", target, permits, ttl_ms, wait_ms, fenced,
                  cancel_on_loss: bool):
         self._client = client
-        self._args = (resource, ttl_ms, wait_ms, fenced)
+        self._args = (target, permits, ttl_ms, wait_ms, fenced)
         self._cancel_on_loss = cancel_on_loss
         self._native = None
         self._lost_cancelled = False
@@ -179,6 +200,8 @@ class AsyncGuard:
     valid = property(lambda self: self._native.valid, doc="Held and inside its validity now.")
     valid_until = property(lambda self: self._native.valid_until)
     renewals = property(lambda self: self._native.renewals)
+    permit = property(lambda self: self._native.permit, doc="A semaphore permit's number, or None.")
+    resources = property(lambda self: self._native.resources)
 
     async def __aenter__(self) -> "AsyncGuard":
         loop = asyncio.get_running_loop()
@@ -205,9 +228,9 @@ class AsyncGuard:
         def on_lost(_why: str) -> None:  # the library's loop thread
             loop.call_soon_threadsafe(lost_now)
 
-        resource, ttl_ms, wait_ms, fenced = self._args
-        cancel = self._client._native.lock_async(resource, ttl_ms, wait_ms, fenced, on_lost,
-                                                 on_done)
+        target, permits, ttl_ms, wait_ms, fenced = self._args
+        cancel = self._client._native.lock_async(target, permits, ttl_ms, wait_ms, fenced,
+                                                 on_lost, on_done)
         try:
             native, failure = await arrived
         except asyncio.CancelledError:
@@ -259,26 +282,32 @@ class Client:
             raise ConfigError(error)
         self._native = native
 
-    def lock(self, resource: str, *, ttl_ms: Optional[int] = None, wait_ms: Optional[int] = None,
-             fenced: Optional[bool] = None) -> Guard:
-        """Acquires ``resource`` and returns a self-renewing guard (use it in
-        ``with``). Raises NotAcquired when the lock is busy or no majority
-        granted it within ``wait_ms``."""
+    def lock(self, resource=None, *, semaphore: Optional[str] = None,
+             permits: Optional[int] = None, ttl_ms: Optional[int] = None,
+             wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Guard:
+        """Acquires and returns a self-renewing guard (use it in ``with``):
+        ``resource`` is a name, or a list of names locked all at once or not
+        at all; ``semaphore="name", permits=N`` takes one of N permits.
+        Raises NotAcquired when the lock is busy or no majority granted it
+        within ``wait_ms``; Ctrl-C during the wait cancels it."""
+        target, count = _target(resource, semaphore, permits)
         lost = threading.Event()
-        native, failure = self._native.lock(resource, ttl_ms, wait_ms, fenced,
+        native, failure = self._native.lock(target, count, ttl_ms, wait_ms, fenced,
                                             lambda _why: lost.set())
         if native is None:
             _raise(failure)
         return Guard(native, lost)
 
-    def lock_async(self, resource: str, *, ttl_ms: Optional[int] = None,
+    def lock_async(self, resource=None, *, semaphore: Optional[str] = None,
+                   permits: Optional[int] = None, ttl_ms: Optional[int] = None,
                    wait_ms: Optional[int] = None, fenced: Optional[bool] = None,
                    cancel_on_loss: bool = False) -> AsyncGuard:
         """The same as ``lock`` for ``async with`` on asyncio: the wait never
         blocks the event loop (the library completes it from its own loop
         with ``call_soon_threadsafe``), and cancelling the waiting task
         cancels the acquire. Raises NotAcquired on entry."""
-        return AsyncGuard(self, resource, ttl_ms, wait_ms, fenced, cancel_on_loss)
+        target, count = _target(resource, semaphore, permits)
+        return AsyncGuard(self, target, count, ttl_ms, wait_ms, fenced, cancel_on_loss)
 
     def acquire(self, resource: str, *, ttl_ms: Optional[int] = None,
                 wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Lock:

@@ -93,6 +93,20 @@ class PyGuard {
     return token ? py::cast(*token) : py::none();
   }
   [[nodiscard]] int renewals() const noexcept { return guard_.renewals(); }
+  // A semaphore permit's number, or None.
+  [[nodiscard]] py::object permit() const {
+    const std::optional<std::uint32_t> permit = guard_.lock().permit;
+    return permit ? py::cast(*permit) : py::none();
+  }
+  // Every resource of a lock over several, in the order asked (one
+  // resource: a list of it).
+  [[nodiscard]] std::vector<std::string> resources() const {
+    const Lock lock = guard_.lock();
+    std::vector<std::string> names;
+    if (lock.resources.empty()) names.push_back(lock.resource.str());
+    for (const Resource& resource : lock.resources) names.push_back(resource.str());
+    return names;
+  }
   [[nodiscard]] std::string error() const {
     const std::error_code error = guard_.error();
     return error ? error.message() : std::string();
@@ -121,16 +135,16 @@ class PyClient {
 
   // (guard, None) or (None, failure tuple). `on_lost` runs on the loop
   // thread once, when the lock is lost.
-  py::tuple lock(const std::string& resource, std::optional<long> ttl_ms,
-                 std::optional<long> wait_ms, std::optional<bool> fenced, py::object on_lost) {
+  py::tuple lock(const py::object& target, std::optional<std::uint32_t> permits,
+                 std::optional<long> ttl_ms, std::optional<long> wait_ms,
+                 std::optional<bool> fenced, py::object on_lost) {
     const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
     // Started without waiting, then waited for in slices: between them the
     // interpreter's signal handlers run, so Ctrl-C cancels the acquire.
     auto arrived = std::make_shared<std::promise<Guard>>();
     std::future<Guard> result = arrived->get_future();
-    const BlockingClient::CancelLock cancel =
-        require()->lock_async(Resource(resource), options,
-                              [arrived](Guard guard) { arrived->set_value(std::move(guard)); });
+    const BlockingClient::CancelLock cancel = start(
+        target, permits, options, [arrived](Guard guard) { arrived->set_value(std::move(guard)); });
     for (;;) {
       std::future_status status = std::future_status::timeout;
       {
@@ -159,32 +173,47 @@ class PyClient {
   // Starts the acquire and returns at once: `on_done(guard, None)` or
   // `on_done(None, failure)` runs later on the loop thread, with the GIL
   // (failure kind "cancelled" after the returned callable cancelled it).
-  py::cpp_function lock_async(const std::string& resource, std::optional<long> ttl_ms,
-                              std::optional<long> wait_ms, std::optional<bool> fenced,
-                              py::object on_lost, py::object on_done) {
+  py::cpp_function lock_async(const py::object& target, std::optional<std::uint32_t> permits,
+                              std::optional<long> ttl_ms, std::optional<long> wait_ms,
+                              std::optional<bool> fenced, py::object on_lost, py::object on_done) {
     const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
     const std::shared_ptr<py::object> deliver = shared_callable(std::move(on_done));
-    BlockingClient::CancelLock cancel =
-        require()->lock_async(Resource(resource), options, [deliver](Guard guard) {
-          if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
-          py::gil_scoped_acquire locked;
-          try {
-            if (guard.owns_lock()) {
-              (*deliver)(PyGuard(std::move(guard)), py::none());
-            } else {
-              const std::error_code error = guard.error();
-              (*deliver)(py::none(),
-                         failure(error == errc::cancelled ? "cancelled" : "not_acquired", error,
-                                 guard.acquired().nodes));
-            }
-          } catch (py::error_already_set& raised) {
-            raised.discard_as_unraisable("redlock_quorum: delivering an acquire");
-          }
-        });
+    BlockingClient::CancelLock cancel = start(target, permits, options, [deliver](Guard guard) {
+      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+      py::gil_scoped_acquire locked;
+      try {
+        if (guard.owns_lock()) {
+          (*deliver)(PyGuard(std::move(guard)), py::none());
+        } else {
+          const std::error_code error = guard.error();
+          (*deliver)(py::none(), failure(error == errc::cancelled ? "cancelled" : "not_acquired",
+                                         error, guard.acquired().nodes));
+        }
+      } catch (py::error_already_set& raised) {
+        raised.discard_as_unraisable("redlock_quorum: delivering an acquire");
+      }
+    });
     return py::cpp_function([cancel = std::move(cancel)] { cancel(); });
   }
 
  private:
+  // Starts the acquire of what `target` names: a resource (str), several at
+  // once (a list of str), or with `permits` one permit of the semaphore
+  // `target`.
+  BlockingClient::CancelLock start(const py::object& target, std::optional<std::uint32_t> permits,
+                                   const GuardOptions& options, std::function<void(Guard)> done) {
+    if (permits) {
+      return require()->lock_async(Semaphore(target.cast<std::string>(), *permits), options,
+                                   std::move(done));
+    }
+    if (py::isinstance<py::str>(target)) {
+      return require()->lock_async(Resource(target.cast<std::string>()), options, std::move(done));
+    }
+    std::vector<Resource> resources;
+    for (const py::handle item : target) resources.emplace_back(item.cast<std::string>());
+    return require()->lock_async(resources, options, std::move(done));
+  }
+
   // A Python callable kept alive by library callbacks: its last reference
   // goes under the GIL, whichever thread drops it (none at exit: leaked).
   static std::shared_ptr<py::object> shared_callable(py::object callable) {
@@ -329,13 +358,16 @@ PYBIND11_MODULE(_native, module) {
       .def_property_readonly("resource", &PyGuard::resource)
       .def_property_readonly("fence", &PyGuard::fence)
       .def_property_readonly("renewals", &PyGuard::renewals)
+      .def_property_readonly("permit", &PyGuard::permit)
+      .def_property_readonly("resources", &PyGuard::resources)
       .def_property_readonly("error", &PyGuard::error)
       .def("release", &PyGuard::release);
   py::class_<PyClient>(module, "Client")
-      .def("lock", &PyClient::lock, py::arg("resource"), py::arg("ttl_ms"), py::arg("wait_ms"),
-           py::arg("fenced"), py::arg("on_lost"))
-      .def("lock_async", &PyClient::lock_async, py::arg("resource"), py::arg("ttl_ms"),
-           py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"), py::arg("on_done"))
+      .def("lock", &PyClient::lock, py::arg("target"), py::arg("permits"), py::arg("ttl_ms"),
+           py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"))
+      .def("lock_async", &PyClient::lock_async, py::arg("target"), py::arg("permits"),
+           py::arg("ttl_ms"), py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"),
+           py::arg("on_done"))
       .def("acquire", &PyClient::acquire, py::arg("resource"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))

@@ -198,3 +198,31 @@ def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_p
         held.release()
     for node in nodes:
         assert node.command("EXISTS", lock_key("held-elsewhere")) == b":0\r\n"
+
+
+def test_ten_permits_of_a_semaphore_and_no_eleventh(addresses):
+    with Client(nodes=addresses, retry_count=0) as client:
+        guards = [client.lock(semaphore="llm-keys", permits=10) for _ in range(10)]
+        assert sorted(guard.permit for guard in guards) == list(range(10))
+        with pytest.raises(NotAcquired):
+            client.lock(semaphore="llm-keys", permits=10)
+        guards.pop().release()
+        with client.lock(semaphore="llm-keys", permits=10) as again:
+            assert again.permit is not None
+        for guard in guards:
+            guard.release()
+
+
+def test_several_resources_at_once_or_none(nodes, addresses):
+    with Client(nodes=addresses, retry_count=0, release_at_majority=False) as client:
+        with client.lock(["a", "b"]) as both:
+            assert both.resources == ["a", "b"]
+            with pytest.raises(NotAcquired):
+                client.lock(["b", "c"])
+            # All or none: the failed attempt left no hold on "c".
+            for node in nodes:
+                assert node.command("EXISTS", lock_key("c")) == b":0\r\n"
+        with pytest.raises(TypeError):
+            client.lock(semaphore="s")
+        with pytest.raises(TypeError):
+            client.lock([])
