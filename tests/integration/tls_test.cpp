@@ -138,7 +138,16 @@ TEST(Tls, TheProtocolRunsOverTls) {
   exercise_protocol(cluster, config);
   exercise_wakeup_and_guard(cluster, config);
   BlockingClient client(config);
+  // An acquire decides at a majority: the last session may still be in its
+  // handshake when it returns, so the check waits (bounded) for all three.
   (void)client.acquire(Resource("health"));
+  const auto all_connected = [&] {
+    for (const NodeHealth& health : client.node_health()) {
+      if (!health.connected) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(eventually(all_connected));
   for (const NodeHealth& health : client.node_health()) {
     EXPECT_TRUE(health.connected) << health.name << ": " << health.last_error;
     EXPECT_TRUE(health.warnings.empty());
