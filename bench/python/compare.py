@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Acquire + release from Python against the C++ client, same run, one node.
+
+    PYTHONPATH=build/python bench/python/compare.py build/bench/redlock_holding_bench
+
+Starts one redis-server (a free loopback port, a temporary directory,
+stopped by its pid), then measures, in interleaved rounds, the p50 and p99
+of one acquire + release cycle:
+
+  cpp       redlock_holding_bench's BM_UnfencedAcquireRelease (BlockingClient)
+  sync      redlock_quorum: client.acquire() then client.release()
+  with      redlock_quorum: `with client.lock(...)` (a renewing guard)
+  async     redlock_quorum: `async with client.lock_async(...)` on asyncio
+  redis-py  redis-py's single-node Lock (python3-redis), the reference
+
+and prints each with its difference from the C++ p50 (the binding's cost).
+docs/python.md records the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import redlock_quorum
+
+CYCLES = int(os.environ.get("REDLOCK_BENCH_PY_CYCLES", "3000"))
+ROUNDS = int(os.environ.get("REDLOCK_BENCH_PY_ROUNDS", "3"))
+
+
+def start_node():
+    directory = tempfile.mkdtemp(prefix="redlock-pybench-")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        ["/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
+         "--save", "", "--appendonly", "no", "--logfile", os.path.join(directory, "log")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, port, directory
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("redis-server did not start")
+
+
+def percentiles(samples):
+    samples = sorted(samples)
+    return samples[len(samples) // 2], samples[int(len(samples) * 0.99)]
+
+
+def timed(cycle, count=CYCLES):
+    for _ in range(200):  # warm-up
+        cycle()
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        cycle()
+        samples.append((time.perf_counter() - started) * 1e6)
+    return percentiles(samples)
+
+
+def run_cpp(bench, address):
+    out = subprocess.run(
+        [bench, "--benchmark_filter=^BM_UnfencedAcquireRelease/", "--benchmark_format=json",
+         f"--benchmark_min_time={max(1, CYCLES // 1500)}"],
+        env=dict(os.environ, REDLOCK_BENCH_NODES=address), capture_output=True, text=True,
+        check=True).stdout
+    result = json.loads(out)["benchmarks"][0]
+    return result["p50_us"], result["p99_us"]
+
+
+def run_sync(client):
+    def cycle():
+        client.release(client.acquire("bench:py"))
+    return timed(cycle)
+
+
+def run_with(client):
+    def cycle():
+        with client.lock("bench:py"):
+            pass
+    return timed(cycle)
+
+
+def run_async(client):
+    async def main():
+        for _ in range(200):
+            async with client.lock_async("bench:py"):
+                pass
+        samples = []
+        for _ in range(CYCLES):
+            started = time.perf_counter()
+            async with client.lock_async("bench:py"):
+                pass
+            samples.append((time.perf_counter() - started) * 1e6)
+        return percentiles(samples)
+    return asyncio.run(main())
+
+
+def run_redis_py(port):
+    import redis
+    connection = redis.Redis(host="127.0.0.1", port=port)
+
+    def cycle():
+        lock = connection.lock("bench:redis-py", timeout=10)
+        lock.acquire(blocking=False)
+        lock.release()
+    result = timed(cycle)
+    connection.close()
+    return result
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    bench = sys.argv[1]
+    process, port, directory = start_node()
+    address = f"127.0.0.1:{port}"
+    results = {name: [] for name in ("cpp", "sync", "with", "async", "redis-py")}
+    try:
+        client = redlock_quorum.Client(nodes=[address], node_timeout_ms=1000)
+        for _ in range(ROUNDS):
+            results["cpp"].append(run_cpp(bench, address))
+            results["sync"].append(run_sync(client))
+            results["with"].append(run_with(client))
+            results["async"].append(run_async(client))
+            results["redis-py"].append(run_redis_py(port))
+        client.close()
+    finally:
+        os.kill(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+        shutil.rmtree(directory, ignore_errors=True)
+    cpp_p50 = statistics.median(p50 for p50, _ in results["cpp"])
+    print(f"one node, {CYCLES} cycles x {ROUNDS} rounds; medians of the rounds' percentiles")
+    print(f"{'client':10} {'p50 us':>9} {'p99 us':>9} {'p50 - cpp':>10}")
+    for name, rounds in results.items():
+        p50 = statistics.median(p for p, _ in rounds)
+        p99 = statistics.median(p for _, p in rounds)
+        print(f"{name:10} {p50:9.1f} {p99:9.1f} {p50 - cpp_p50:+10.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
