@@ -329,6 +329,17 @@ class Client:
         """Releases; the number of nodes that deleted the lock."""
         return self._native.release(lock._record)
 
+    def inspect(self, resource: str) -> Dict[str, Any]:
+        """Who holds ``resource``, by majority read: ``holder`` (None, or a
+        dict of ``value``, ``validity_ms`` and ``fence``), the majority's
+        ``fence`` counter, ``readers``, and each node's view in ``nodes``.
+        Raises LockError without a majority. The holder's value is a
+        secret while the lock is held: it is what release checks."""
+        view, failure = self._native.inspect(resource)
+        if view is None:
+            _raise(failure)
+        return view
+
     def node_health(self) -> List[Dict[str, Any]]:
         """Each node's connection state, last error and transport warnings."""
         return self._native.node_health()

@@ -280,6 +280,58 @@ class PyClient {
     return result.released;
   }
 
+  // Who holds `resource` by majority read: a dict with "holder" (None or
+  // a dict of value, validity_ms, fence), "fence", "readers" and "nodes";
+  // (None, failure) without a majority.
+  py::tuple inspect(const std::string& resource) {
+    Inspection result;
+    {
+      py::gil_scoped_release unlocked;
+      result = require()->inspect(Resource(resource));
+    }
+    if (!result.ok()) {
+      py::list nodes;
+      for (const NodeInspection& node : result.nodes) {
+        py::dict entry;
+        entry["node"] = node.node;
+        entry["name"] = node.name;
+        entry["status"] = node.answered ? "answered" : "unanswered";
+        entry["latency_us"] = node.latency.count();
+        entry["detail"] = node.detail;
+        nodes.append(entry);
+      }
+      return py::make_tuple(py::none(),
+                            py::make_tuple(std::string("error"), result.error.message(), nodes));
+    }
+    const auto holder_dict = [](const HolderView& holder) {
+      py::dict out;
+      out["value"] = holder.value;
+      out["validity_ms"] = holder.validity.count();
+      out["fence"] = holder.fence;
+      out["permit"] = holder.permit ? py::cast(*holder.permit) : py::none();
+      return out;
+    };
+    py::dict out;
+    out["resource"] = resource;
+    out["holder"] = result.holder ? py::object(holder_dict(*result.holder)) : py::none();
+    out["fence"] = result.fence;
+    py::list readers;
+    for (const HolderView& reader : result.readers) readers.append(holder_dict(reader));
+    out["readers"] = readers;
+    py::list nodes;
+    for (const NodeInspection& node : result.nodes) {
+      py::dict entry;
+      entry["name"] = node.name;
+      entry["answered"] = node.answered;
+      entry["detail"] = node.detail;
+      entry["pttl_ms"] = node.key.pttl_ms;
+      entry["value"] = node.key.value ? py::cast(*node.key.value) : py::none();
+      nodes.append(entry);
+    }
+    out["nodes"] = nodes;
+    return py::make_tuple(out, py::none());
+  }
+
   py::list node_health() {
     std::vector<NodeHealth> health;
     {
@@ -372,6 +424,7 @@ PYBIND11_MODULE(_native, module) {
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))
       .def("release", &PyClient::release, py::arg("lock"))
+      .def("inspect", &PyClient::inspect, py::arg("resource"))
       .def("node_health", &PyClient::node_health)
       .def("close", &PyClient::close);
   module.def("client_from_file", &client_from_file, py::arg("path"));

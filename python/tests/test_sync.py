@@ -231,3 +231,14 @@ def test_several_resources_at_once_or_none(nodes, addresses):
             client.lock(semaphore="s")
         with pytest.raises(TypeError):
             client.lock([])
+
+
+def test_inspect_names_the_holder_by_majority(addresses):
+    with Client(nodes=addresses, fenced=True) as client:
+        assert client.inspect("seen")["holder"] is None
+        with client.lock("seen") as guard:
+            view = client.inspect("seen")
+            assert view["holder"]["value"] == guard.value
+            assert view["holder"]["fence"] == guard.fence
+            assert 0 < view["holder"]["validity_ms"] <= 10000
+            assert len(view["nodes"]) == 3
