@@ -78,10 +78,31 @@ AcquireOptions acquire_options(std::optional<long> ttl_ms, std::optional<long> w
 }
 
 // A held lock: the library's Guard, and the Python event its loss sets.
+// Runs `drop` without the GIL when this thread holds it: what blocks on
+// the library's loop (a release, a client's shutdown) must not hold the GIL
+// while the loop may be waiting for it to deliver a callback.
+template <typename Drop>
+void without_gil(Drop drop) {
+  if (Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0 && PyGILState_Check() != 0) {
+    py::gil_scoped_release unlocked;
+    drop();
+  } else {
+    drop();
+  }
+}
+
 class PyGuard {
  public:
   PyGuard() = default;
   explicit PyGuard(Guard guard) : guard_(std::move(guard)) {}
+  PyGuard(PyGuard&&) noexcept = default;
+  PyGuard& operator=(PyGuard&&) = delete;
+  PyGuard(const PyGuard&) = delete;
+  PyGuard& operator=(const PyGuard&) = delete;
+  // A guard garbage-collected while held releases its lock, off the GIL.
+  ~PyGuard() {
+    if (guard_.owns_lock()) without_gil([this] { Guard dropped = std::move(guard_); });
+  }
 
   [[nodiscard]] bool held() const noexcept { return guard_.owns_lock(); }
   [[nodiscard]] bool valid() const noexcept { return guard_.valid(); }
@@ -130,6 +151,14 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 
 class PyClient {
  public:
+  PyClient(PyClient&&) noexcept = default;
+  PyClient& operator=(PyClient&&) = delete;
+  PyClient(const PyClient&) = delete;
+  PyClient& operator=(const PyClient&) = delete;
+  // A client garbage-collected without close() shuts down off the GIL.
+  ~PyClient() {
+    if (client_) without_gil([this] { client_.reset(); });
+  }
   explicit PyClient(QuorumConfig config)
       : client_(std::make_unique<BlockingClient>(std::move(config))) {}
 

@@ -242,3 +242,26 @@ def test_inspect_names_the_holder_by_majority(addresses):
             assert view["holder"]["fence"] == guard.fence
             assert 0 < view["holder"]["validity_ms"] <= 10000
             assert len(view["nodes"]) == 3
+
+
+def test_a_guard_dropped_without_release_releases_its_lock(nodes, addresses):
+    import gc
+
+    with Client(nodes=addresses, release_at_majority=False) as client:
+        guard = client.lock("dropped")
+        assert nodes[0].command("EXISTS", lock_key("dropped")) == b":1\r\n"
+        del guard
+        gc.collect()
+        for node in nodes:
+            assert node.command("EXISTS", lock_key("dropped")) == b":0\r\n"
+
+
+def test_a_client_dropped_without_close_while_its_locks_are_lost_shuts_down(nodes, addresses):
+    import gc
+
+    client = Client(nodes=addresses, ttl_ms=300)
+    guards = [client.lock(f"orphan-{i}") for i in range(20)]
+    for node in nodes:
+        node.command("FLUSHALL")  # every renewal now fails: losses arrive meanwhile
+    del client, guards
+    gc.collect()  # the client's loop thread stops without deadlocking on the GIL
