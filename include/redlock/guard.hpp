@@ -108,6 +108,12 @@ class REDLOCK_API Guard {
   // Releases now (blocking, bounded by the node timeouts) and empties the
   // guard. Calling it on an empty guard returns a default result.
   ReleaseResult release();
+  // The same without waiting: the guard is empty at once and `done` runs
+  // once, on the client's loop thread, with the result (at once, on the
+  // calling thread, for an empty guard, a hold that is not the last of a
+  // reentrant lock, or a client that is gone). `done` must not block. For
+  // other languages' event loops (the Python binding's asyncio).
+  void release_async(std::function<void(ReleaseResult)> done);
 
  private:
   friend class detail::BlockingClientImpl;

@@ -247,6 +247,21 @@ ReleaseResult BlockingClientImpl::release_guard(const std::shared_ptr<GuardState
   return future.get();
 }
 
+void BlockingClientImpl::release_guard_async(const std::shared_ptr<GuardState>& state,
+                                             std::function<void(ReleaseResult)> done) {
+  auto shared_done = std::make_shared<std::function<void(ReleaseResult)>>(std::move(done));
+  const bool accepted = submit([this, state, shared_done] {
+    const Lock lock = state->stop();
+    client_->release(lock,
+                     [shared_done](ReleaseResult result) { (*shared_done)(std::move(result)); });
+  });
+  if (!accepted) {
+    ReleaseResult refused;
+    refused.error = make_error_code(errc::shutting_down);
+    (*shared_done)(std::move(refused));
+  }
+}
+
 }  // namespace detail
 
 BlockingClient::BlockingClient(QuorumConfig config, std::shared_ptr<Metrics> metrics)

@@ -61,6 +61,10 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   // (nullopt: until done).
   ReleaseResult release_guard(const std::shared_ptr<GuardState>& state,
                               std::optional<Milliseconds> limit);
+  // The same without waiting: `done` runs on the loop thread (on this one,
+  // with errc::shutting_down, when the client is stopping).
+  void release_guard_async(const std::shared_ptr<GuardState>& state,
+                           std::function<void(ReleaseResult)> done);
 
   [[nodiscard]] const QuorumConfig& config() const noexcept { return config_; }
   [[nodiscard]] std::shared_ptr<Metrics> metrics() const noexcept { return metrics_; }

@@ -130,4 +130,28 @@ ReleaseResult Guard::release() {
   return result;
 }
 
+void Guard::release_async(std::function<void(ReleaseResult)> done) {
+  if (!state_) {
+    done(ReleaseResult{});
+    return;
+  }
+  std::shared_ptr<detail::GuardState> state = std::move(state_);
+  state_.reset();
+  const std::string hold_key = record_ ? std::move(record_->hold_key) : std::string();
+  if (!record_ || !record_->acquired) record().released = state;
+  std::shared_ptr<detail::BlockingClientImpl> client = client_.lock();
+  client_.reset();
+  if (!client) {
+    ReleaseResult gone;
+    gone.error = make_error_code(errc::shutting_down);
+    done(std::move(gone));
+    return;
+  }
+  if (!hold_key.empty() && !client->holds().leave(hold_key, state.get())) {
+    done(ReleaseResult{});  // only this hold ends; the lock stays for the others
+    return;
+  }
+  client->release_guard_async(state, std::move(done));
+}
+
 }  // namespace redlock

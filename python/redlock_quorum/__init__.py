@@ -218,7 +218,7 @@ class AsyncGuard:
             if arrived.cancelled():
                 # The waiter gave up meanwhile: what it was granted goes back.
                 if native is not None:
-                    loop.run_in_executor(None, native.release)
+                    native.release_async(lambda _count: None)
                 return
             arrived.set_result((native, failure))
 
@@ -243,11 +243,18 @@ class AsyncGuard:
 
     async def __aexit__(self, exc_type, exc, tb) -> bool:
         loop = asyncio.get_running_loop()
-        native, self._native = self._native, None
-        if native is not None:
-            # The release waits for the nodes (bounded by their timeouts).
-            await loop.run_in_executor(None, native.release)
-            self._native = native
+        if self._native is not None:
+            # Released on the library's loop; the answer comes back as the
+            # acquire's did (bounded by the node timeouts).
+            released = loop.create_future()
+
+            def deliver(count: int) -> None:
+                if not released.done():
+                    released.set_result(count)
+
+            self._native.release_async(
+                lambda count: loop.call_soon_threadsafe(deliver, count))
+            await released
         if self._lost_cancelled and exc_type is asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and hasattr(task, "uncancel"):

@@ -132,6 +132,26 @@ class PyGuard {
     const std::error_code error = guard_.error();
     return error ? error.message() : std::string();
   }
+  // Releases without waiting: `on_done(released)` runs later on the loop
+  // thread with the GIL (at once when nothing is held).
+  void release_async(py::object on_done) {
+    auto deliver =
+        std::shared_ptr<py::object>(new py::object(std::move(on_done)), [](py::object* object) {
+          if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;  // leaked at exit
+          py::gil_scoped_acquire locked;
+          delete object;
+        });
+    guard_.release_async([deliver](ReleaseResult result) {
+      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+      py::gil_scoped_acquire locked;
+      try {
+        (*deliver)(result.released);
+      } catch (py::error_already_set& raised) {
+        raised.discard_as_unraisable("redlock_quorum: delivering a release");
+      }
+    });
+  }
+
   // Releases (waiting for the nodes without the GIL); the released count.
   std::size_t release() {
     ReleaseResult result;
@@ -442,7 +462,8 @@ PYBIND11_MODULE(_native, module) {
       .def_property_readonly("permit", &PyGuard::permit)
       .def_property_readonly("resources", &PyGuard::resources)
       .def_property_readonly("error", &PyGuard::error)
-      .def("release", &PyGuard::release);
+      .def("release", &PyGuard::release)
+      .def("release_async", &PyGuard::release_async, py::arg("on_done"));
   py::class_<PyClient>(module, "Client")
       .def("lock", &PyClient::lock, py::arg("target"), py::arg("permits"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"))

@@ -109,7 +109,13 @@ TEST(BlockingClientLockAsync, DeliversARenewingGuardAndCancelsAWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(2));
   EXPECT_FALSE(refused.owns_lock());
   EXPECT_EQ(refused.error(), errc::cancelled);
-  EXPECT_EQ(guard.release().released, cluster.size());
+  std::promise<ReleaseResult> released;
+  guard.release_async([&](ReleaseResult result) { released.set_value(std::move(result)); });
+  EXPECT_FALSE(guard.owns_lock()) << "empty at once";
+  EXPECT_EQ(released.get_future().get().released, cluster.size());
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_FALSE(cluster.node(i).probe().exists(key_of("async"))) << "node " << i;
+  }
 }
 
 }  // namespace
