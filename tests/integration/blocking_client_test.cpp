@@ -110,7 +110,7 @@ TEST(BlockingClientLockAsync, DeliversARenewingGuardAndCancelsAWait) {
   EXPECT_FALSE(refused.owns_lock());
   EXPECT_EQ(refused.error(), errc::cancelled);
   std::promise<ReleaseResult> released;
-  guard.release_async([&](ReleaseResult result) { released.set_value(std::move(result)); });
+  guard.release_async([&](ReleaseResult outcome) { released.set_value(std::move(outcome)); });
   EXPECT_FALSE(guard.owns_lock()) << "empty at once";
   EXPECT_EQ(released.get_future().get().released, cluster.size());
   for (std::size_t i = 0; i < cluster.size(); ++i) {
