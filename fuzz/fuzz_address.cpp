@@ -1,6 +1,7 @@
 // Node addresses (lib/config/address.cpp): "host:port", "[v6]:port",
-// "redis://user:pass@host:port/db". A parsed address must survive a round
-// trip through its URL form; what the reader says must not depend on the
+// "redis://user:pass@host:port/db", the same with rediss:// (TLS), and
+// "unix:///path". A parsed address must survive a round trip through its
+// URL form; what the reader says must not depend on the
 // password. The same text goes through config_from_addresses() (the CLI's
 // --node flags) as well.
 #include <cstddef>
@@ -35,9 +36,9 @@ std::string percent_encode(std::string_view text) {
   return out;
 }
 
-// The redis:// form of a parsed address.
+// The redis:// (rediss:// for TLS) form of a parsed address.
 std::string url_of(const redlock::ParsedAddress& address) {
-  std::string url = "redis://";
+  std::string url = address.tls ? "rediss://" : "redis://";
   if (!address.username.empty() || !address.password.empty()) {
     url += percent_encode(address.username);
     if (!address.password.empty()) url += ":" + percent_encode(address.password);
@@ -87,6 +88,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const redlock::ParsedAddress& address = *result.address;
+  if (!address.unix_path.empty()) {
+    // A socket's path: absolute, no host, and the same path once more.
+    REDLOCK_FUZZ_CHECK(address.host.empty() && !address.tls);
+    REDLOCK_FUZZ_CHECK(address.unix_path.front() == '/' && address.unix_path.size() <= 107);
+    const redlock::AddressResult again = redlock::parse_address("unix://" + address.unix_path);
+    REDLOCK_FUZZ_CHECK(again.address && again.address->unix_path == address.unix_path);
+    return 0;
+  }
   REDLOCK_FUZZ_CHECK(!address.host.empty());
   REDLOCK_FUZZ_CHECK(address.port != 0);
   REDLOCK_FUZZ_CHECK(!address.db || *address.db >= 0);
@@ -98,5 +107,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   REDLOCK_FUZZ_CHECK(again.address->username == address.username);
   REDLOCK_FUZZ_CHECK(again.address->password == address.password);
   REDLOCK_FUZZ_CHECK(again.address->db == address.db);
+  REDLOCK_FUZZ_CHECK(again.address->tls == address.tls);
   return 0;
 }
