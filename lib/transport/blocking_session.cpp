@@ -89,13 +89,10 @@ bool BlockingSession::open() {
 }
 
 bool BlockingSession::start_tls() {
-  std::string error;
-  std::shared_ptr<TlsClientContext> context = TlsClientContext::create(node_.tls, error);
-  if (!context) return fail("connect", error);
-  tls_ = std::make_unique<TlsSession>(
-      std::move(context), node_.tls.server_name.empty() ? node_.host : node_.tls.server_name);
   std::string hello;
-  if (!tls_->valid() || !tls_->start(hello)) return fail("connect", tls_->error());
+  std::string error;
+  tls_ = TlsSession::open(node_, hello, error);
+  if (!tls_) return fail("connect", error);
   if (!send_all(std::move(hello), "connect", true)) return false;
   while (!tls_->established()) {
     if (receive("connect") < 0) return false;

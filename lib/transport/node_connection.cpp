@@ -273,18 +273,12 @@ void NodeConnection::on_connected(int status) {
   tls_.reset();
   tls_out_.clear();
   if (node_.tls.enabled) {
-    // Built for each connection, so certificate files replaced on disk take
-    // effect at the next connect.
+    // The context is shared, and built again once a certificate file it
+    // was read from changes: a rotation takes effect at the next connect.
     std::string error;
-    std::shared_ptr<TlsClientContext> context = TlsClientContext::create(node_.tls, error);
-    if (!context) {
+    tls_ = TlsSession::open(node_, tls_out_, error);
+    if (!tls_) {
       reset(error);
-      return;
-    }
-    tls_ = std::make_unique<TlsSession>(
-        std::move(context), node_.tls.server_name.empty() ? node_.host : node_.tls.server_name);
-    if (!tls_->valid() || !tls_->start(tls_out_)) {
-      reset(tls_->error());
       return;
     }
   }
@@ -393,16 +387,11 @@ void NodeConnection::flush() {
 void NodeConnection::start_write() {
   emit_pending();
   if (state_ != State::handshaking && state_ != State::ready) return;
-  // Over TLS the plaintext waits for the TLS handshake, then goes out
-  // encrypted; the output buffer keeps coalescing requests either way.
-  if (tls_ && tls_->established() && !outbuf_.empty()) {
-    if (!tls_->encrypt(outbuf_, tls_out_)) {
-      reset(tls_->error());
-      return;
-    }
-    outbuf_.clear();
+  if (!encrypt_output()) {
+    reset(tls_->error());
+    return;
   }
-  std::string& wire = tls_ ? tls_out_ : outbuf_;
+  std::string& wire = wire_buffer();
   if (write_in_flight_ || wire.empty()) return;
   auto* stream = tcp_->stream();
   // Try the write at once: on an idle socket it completes without a
@@ -441,6 +430,15 @@ void NodeConnection::start_write() {
     write_in_flight_ = false;
     reset(uv_error_text("write", rc));
   }
+}
+
+bool NodeConnection::encrypt_output() {
+  // Over TLS the plaintext waits for the TLS handshake, then goes out
+  // encrypted; the output buffer keeps coalescing requests either way.
+  if (!tls_ || !tls_->established() || outbuf_.empty()) return true;
+  if (!tls_->encrypt(outbuf_, tls_out_)) return false;
+  outbuf_.clear();
+  return true;
 }
 
 void NodeConnection::on_read(ssize_t nread, const char* data) {
@@ -936,10 +934,8 @@ void NodeConnection::close() {
   if (state_ == State::closed) return;
   if (state_ == State::ready || state_ == State::handshaking) {
     emit_pending();
-    if (tls_ && tls_->established() && !outbuf_.empty() && tls_->encrypt(outbuf_, tls_out_)) {
-      outbuf_.clear();
-    }
-    std::string& wire = tls_ ? tls_out_ : outbuf_;
+    (void)encrypt_output();
+    std::string& wire = wire_buffer();
     if (!write_in_flight_ && !wire.empty()) {
       // Releases issued just before closing deserve one chance to leave.
       uv_buf_t buf = uv_buf_init(wire.data(), static_cast<unsigned>(wire.size()));

@@ -276,6 +276,11 @@ class NodeConnection final : public Flushable {
   void on_connected(int status);
   void queue_handshake();
   void on_read(ssize_t nread, const char* data);
+  // Over TLS, encrypts what outbuf_ holds into tls_out_ once the handshake
+  // is done; false when encryption failed (tls_->error()).
+  bool encrypt_output();
+  // What goes on the socket next: tls_out_ over TLS, else outbuf_.
+  [[nodiscard]] std::string& wire_buffer() noexcept { return tls_ ? tls_out_ : outbuf_; }
   // What the node said, decrypted when the session is TLS.
   void on_plaintext(const char* data, std::size_t size);
   // Reads, without waiting, what the node has sent and the loop has not

@@ -192,6 +192,19 @@ TlsSession::TlsSession(std::shared_ptr<TlsClientContext> context, std::string_vi
   }
 }
 
+std::unique_ptr<TlsSession> TlsSession::open(const NodeConfig& node, std::string& out,
+                                             std::string& error) {
+  std::shared_ptr<TlsClientContext> context = TlsClientContext::create(node.tls, error);
+  if (!context) return nullptr;
+  auto session = std::make_unique<TlsSession>(
+      std::move(context), node.tls.server_name.empty() ? node.host : node.tls.server_name);
+  if (!session->valid() || !session->start(out)) {
+    error = session->error();
+    return nullptr;
+  }
+  return session;
+}
+
 TlsSession::~TlsSession() {
   if (ssl_ != nullptr) SSL_free(ssl_);
 }

@@ -55,6 +55,12 @@ class TlsSession {
   // `server_name` (a host name, or an IP address compared as one) when the
   // context verifies.
   TlsSession(std::shared_ptr<TlsClientContext> context, std::string_view server_name);
+  // The session for `node` (its TlsConfig, checked against tls_server_name
+  // or the node's host) with the handshake begun: the ClientHello is in
+  // `out`. Null with `error` set when the context or the session cannot be
+  // made. What both transports, the loop's and the blocking one, open.
+  static std::unique_ptr<TlsSession> open(const NodeConfig& node, std::string& out,
+                                          std::string& error);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;
