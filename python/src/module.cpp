@@ -91,6 +91,16 @@ void without_gil(Drop drop) {
   }
 }
 
+// A Python callable kept alive by library callbacks: its last reference
+// goes under the GIL, whichever thread drops it (none at exit: leaked).
+std::shared_ptr<py::object> shared_callable(py::object callable) {
+  return std::shared_ptr<py::object>(new py::object(std::move(callable)), [](py::object* object) {
+    if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+    py::gil_scoped_acquire locked;
+    delete object;
+  });
+}
+
 class PyGuard {
  public:
   PyGuard() = default;
@@ -135,12 +145,7 @@ class PyGuard {
   // Releases without waiting: `on_done(released)` runs later on the loop
   // thread with the GIL (at once when nothing is held).
   void release_async(py::object on_done) {
-    auto deliver =
-        std::shared_ptr<py::object>(new py::object(std::move(on_done)), [](py::object* object) {
-          if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;  // leaked at exit
-          py::gil_scoped_acquire locked;
-          delete object;
-        });
+    const std::shared_ptr<py::object> deliver = shared_callable(std::move(on_done));
     guard_.release_async([deliver](ReleaseResult result) {
       if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
       py::gil_scoped_acquire locked;
@@ -261,16 +266,6 @@ class PyClient {
     std::vector<Resource> resources;
     for (const py::handle item : target) resources.emplace_back(item.cast<std::string>());
     return require()->lock_async(resources, options, std::move(done));
-  }
-
-  // A Python callable kept alive by library callbacks: its last reference
-  // goes under the GIL, whichever thread drops it (none at exit: leaked).
-  static std::shared_ptr<py::object> shared_callable(py::object callable) {
-    return std::shared_ptr<py::object>(new py::object(std::move(callable)), [](py::object* object) {
-      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
-      py::gil_scoped_acquire locked;
-      delete object;
-    });
   }
 
   static GuardOptions guard_options(std::optional<long> ttl_ms, std::optional<long> wait_ms,
