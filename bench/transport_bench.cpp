@@ -74,26 +74,39 @@ std::string prepare(CycleDriver& driver, Pipeline& pipeline) {
   return {};
 }
 
-void run_cycles(benchmark::State& state, Design design, std::size_t width) {
-  const std::vector<BenchNode>* nodes = nullptr;
-  try {
-    nodes = &bench_nodes();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  BenchLoop loop;
-  std::unique_ptr<CycleDriver> driver = make_driver(design, loop.get(), *nodes, width);
+// Warms `driver` up and times its cycles, `width` in flight, counting the
+// CPU of `nodes`; then shuts it down.
+void time_driver(benchmark::State& state, BenchLoop& loop, CycleDriver& driver,
+                 const std::vector<BenchNode>& nodes, std::size_t width) {
   {
-    Pipeline pipeline(loop.get(), *driver, width);
-    const std::string error = prepare(*driver, pipeline);
+    Pipeline pipeline(loop.get(), driver, width);
+    const std::string error = prepare(driver, pipeline);
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
     } else {
-      time_cycles(state, pipeline, [nodes] { return node_cpu_seconds(*nodes); });
+      time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
     }
   }
-  driver->shut_down();
+  driver.shut_down();
+}
+
+// The nodes `pick` returns, or the benchmark skipped with why not (null).
+template <typename Pick>
+const std::vector<BenchNode>* nodes_or_skip(benchmark::State& state, Pick pick) {
+  try {
+    return &pick();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return nullptr;
+  }
+}
+
+void run_cycles(benchmark::State& state, Design design, std::size_t width) {
+  const std::vector<BenchNode>* nodes = nodes_or_skip(state, bench_nodes);
+  if (nodes == nullptr) return;
+  BenchLoop loop;
+  std::unique_ptr<CycleDriver> driver = make_driver(design, loop.get(), *nodes, width);
+  time_driver(state, loop, *driver, *nodes, width);
 }
 
 void BM_RawFanoutFloor(benchmark::State& state) { run_cycles(state, Design::raw, 1); }
@@ -150,27 +163,13 @@ ConfigResult transport_config(Transport transport) {
 void run_transport_cycles(benchmark::State& state, std::size_t width) {
   const auto transport = static_cast<Transport>(state.range(0));
   state.SetLabel(transport_name(transport));
-  const std::vector<BenchNode>* nodes = nullptr;
-  try {
-    nodes = &transport_nodes();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  const std::vector<BenchNode>* nodes = nodes_or_skip(state, transport_nodes);
+  if (nodes == nullptr) return;
   BenchLoop loop;
-  // One resource per worker, as BM_AcquireRelease's.
-  auto driver = std::make_unique<ClientDriver>(loop.get(), transport_config(transport),
-                                               AcquireOptions{}, std::string("over"));
-  {
-    Pipeline pipeline(loop.get(), *driver, width);
-    const std::string error = prepare(*driver, pipeline);
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-    } else {
-      time_cycles(state, pipeline, [nodes] { return node_cpu_seconds(*nodes); });
-    }
-  }
-  driver->shut_down();
+  // A resource of its own for every cycle ("over:<n>").
+  ClientDriver driver(loop.get(), transport_config(transport), AcquireOptions{},
+                      std::string("over"));
+  time_driver(state, loop, driver, *nodes, width);
 }
 
 void BM_AcquireReleaseOver(benchmark::State& state) { run_transport_cycles(state, 1); }
@@ -191,12 +190,7 @@ BENCHMARK(BM_AcquireReleaseOverInFlight)
 void BM_ConnectOver(benchmark::State& state) {
   const auto transport = static_cast<Transport>(state.range(0));
   state.SetLabel(transport_name(transport));
-  try {
-    (void)transport_nodes();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  if (nodes_or_skip(state, transport_nodes) == nullptr) return;
   const ConfigResult config = transport_config(transport);
   if (!config.ok()) {
     state.SkipWithError(config.error.to_string().c_str());

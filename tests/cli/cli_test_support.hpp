@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli_runner.hpp"
@@ -53,6 +54,14 @@ inline std::string describe(const CliResult& result) {
          "\nstderr: " + result.err;
 }
 
+// SUBCOMMAND --config FILE REST...
+inline std::vector<std::string> cli_command(const std::string& subcommand,
+                                            const std::filesystem::path& file,
+                                            std::vector<std::string> rest = {}) {
+  rest.insert(rest.begin(), {subcommand, "--config", file.string()});
+  return rest;
+}
+
 // A per-test cluster of independent masters and a quorum file naming them.
 // Node timeouts are generous (200 ms) so that a loaded machine, or a
 // sanitizer build, is not mistaken for a dead node; retries are quick.
@@ -67,12 +76,10 @@ class CliClusterTest : public ::testing::Test {
     return cluster_.write_config(lines, ttl);
   }
 
-  // SUBCOMMAND --config FILE REST...
   static std::vector<std::string> command(const std::string& subcommand,
                                           const std::filesystem::path& file,
                                           std::vector<std::string> rest = {}) {
-    rest.insert(rest.begin(), {subcommand, "--config", file.string()});
-    return rest;
+    return cli_command(subcommand, file, std::move(rest));
   }
 
   RedisCluster cluster_;

@@ -43,13 +43,6 @@ class TransportCliTest : public ::testing::Test {
                                    "release_at_majority = false\n");
   }
 
-  static std::vector<std::string> command(const std::string& subcommand,
-                                          const std::filesystem::path& file,
-                                          std::vector<std::string> rest = {}) {
-    rest.insert(rest.begin(), {subcommand, "--config", file.string()});
-    return rest;
-  }
-
   RedisCluster cluster_;
   TempDir dir_;
 };
@@ -67,7 +60,7 @@ TEST_F(TransportCliTest, CheckConfigDescribesEachTransport) {
 }
 
 TEST_F(TransportCliTest, StatusProbesTlsAndUnixNodes) {
-  const CliResult result = run_cli(command("status", mixed_quorum()));
+  const CliResult result = run_cli(cli_command("status", mixed_quorum()));
   ASSERT_EQ(result.exit_code, 0) << describe(result);
   EXPECT_NE(result.out.find("quorum 2 of 3: 3 reachable"), std::string::npos) << result.out;
   EXPECT_TRUE(result.err.empty()) << result.err;
@@ -77,7 +70,7 @@ TEST_F(TransportCliTest, StatusNamesAFailedVerification) {
   const auto file =
       write("untrusted.toml", "[[node]]\naddress = \"" + cluster_.node(0).tls_address() +
                                   "\"\ntls_ca_file = \"" + certs().other_ca_file() + "\"\n");
-  const CliResult result = run_cli(command("status", file));
+  const CliResult result = run_cli(cli_command("status", file));
   EXPECT_EQ(result.exit_code, 75) << describe(result);
   EXPECT_NE(result.err.find("connect: TLS handshake failed: certificate verify failed"),
             std::string::npos)
@@ -86,7 +79,7 @@ TEST_F(TransportCliTest, StatusNamesAFailedVerification) {
 
 TEST_F(TransportCliTest, AcquireAndReleaseRunOverTlsAndUnixSockets) {
   const auto file = mixed_quorum();
-  const CliResult acquired = run_cli(command("acquire", file, {"--resource", "job"}));
+  const CliResult acquired = run_cli(cli_command("acquire", file, {"--resource", "job"}));
   ASSERT_EQ(acquired.exit_code, 0) << describe(acquired);
   const JsonValue json = parse_output(acquired);
   const std::string value = json["value"].text;
@@ -95,7 +88,7 @@ TEST_F(TransportCliTest, AcquireAndReleaseRunOverTlsAndUnixSockets) {
     EXPECT_EQ(cluster_.node(i).probe().get("redlock:lock:job"), value) << "node " << i;
   }
   const CliResult released =
-      run_cli(command("release", file, {"--resource", "job", "--value", value}));
+      run_cli(cli_command("release", file, {"--resource", "job", "--value", value}));
   EXPECT_EQ(released.exit_code, 0) << describe(released);
   for (std::size_t i = 0; i < cluster_.size(); ++i) {
     EXPECT_FALSE(cluster_.node(i).probe().exists("redlock:lock:job")) << "node " << i;
