@@ -193,7 +193,12 @@ def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_p
         waiter = subprocess.Popen([sys.executable, str(script), ",".join(addresses)],
                                   stdout=subprocess.PIPE, text=True)
         assert waiter.stdout.readline().strip() == "waiting"
-        time.sleep(0.3)  # inside the wait
+        # Inside the wait once it listens for the holder's release.
+        deadline = time.monotonic() + 5
+        while b":0\r\n" in nodes[0].command("PUBSUB", "NUMSUB",
+                                              "redlock:released:held-elsewhere"):
+            assert time.monotonic() < deadline, "the waiter never started waiting"
+            time.sleep(0.01)
         started = time.monotonic()
         waiter.send_signal(signal.SIGINT)
         out, _ = waiter.communicate(timeout=10)
