@@ -34,8 +34,6 @@ class TlsClientContext {
   // The context for `config`, or null with `error` saying what could not be
   // loaded (a file, a key that does not match its certificate). Thread-safe.
   static std::shared_ptr<TlsClientContext> create(const TlsConfig& config, std::string& error);
-  // The same, built afresh (create() without its cache).
-  static std::shared_ptr<TlsClientContext> build(const TlsConfig& config, std::string& error);
   ~TlsClientContext();
   TlsClientContext(const TlsClientContext&) = delete;
   TlsClientContext& operator=(const TlsClientContext&) = delete;
@@ -44,6 +42,8 @@ class TlsClientContext {
   [[nodiscard]] bool verify() const noexcept { return verify_; }
 
  private:
+  // A context built afresh (create() without its cache).
+  static std::shared_ptr<TlsClientContext> build(const TlsConfig& config, std::string& error);
   TlsClientContext(SSL_CTX* context, bool verify) : context_(context), verify_(verify) {}
   SSL_CTX* context_;
   bool verify_;
