@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+import weakref
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _native
@@ -206,9 +207,10 @@ class AsyncGuard:
     async def __aenter__(self) -> "AsyncGuard":
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        completions = self._client._completions(loop)
         arrived = loop.create_future()
 
-        def lost_now() -> None:
+        def lost_now(_why: str, _unused) -> None:
             self.lost.set()
             if self._cancel_on_loss and task is not None and not task.done():
                 self._lost_cancelled = True
@@ -217,50 +219,96 @@ class AsyncGuard:
         def deliver(native, failure) -> None:
             if arrived.cancelled():
                 # The waiter gave up meanwhile: what it was granted goes back.
+                completions.forget(lost_id)
                 if native is not None:
-                    native.release_async(lambda _count: None)
+                    native.release_async(completions.native, 0)
                 return
             arrived.set_result((native, failure))
 
-        def on_done(native, failure) -> None:  # the library's loop thread
-            loop.call_soon_threadsafe(deliver, native, failure)
-
-        def on_lost(_why: str) -> None:  # the library's loop thread
-            loop.call_soon_threadsafe(lost_now)
-
+        lost_id = completions.expect(lost_now)
+        done_id = completions.expect(deliver)
         target, permits, ttl_ms, wait_ms, fenced = self._args
         cancel = self._client._native.lock_async(target, permits, ttl_ms, wait_ms, fenced,
-                                                 on_lost, on_done)
+                                                 completions.native, done_id, lost_id)
         try:
             native, failure = await arrived
         except asyncio.CancelledError:
             cancel()  # nothing stays on the nodes: a late grant is released
             raise
         if native is None:
+            completions.forget(lost_id)
             _raise(failure)
         self._native = native
+        self._completions = completions
+        self._lost_id = lost_id
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> bool:
-        loop = asyncio.get_running_loop()
         if self._native is not None:
             # Released on the library's loop; the answer comes back as the
             # acquire's did (bounded by the node timeouts).
-            released = loop.create_future()
+            completions = self._completions
+            released = asyncio.get_running_loop().create_future()
 
-            def deliver(count: int) -> None:
+            def deliver(count: int, _unused) -> None:
                 if not released.done():
                     released.set_result(count)
 
-            self._native.release_async(
-                lambda count: loop.call_soon_threadsafe(deliver, count))
-            await released
+            self._native.release_async(completions.native, completions.expect(deliver))
+            try:
+                await released
+            finally:
+                completions.forget(self._lost_id)
         if self._lost_cancelled and exc_type is asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and hasattr(task, "uncancel"):
                 task.uncancel()
             raise LockLost("the lock was lost while the block ran") from exc
         return False
+
+
+class _Completions:
+    """What the library's loop hands to one asyncio loop: acquires decided,
+    losses, releases answered. The native queue's eventfd is watched with
+    ``loop.add_reader``; each wake-up takes every result queued so far and
+    runs the handler registered under its id (ids unknown or forgotten are
+    dropped: a release nobody waits for, a loss after the block ended)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.native = _native.CompletionQueue()
+        self._loop = loop
+        self._handlers: Dict[int, Any] = {}
+        self._next_id = 0
+        loop.add_reader(self.native.fd, self._take)
+
+    def expect(self, handler) -> int:
+        self._next_id += 1
+        self._handlers[self._next_id] = handler
+        return self._next_id
+
+    def forget(self, completion_id: int) -> None:
+        self._handlers.pop(completion_id, None)
+
+    def _take(self) -> None:
+        handlers = self._handlers
+        for completion_id, first, second in self.native.take():
+            handler = handlers.pop(completion_id, None)
+            if handler is not None:
+                handler(first, second)
+
+    def detach(self) -> None:
+        """Stops watching the queue (from any thread; the loop may be gone)."""
+        loop = self._loop
+        if loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop or not loop.is_running():
+            loop.remove_reader(self.native.fd)
+        else:
+            loop.call_soon_threadsafe(loop.remove_reader, self.native.fd)
 
 
 class Client:
@@ -288,6 +336,15 @@ class Client:
         if native is None:
             raise ConfigError(error)
         self._native = native
+        # One completion queue per asyncio loop that awaits this client.
+        self._loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Completions]" = (
+            weakref.WeakKeyDictionary())
+
+    def _completions(self, loop: asyncio.AbstractEventLoop) -> _Completions:
+        completions = self._loops.get(loop)
+        if completions is None:
+            completions = self._loops[loop] = _Completions(loop)
+        return completions
 
     def lock(self, resource=None, *, semaphore: Optional[str] = None,
              permits: Optional[int] = None, ttl_ms: Optional[int] = None,
@@ -310,8 +367,8 @@ class Client:
                    wait_ms: Optional[int] = None, fenced: Optional[bool] = None,
                    cancel_on_loss: bool = False) -> AsyncGuard:
         """The same as ``lock`` for ``async with`` on asyncio: the wait never
-        blocks the event loop (the library completes it from its own loop
-        with ``call_soon_threadsafe``), and cancelling the waiting task
+        blocks the event loop (the library's loop hands results back through
+        a queue the event loop watches), and cancelling the waiting task
         cancels the acquire. Raises NotAcquired on entry."""
         target, count = _target(resource, semaphore, permits)
         return AsyncGuard(self, target, count, ttl_ms, wait_ms, fenced, cancel_on_loss)
@@ -353,6 +410,9 @@ class Client:
 
     def close(self) -> None:
         """Stops the client; guards still held lose their renewal."""
+        for completions in list(self._loops.values()):
+            completions.detach()
+        self._loops.clear()
         self._native.close()
 
     def __enter__(self) -> "Client":

@@ -3,9 +3,11 @@
 // builds the public classes on these.
 //
 // Threads and the GIL: every call that waits for the nodes releases the
-// GIL. The library's loop thread takes the GIL only to deliver a loss
-// (the guard's on_lost sets the Python-side threading.Event) and never
-// while the interpreter is finalizing.
+// GIL. The library's loop thread takes the GIL only to deliver a loss of a
+// `with` block's guard (on_lost sets the Python-side threading.Event), and
+// never while the interpreter is finalizing. What `async with` waits for
+// comes back through a CompletionQueue (completion_queue.hpp) without the
+// GIL: the asyncio loop takes the results on its own thread.
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "completion_queue.hpp"
 #include "redlock/redlock.hpp"
 
 namespace py = pybind11;
@@ -142,18 +145,15 @@ class PyGuard {
     const std::error_code error = guard_.error();
     return error ? error.message() : std::string();
   }
-  // Releases without waiting: `on_done(released)` runs later on the loop
-  // thread with the GIL (at once when nothing is held).
-  void release_async(py::object on_done) {
-    const std::shared_ptr<py::object> deliver = shared_callable(std::move(on_done));
-    guard_.release_async([deliver](ReleaseResult result) {
-      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
-      py::gil_scoped_acquire locked;
-      try {
-        (*deliver)(result.released);
-      } catch (py::error_already_set& raised) {
-        raised.discard_as_unraisable("redlock_quorum: delivering a release");
-      }
+  // Releases without waiting: completion `id` (kind released) reaches
+  // `queue` when the nodes answered (at once when nothing is held).
+  void release_async(const std::shared_ptr<CompletionQueue>& queue, std::uint64_t id) {
+    guard_.release_async([queue, id](ReleaseResult result) {
+      Completion done;
+      done.id = id;
+      done.kind = Completion::Kind::released;
+      done.released = result.released;
+      queue->push(std::move(done));
     });
   }
 
@@ -224,29 +224,31 @@ class PyClient {
     return py::make_tuple(PyGuard(std::move(guard)), py::none());
   }
 
-  // Starts the acquire and returns at once: `on_done(guard, None)` or
-  // `on_done(None, failure)` runs later on the loop thread, with the GIL
-  // (failure kind "cancelled" after the returned callable cancelled it).
+  // Starts the acquire and returns at once: completion `done_id` (kind
+  // acquired, the guard empty when it failed or was cancelled) reaches
+  // `queue` when it is decided, and completion `lost_id` (kind lost) if the
+  // lock is lost later. The returned callable cancels a wait in progress.
   py::cpp_function lock_async(const py::object& target, std::optional<std::uint32_t> permits,
                               std::optional<long> ttl_ms, std::optional<long> wait_ms,
-                              std::optional<bool> fenced, py::object on_lost, py::object on_done) {
-    const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
-    const std::shared_ptr<py::object> deliver = shared_callable(std::move(on_done));
-    BlockingClient::CancelLock cancel = start(target, permits, options, [deliver](Guard guard) {
-      if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
-      py::gil_scoped_acquire locked;
-      try {
-        if (guard.owns_lock()) {
-          (*deliver)(PyGuard(std::move(guard)), py::none());
-        } else {
-          const std::error_code error = guard.error();
-          (*deliver)(py::none(), failure(error == errc::cancelled ? "cancelled" : "not_acquired",
-                                         error, guard.acquired().nodes));
-        }
-      } catch (py::error_already_set& raised) {
-        raised.discard_as_unraisable("redlock_quorum: delivering an acquire");
-      }
-    });
+                              std::optional<bool> fenced,
+                              const std::shared_ptr<CompletionQueue>& queue, std::uint64_t done_id,
+                              std::uint64_t lost_id) {
+    GuardOptions options;
+    options.acquire = acquire_options(ttl_ms, wait_ms, fenced);
+    options.on_lost = [queue, lost_id](std::error_code error) {
+      Completion lost;
+      lost.id = lost_id;
+      lost.kind = Completion::Kind::lost;
+      lost.error = error;
+      queue->push(std::move(lost));
+    };
+    BlockingClient::CancelLock cancel =
+        start(target, permits, options, [queue, done_id](Guard guard) {
+          Completion done;
+          done.id = done_id;
+          done.guard = std::move(guard);
+          queue->push(std::move(done));
+        });
     return py::cpp_function([cancel = std::move(cancel)] { cancel(); });
   }
 
@@ -440,12 +442,53 @@ py::tuple client_from_text(const std::string& text, const std::string& source) {
   return py::make_tuple(PyClient(std::move(*loaded.config)), py::none());
 }
 
+// A new queue for one asyncio loop.
+std::shared_ptr<CompletionQueue> new_completion_queue() {
+  std::error_code error;
+  std::shared_ptr<CompletionQueue> queue = CompletionQueue::create(error);
+  if (!queue) throw std::system_error(error, "redlock_quorum: eventfd");
+  return queue;
+}
+
+// Every completion queued so far as (id, first, second) tuples: an acquire
+// (guard, None) or (None, failure), a loss (reason, None), a release
+// (count, None).
+py::list take_completions(CompletionQueue& queue) {
+  std::vector<Completion> taken = queue.take();
+  py::list out;
+  for (Completion& done : taken) {
+    switch (done.kind) {
+      case Completion::Kind::acquired:
+        if (done.guard.owns_lock()) {
+          out.append(py::make_tuple(done.id, PyGuard(std::move(done.guard)), py::none()));
+        } else {
+          const std::error_code error = done.guard.error();
+          out.append(py::make_tuple(done.id, py::none(),
+                                    failure(error == errc::cancelled ? "cancelled" : "not_acquired",
+                                            error, done.guard.acquired().nodes)));
+        }
+        break;
+      case Completion::Kind::lost:
+        out.append(py::make_tuple(done.id, done.error.message(), py::none()));
+        break;
+      case Completion::Kind::released:
+        out.append(py::make_tuple(done.id, done.released, py::none()));
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace redlock::python
 
 PYBIND11_MODULE(_native, module) {
   using namespace redlock::python;
   module.doc() = "The redlock library's client, for the redlock_quorum package.";
+  py::class_<CompletionQueue, std::shared_ptr<CompletionQueue>>(module, "CompletionQueue")
+      .def(py::init(&new_completion_queue))
+      .def_property_readonly("fd", &CompletionQueue::fd)
+      .def("take", &take_completions);
   py::class_<PyGuard>(module, "Guard")
       .def_property_readonly("held", &PyGuard::held)
       .def_property_readonly("valid", &PyGuard::valid)
@@ -458,13 +501,13 @@ PYBIND11_MODULE(_native, module) {
       .def_property_readonly("resources", &PyGuard::resources)
       .def_property_readonly("error", &PyGuard::error)
       .def("release", &PyGuard::release)
-      .def("release_async", &PyGuard::release_async, py::arg("on_done"));
+      .def("release_async", &PyGuard::release_async, py::arg("queue"), py::arg("id"));
   py::class_<PyClient>(module, "Client")
       .def("lock", &PyClient::lock, py::arg("target"), py::arg("permits"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"))
       .def("lock_async", &PyClient::lock_async, py::arg("target"), py::arg("permits"),
-           py::arg("ttl_ms"), py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"),
-           py::arg("on_done"))
+           py::arg("ttl_ms"), py::arg("wait_ms"), py::arg("fenced"), py::arg("queue"),
+           py::arg("done_id"), py::arg("lost_id"))
       .def("acquire", &PyClient::acquire, py::arg("resource"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))

@@ -16,99 +16,128 @@ def lock_key(resource: str) -> str:
     return "redlock:lock:" + resource
 
 
-def test_async_with_holds_the_lock_and_releases_it(nodes, addresses):
-    async def main():
-        with Client(nodes=addresses, release_at_majority=False) as client:
-            async with client.lock_async("doc:1", fenced=True) as guard:
-                assert isinstance(guard.lost, asyncio.Event)
-                assert guard.valid and isinstance(guard.fence, int)
-                for node in nodes:
-                    assert guard.value.encode() in node.command("GET", lock_key("doc:1"))
+@pytest.mark.asyncio
+async def test_async_with_holds_the_lock_and_releases_it(nodes, addresses):
+    with Client(nodes=addresses, release_at_majority=False) as client:
+        async with client.lock_async("doc:1", fenced=True) as guard:
+            assert isinstance(guard.lost, asyncio.Event)
+            assert guard.valid and isinstance(guard.fence, int)
             for node in nodes:
-                assert node.command("EXISTS", lock_key("doc:1")) == b":0\r\n"
-
-    asyncio.run(main())
-
-
-def test_a_busy_lock_raises_not_acquired_on_entry(addresses):
-    async def main():
-        with Client(nodes=addresses, retry_count=0) as client:
-            async with client.lock_async("doc:2"):
-                with pytest.raises(NotAcquired) as raised:
-                    async with client.lock_async("doc:2"):
-                        pass
-                assert len(raised.value.nodes) == 3
-
-    asyncio.run(main())
+                assert guard.value.encode() in node.command("GET", lock_key("doc:1"))
+        for node in nodes:
+            assert node.command("EXISTS", lock_key("doc:1")) == b":0\r\n"
 
 
-def test_the_event_loop_stays_responsive_while_fifty_tasks_wait(addresses):
-    async def main():
-        with Client(nodes=addresses, retry_delay_ms=50) as client:
-            gaps = []
-            served = 0
-            stop = asyncio.Event()
-
-            async def ticker():
-                last = time.monotonic()
-                while not stop.is_set():
-                    await asyncio.sleep(0.01)
-                    now = time.monotonic()
-                    gaps.append(now - last)
-                    last = now
-
-            async def waiter():
-                nonlocal served
-                async with client.lock_async("queue", wait_ms=30000):
-                    served += 1
-
-            ticking = asyncio.create_task(ticker())
-            async with client.lock_async("queue"):
-                waiters = [asyncio.create_task(waiter()) for _ in range(50)]
-                await asyncio.sleep(0.5)  # all fifty wait, the loop ticks on
-                assert served == 0
-            await asyncio.wait_for(asyncio.gather(*waiters), timeout=60)
-            stop.set()
-            await ticking
-            assert served == 50
-            assert max(gaps) < 0.1, f"the loop stalled for {max(gaps) * 1000:.0f} ms"
-
-    asyncio.run(main())
+@pytest.mark.asyncio
+async def test_a_busy_lock_raises_not_acquired_on_entry(addresses):
+    with Client(nodes=addresses, retry_count=0) as client:
+        async with client.lock_async("doc:2"):
+            with pytest.raises(NotAcquired) as raised:
+                async with client.lock_async("doc:2"):
+                    pass
+            assert len(raised.value.nodes) == 3
 
 
-def test_a_loss_sets_the_event_and_cancel_on_loss_ends_the_block(nodes, addresses):
-    async def main():
-        with Client(nodes=addresses, ttl_ms=600) as client:
-            with pytest.raises(LockLost):
-                async with client.lock_async("doc:3", cancel_on_loss=True) as guard:
-                    for node in nodes:
-                        node.command("DEL", lock_key("doc:3"))
-                    await asyncio.sleep(10)  # cancelled long before this ends
-            assert guard.lost.is_set()
+@pytest.mark.asyncio
+async def test_the_event_loop_stays_responsive_while_fifty_tasks_wait(addresses):
+    with Client(nodes=addresses, retry_delay_ms=50) as client:
+        gaps = []
+        served = 0
+        stop = asyncio.Event()
 
-    asyncio.run(asyncio.wait_for(main(), timeout=20))
-
-
-def test_a_cancelled_wait_leaves_nothing_on_the_nodes(nodes, addresses):
-    async def main():
-        with Client(nodes=addresses, release_at_majority=False) as client:
-            holder = client.lock("doc:4")
-
-            async def waiter():
-                async with client.lock_async("doc:4", wait_ms=30000):
-                    raise AssertionError("never granted while held")
-
-            task = asyncio.create_task(waiter())
-            await asyncio.sleep(0.2)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            holder.release()
-            # A grant that raced the cancel is released: the key goes from
-            # every node within a bounded wait.
-            deadline = time.monotonic() + 5
-            while any(node.command("EXISTS", lock_key("doc:4")) != b":0\r\n" for node in nodes):
-                assert time.monotonic() < deadline, "a lock stayed behind the cancelled wait"
+        async def ticker():
+            last = time.monotonic()
+            while not stop.is_set():
                 await asyncio.sleep(0.01)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
 
-    asyncio.run(main())
+        async def waiter():
+            nonlocal served
+            async with client.lock_async("queue", wait_ms=30000):
+                served += 1
+
+        ticking = asyncio.create_task(ticker())
+        async with client.lock_async("queue"):
+            waiters = [asyncio.create_task(waiter()) for _ in range(50)]
+            await asyncio.sleep(0.5)  # all fifty wait, the loop ticks on
+            assert served == 0
+        await asyncio.wait_for(asyncio.gather(*waiters), timeout=60)
+        stop.set()
+        await ticking
+        assert served == 50
+        assert max(gaps) < 0.1, f"the loop stalled for {max(gaps) * 1000:.0f} ms"
+
+
+@pytest.mark.asyncio
+async def test_a_loss_sets_the_event_and_cancel_on_loss_ends_the_block(nodes, addresses):
+    with Client(nodes=addresses, ttl_ms=600) as client:
+        guard = client.lock_async("doc:3", cancel_on_loss=True)
+
+        async def hold():
+            async with guard:
+                for node in nodes:
+                    node.command("DEL", lock_key("doc:3"))
+                await asyncio.sleep(10)  # cancelled long before this ends
+
+        with pytest.raises(LockLost):
+            await asyncio.wait_for(hold(), timeout=20)
+        assert guard.lost.is_set()
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_wait_leaves_nothing_on_the_nodes(nodes, addresses):
+    with Client(nodes=addresses, release_at_majority=False) as client:
+        holder = client.lock("doc:4")
+
+        async def waiter():
+            async with client.lock_async("doc:4", wait_ms=30000):
+                raise AssertionError("never granted while held")
+
+        task = asyncio.create_task(waiter())
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        holder.release()
+        # A grant that raced the cancel is released: the key goes from
+        # every node within a bounded wait.
+        deadline = time.monotonic() + 5
+        while any(node.command("EXISTS", lock_key("doc:4")) != b":0\r\n" for node in nodes):
+            assert time.monotonic() < deadline, "a lock stayed behind the cancelled wait"
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_results_that_arrive_together_reach_every_waiting_task(nodes, addresses):
+    with Client(nodes=addresses, release_at_majority=False) as client:
+        entered = asyncio.Event()
+        count = 20
+        held = []
+
+        async def take(index: int):
+            async with client.lock_async(f"burst:{index}") as guard:
+                held.append(guard.value)
+                if len(held) == count:
+                    entered.set()
+                await asyncio.wait_for(entered.wait(), timeout=20)
+
+        await asyncio.wait_for(asyncio.gather(*(take(i) for i in range(count))), timeout=30)
+        assert len(set(held)) == count
+        for node in nodes:
+            for index in range(count):
+                assert node.command("EXISTS", lock_key(f"burst:{index}")) == b":0\r\n"
+
+
+def test_one_client_serves_one_event_loop_after_another(addresses):
+    async def cycle(resource: str) -> int:
+        async with client.lock_async(resource, fenced=True) as guard:
+            return guard.fence
+
+    with Client(nodes=addresses) as client:
+        fences = [asyncio.run(asyncio.wait_for(cycle("loops"), timeout=10)) for _ in range(3)]
+        assert fences == sorted(set(fences))
+        # And the blocking side still works beside them.
+        with client.lock("loops", fenced=True) as guard:
+            assert guard.fence > fences[-1]
