@@ -233,7 +233,15 @@ class AsyncGuard:
         try:
             native, failure = await arrived
         except asyncio.CancelledError:
-            cancel()  # nothing stays on the nodes: a late grant is released
+            if arrived.done() and not arrived.cancelled():
+                # Granted, then cancelled before the task resumed: the grant
+                # is in hand and goes back at once.
+                completions.forget(lost_id)
+                granted, _ = arrived.result()
+                if granted is not None:
+                    granted.release_async(completions.native, 0)
+            else:
+                cancel()  # nothing stays on the nodes: a late grant is released
             raise
         if native is None:
             completions.forget(lost_id)
@@ -276,7 +284,9 @@ class _Completions:
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         self.native = _native.CompletionQueue()
-        self._loop = loop
+        # Weak: the client's table of queues is keyed weakly by the loop, and
+        # a strong reference here would keep every finished loop alive.
+        self._loop = weakref.ref(loop)
         self._handlers: Dict[int, Any] = {}
         self._next_id = 0
         loop.add_reader(self.native.fd, self._take)
@@ -298,8 +308,8 @@ class _Completions:
 
     def detach(self) -> None:
         """Stops watching the queue (from any thread; the loop may be gone)."""
-        loop = self._loop
-        if loop.is_closed():
+        loop = self._loop()
+        if loop is None or loop.is_closed():
             return
         try:
             running = asyncio.get_running_loop()

@@ -5,7 +5,9 @@ cancel_on_loss), and a cancelled wait leaves nothing on the nodes."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import weakref
 
 import pytest
 
@@ -141,3 +143,18 @@ def test_one_client_serves_one_event_loop_after_another(addresses):
         # And the blocking side still works beside them.
         with client.lock("loops", fenced=True) as guard:
             assert guard.fence > fences[-1]
+
+
+def test_a_finished_event_loop_is_not_kept_alive_by_the_client(addresses):
+    async def cycle():
+        async with client.lock_async("loops:gc"):
+            pass
+
+    with Client(nodes=addresses) as client:
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(asyncio.wait_for(cycle(), timeout=10))
+        loop.close()
+        gone = weakref.ref(loop)
+        del loop
+        gc.collect()
+        assert gone() is None, "the client kept a closed event loop alive"
