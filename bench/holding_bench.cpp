@@ -7,6 +7,12 @@
 //     same cycle for one permit of a 10-permit semaphore with every permit
 //     free, and for a lock over 4 resources at once; read them as ratios
 //     to BM_UnfencedAcquireRelease of the same run.
+//   BM_GuardLockRelease: the same cycle through a self-renewing Guard
+//     (BlockingClient::lock, then Guard::release): what a `with` block of
+//     the Python binding does, in C++.
+//   BM_GuardLockAsyncRelease: the same through BlockingClient::lock_async
+//     and Guard::release_async, each result handed from the library's loop
+//     to the waiting thread: what an `async with` block does, in C++.
 //   BM_ReleaseWakeup: a holder and a waiter (two clients); the waiter's
 //     retry delay is 10 s, so only the wake-up can hand the lock over
 //     quickly. Time: from the holder's release call to the waiter's acquire
@@ -88,6 +94,45 @@ void BM_FourResourceAcquireRelease(benchmark::State& state) {
   acquire_release(state, four, false);
 }
 
+void BM_GuardLockRelease(benchmark::State& state) {
+  BlockingClient client(bench_config());
+  std::vector<double> samples;
+  for (auto _ : state) {
+    const auto start = Stopwatch::now();
+    Guard guard = client.lock(Resource("bench:guard"));
+    if (!guard.owns_lock()) {
+      state.SkipWithError("lock failed");
+      break;
+    }
+    (void)guard.release();
+    samples.push_back(static_cast<double>(
+        std::chrono::duration_cast<microseconds>(Stopwatch::now() - start).count()));
+  }
+  report_percentiles(state, samples);
+}
+
+void BM_GuardLockAsyncRelease(benchmark::State& state) {
+  BlockingClient client(bench_config());
+  std::vector<double> samples;
+  for (auto _ : state) {
+    const auto start = Stopwatch::now();
+    std::promise<Guard> granted;
+    (void)client.lock_async(Resource("bench:guard-async"), GuardOptions{},
+                            [&granted](Guard guard) { granted.set_value(std::move(guard)); });
+    Guard guard = granted.get_future().get();
+    if (!guard.owns_lock()) {
+      state.SkipWithError("lock_async failed");
+      break;
+    }
+    std::promise<void> released;
+    guard.release_async([&released](ReleaseResult) { released.set_value(); });
+    released.get_future().wait();
+    samples.push_back(static_cast<double>(
+        std::chrono::duration_cast<microseconds>(Stopwatch::now() - start).count()));
+  }
+  report_percentiles(state, samples);
+}
+
 void BM_ReleaseWakeup(benchmark::State& state) {
   const QuorumConfig config = bench_config();
   BlockingClient holder(config);
@@ -138,6 +183,8 @@ BENCHMARK(BM_UnfencedAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecon
 BENCHMARK(BM_FencedAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SemaphorePermitAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FourResourceAcquireRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GuardLockRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GuardLockAsyncRelease)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReleaseWakeup)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
 
 }  // namespace

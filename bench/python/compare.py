@@ -8,12 +8,19 @@ stopped by its pid), then measures, in interleaved rounds, the p50 and p99
 of one acquire + release cycle:
 
   cpp       redlock_holding_bench's BM_UnfencedAcquireRelease (BlockingClient)
+  cpp-guard BM_GuardLockRelease: BlockingClient::lock and Guard::release, the
+            C++ counterpart of `with`
+  cpp-async BM_GuardLockAsyncRelease: BlockingClient::lock_async and
+            Guard::release_async, each result handed to the waiting thread,
+            the C++ counterpart of `async with`
   sync      redlock_quorum: client.acquire() then client.release()
   with      redlock_quorum: `with client.lock(...)` (a renewing guard)
   async     redlock_quorum: `async with client.lock_async(...)` on asyncio
   redis-py  redis-py's single-node Lock (python3-redis), the reference
 
-and prints each with its difference from the C++ p50 (the binding's cost).
+and prints each with its difference from the C++ client's p50, and for
+`with` and `async with` also from their C++ counterpart's (what the binding
+adds on top of the same work in C++).
 docs/python.md records the figures.
 """
 
@@ -72,9 +79,9 @@ def timed(cycle, count=CYCLES):
     return percentiles(samples)
 
 
-def run_cpp(bench, address):
+def run_cpp(bench, address, name="BM_UnfencedAcquireRelease"):
     out = subprocess.run(
-        [bench, "--benchmark_filter=^BM_UnfencedAcquireRelease/", "--benchmark_format=json",
+        [bench, f"--benchmark_filter=^{name}/", "--benchmark_format=json",
          f"--benchmark_min_time={max(1, CYCLES // 1500)}"],
         env=dict(os.environ, REDLOCK_BENCH_NODES=address), capture_output=True, text=True,
         check=True).stdout
@@ -130,11 +137,14 @@ def main() -> int:
     bench = sys.argv[1]
     process, port, directory = start_node()
     address = f"127.0.0.1:{port}"
-    results = {name: [] for name in ("cpp", "sync", "with", "async", "redis-py")}
+    results = {name: [] for name in
+               ("cpp", "cpp-guard", "cpp-async", "sync", "with", "async", "redis-py")}
     try:
         client = redlock_quorum.Client(nodes=[address], node_timeout_ms=1000)
         for _ in range(ROUNDS):
             results["cpp"].append(run_cpp(bench, address))
+            results["cpp-guard"].append(run_cpp(bench, address, "BM_GuardLockRelease"))
+            results["cpp-async"].append(run_cpp(bench, address, "BM_GuardLockAsyncRelease"))
             results["sync"].append(run_sync(client))
             results["with"].append(run_with(client))
             results["async"].append(run_async(client))
@@ -144,13 +154,15 @@ def main() -> int:
         os.kill(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
         shutil.rmtree(directory, ignore_errors=True)
-    cpp_p50 = statistics.median(p50 for p50, _ in results["cpp"])
+    p50s = {name: statistics.median(p for p, _ in rounds) for name, rounds in results.items()}
+    counterpart = {"with": "cpp-guard", "async": "cpp-async"}
     print(f"one node, {CYCLES} cycles x {ROUNDS} rounds; medians of the rounds' percentiles")
-    print(f"{'client':10} {'p50 us':>9} {'p99 us':>9} {'p50 - cpp':>10}")
+    print(f"{'client':10} {'p50 us':>9} {'p99 us':>9} {'p50 - cpp':>10} {'p50 - C++ same work':>20}")
     for name, rounds in results.items():
-        p50 = statistics.median(p for p, _ in rounds)
+        p50 = p50s[name]
         p99 = statistics.median(p for _, p in rounds)
-        print(f"{name:10} {p50:9.1f} {p99:9.1f} {p50 - cpp_p50:+10.1f}")
+        same = f"{p50 - p50s[counterpart[name]]:+20.1f}" if name in counterpart else f"{'':>20}"
+        print(f"{name:10} {p50:9.1f} {p99:9.1f} {p50 - p50s['cpp']:+10.1f} {same}")
     return 0
 
 
