@@ -117,10 +117,15 @@ int write_in_transaction(PGconn* connection, const std::string& document, const 
   if (!ok(run(connection, "BEGIN"))) return database_failed(connection, "BEGIN");
   const Result row =
       run(connection, "SELECT body, fence FROM documents WHERE id = $1 FOR UPDATE", {document});
-  if (!ok(row) || PQntuples(row.get()) != 1) {
+  if (!ok(row)) {
     const int code = database_failed(connection, "SELECT ... FOR UPDATE");
     run(connection, "ROLLBACK");
     return code;
+  }
+  if (PQntuples(row.get()) != 1) {  // deleted since prepare_document
+    run(connection, "ROLLBACK");
+    std::cerr << "the row of " << document << " is gone\n";
+    return example::exit_code::not_acquired;
   }
   const std::string old_body = PQgetvalue(row.get(), 0, 0);
   const std::string fence = PQgetvalue(row.get(), 0, 1);
