@@ -1,6 +1,5 @@
-// UTF-8 validation, shared by the escaping of untrusted text (escape.hpp)
-// and the CLI's JSON writer: both keep valid text as it is and must not pass
-// on bytes that are not UTF-8.
+// UTF-8 validation for the escaping of untrusted text (escape.hpp): it keeps
+// valid text as it is and must not pass on bytes that are not UTF-8.
 #pragma once
 
 #include <cstddef>

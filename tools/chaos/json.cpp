@@ -1,397 +1,252 @@
 #include "json.hpp"
 
-#include <array>
-#include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace redlock::chaos {
 namespace {
+
+using nlohmann::json;
 
 const JsonValue kNull;
 const JsonArray kEmptyArray;
 const JsonObject kEmptyObject;
 
-// Deeper nesting than any history line needs; the bound keeps a hostile
-// input from exhausting the stack.
-constexpr int kMaxDepth = 256;
+// Deeper nesting than any history line needs. nlohmann's parser keeps its
+// own state on the heap, but a JsonValue is destroyed and dumped
+// recursively: the bound keeps a hostile input from exhausting the stack.
+constexpr std::size_t kMaxDepth = 256;
 
-// The value of a \u escape's four hex digits, or -1.
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-void append_utf8(std::string& out, std::uint32_t code_point) {
-  auto byte = [&out](std::uint32_t bits) { out.push_back(static_cast<char>(bits)); };
-  if (code_point < 0x80) {
-    byte(code_point);
-  } else if (code_point < 0x800) {
-    byte(0xC0 | (code_point >> 6));
-    byte(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    byte(0xE0 | (code_point >> 12));
-    byte(0x80 | ((code_point >> 6) & 0x3F));
-    byte(0x80 | (code_point & 0x3F));
-  } else {
-    byte(0xF0 | (code_point >> 18));
-    byte(0x80 | ((code_point >> 12) & 0x3F));
-    byte(0x80 | ((code_point >> 6) & 0x3F));
-    byte(0x80 | (code_point & 0x3F));
+// The offset of the first '[' or '{' that opens container number
+// kMaxDepth + 2 on one path: where ValueBuilder stopped. Everything before
+// it was read as valid JSON, so strings there are well formed.
+std::size_t too_deep_offset(std::string_view text) noexcept {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      in_string = c != '"';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth + 1) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
   }
+  return text.size();
 }
 
-void append_double(std::string& out, double d) {
-  // JSON has no NaN or infinity.
-  if (!std::isfinite(d)) {
-    out += "null";
-    return;
+// nlohmann's error, taken apart: what went wrong without its prefix
+// ("[json.exception...] parse error at line 1, column 4: ") and without the
+// bytes it last read (the caller prints the message; the input is not
+// trusted), and the token the parser expected where a lexer error stopped
+// it ("']'"; empty where any value would do).
+struct ReadError {
+  std::string message;
+  std::string expected;
+};
+
+ReadError read_error(const std::string& token, const json::exception& error) {
+  ReadError read{error.what(), {}};
+  std::string& message = read.message;
+  if (const std::size_t end = message.find("] "); end != std::string::npos) {
+    message.erase(0, end + 2);
   }
-  std::array<char, 32> buffer{};
-  auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), d);
-  std::string_view text(buffer.data(), static_cast<std::size_t>(end - buffer.data()));
-  out += text;
-  // Keep a double a double across a round trip: "1" would read back as an integer.
-  if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
+  if (message.starts_with("parse error at line ")) message.erase(0, message.find(": ") + 2);
+  const std::string last_read = "; last read: '" + token + "'";
+  if (const std::size_t at = message.find(last_read); at != std::string::npos) {
+    constexpr std::string_view kExpected = "; expected ";
+    if (message.compare(at + last_read.size(), kExpected.size(), kExpected) == 0) {
+      read.expected = message.substr(at + last_read.size() + kExpected.size());
+    }
+    message.erase(at, last_read.size());
+  }
+  return read;
 }
 
-// Recursive descent over the RFC 8259 grammar. Every failure records the
-// offset of the offending byte and what was expected there.
-class Parser {
- public:
-  explicit Parser(std::string_view text) : text_(text) {}
+// The length of the token nlohmann names in "unexpected <token>", when it
+// does not pass the token's text (true, false, null and punctuation).
+std::size_t named_token_length(std::string_view name) noexcept {
+  if (name.starts_with("true") || name.starts_with("null")) return 4;
+  if (name.starts_with("false")) return 5;
+  return 1;  // '[', ']', ':', ... and the end of input, counted as one byte
+}
 
-  JsonParseResult parse() {
-    JsonParseResult result;
-    skip_whitespace();
-    std::optional<JsonValue> value = parse_value(0);
-    if (value) {
-      skip_whitespace();
-      if (pos_ != text_.size()) {
-        fail("end of input");
-        value.reset();
+// Where the string or number being read when the lexer stopped at
+// text[end - 1] starts: `token` is its text so far, with each control
+// character shown as "<U+XXXX>".
+std::size_t token_start(std::string_view text, std::size_t end, std::string_view token) {
+  end = std::min(end, text.size());
+  while (end > 0 && !token.empty()) {
+    const std::size_t shown = static_cast<unsigned char>(text[end - 1]) < 0x20 ? 8 : 1;
+    token.remove_suffix(std::min(shown, token.size()));
+    --end;
+  }
+  return end;
+}
+
+// The start of the literal ("tru") the lexer was reading when it found
+// text[offending] wrong, else `offending` itself.
+std::size_t literal_start(std::string_view text, std::size_t offending) {
+  for (const std::string_view literal : {"true", "false", "null"}) {
+    for (std::size_t read = literal.size() - 1; read > 0; --read) {
+      if (offending >= read && text.substr(offending - read, read) == literal.substr(0, read)) {
+        return offending - read;
       }
     }
-    if (value) {
-      result.value = std::move(value);
-    } else {
-      result.error_offset = error_offset_;
-      result.error = "expected " + error_;
+  }
+  return offending;
+}
+
+// The byte offset of an error in `text`: the first byte of a token that
+// does not belong where it is, of a number out of range, of a misspelt
+// literal and of a misplaced surrogate escape; the offending byte
+// otherwise. nlohmann gives `position`, the count of bytes it read with
+// the offending one (the end of input counts as one), and `token`, the text
+// of the last string or number it read.
+std::size_t error_offset(std::string_view text, std::size_t position, const std::string& token,
+                         int id, const ReadError& error) {
+  const std::string_view message = error.message;
+  const auto back = [position](std::size_t bytes) {
+    return position >= bytes ? position - bytes : 0;
+  };
+  if (id == 406) return back(token.size());  // number overflow
+  constexpr std::string_view kUnexpected = "- unexpected ";
+  if (const std::size_t at = message.find(kUnexpected); at != std::string_view::npos) {
+    const std::string_view name = message.substr(at + kUnexpected.size());
+    const bool has_text = name.starts_with("string literal") || name.starts_with("number literal");
+    return back(has_text ? token.size() : named_token_length(name));
+  }
+  // A lexer error. Where the parser wanted punctuation (or a key, and this
+  // is no string), the token is wrong from its first byte.
+  const bool is_string = token.starts_with('"');
+  if (!error.expected.empty() && !(error.expected == "string literal" && is_string) &&
+      message.find("invalid literal") == std::string_view::npos) {
+    return token_start(text, position, token);
+  }
+  const std::size_t offending = back(1);
+  if (message.find("invalid literal") != std::string_view::npos) {
+    return literal_start(text, offending);
+  }
+  if (message.find("surrogate U+DC00..U+DFFF must follow") != std::string_view::npos) {
+    return back(6);  // the low surrogate's "\uDCxx" just read
+  }
+  if (message.find("must be followed by U+DC00..U+DFFF") != std::string_view::npos) {
+    // Where the escape after the high surrogate starts (or should).
+    if (position >= 6 && text.substr(position - 6, 2) == "\\u") return position - 6;
+    if (position >= 2 && text[position - 2] == '\\') return position - 2;
+  }
+  return offending;
+}
+
+// Builds a JsonValue from nlohmann's parse events. Containers being read
+// wait on a stack of their own; a value goes into the innermost one.
+class ValueBuilder final : public nlohmann::json_sax<json> {
+ public:
+  explicit ValueBuilder(std::string_view text) : text_(text) {}
+
+  bool null() override { return add(JsonValue(nullptr)); }
+  bool boolean(bool value) override { return add(JsonValue(value)); }
+  bool number_integer(std::int64_t value) override { return add(JsonValue(value)); }
+  bool number_unsigned(std::uint64_t value) override {
+    // Beyond int64: the nearest double, as for any integer out of its range.
+    if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return add(JsonValue(static_cast<double>(value)));
     }
-    return result;
+    return add(JsonValue(static_cast<std::int64_t>(value)));
+  }
+  bool number_float(double value, const std::string& /*text*/) override {
+    return add(JsonValue(value));
+  }
+  bool string(std::string& value) override { return add(JsonValue(std::move(value))); }
+  bool binary(binary_t& /*value*/) override { return false; }  // not in JSON text
+  bool start_object(std::size_t /*elements*/) override { return open(true); }
+  bool key(std::string& name) override {
+    open_.back().key = std::move(name);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t /*elements*/) override { return open(false); }
+  bool end_array() override { return close(); }
+
+  bool parse_error(std::size_t position, const std::string& token,
+                   const json::exception& error) override {
+    const ReadError read = read_error(token, error);
+    result_.error_offset = error_offset(text_, position, token, error.id, read);
+    result_.error = read.message;
+    return false;
+  }
+
+  JsonParseResult finish(bool parsed) {
+    if (parsed) {
+      result_.value = std::move(root_);
+    } else if (result_.error.empty()) {  // stopped by open()
+      result_.error_offset = too_deep_offset(text_);
+      result_.error = "nesting deeper than " + std::to_string(kMaxDepth + 1) + " levels";
+    }
+    return std::move(result_);
   }
 
  private:
-  std::optional<JsonValue> fail(std::string_view expected) {
-    if (error_.empty()) {
-      error_offset_ = pos_;
-      error_ = std::string(expected);
-    }
-    return std::nullopt;
-  }
-
-  [[nodiscard]] bool at_end() const noexcept { return pos_ >= text_.size(); }
-  [[nodiscard]] char peek() const noexcept { return at_end() ? '\0' : text_[pos_]; }
-
-  void skip_whitespace() noexcept {
-    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) {
-      ++pos_;
-    }
-  }
-
-  bool consume_literal(std::string_view literal) noexcept {
-    if (text_.substr(pos_, literal.size()) != literal) return false;
-    pos_ += literal.size();
-    return true;
-  }
-
-  std::optional<JsonValue> parse_value(int depth) {
-    if (depth > kMaxDepth) return fail("less nesting");
-    switch (peek()) {
-      case '{':
-        return parse_object(depth);
-      case '[':
-        return parse_array(depth);
-      case '"': {
-        std::optional<std::string> s = parse_string();
-        if (!s) return std::nullopt;
-        return JsonValue(std::move(*s));
-      }
-      case 't':
-        if (consume_literal("true")) return JsonValue(true);
-        break;
-      case 'f':
-        if (consume_literal("false")) return JsonValue(false);
-        break;
-      case 'n':
-        if (consume_literal("null")) return JsonValue(nullptr);
-        break;
-      default:
-        if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return parse_number();
-        break;
-    }
-    return fail("a value");
-  }
-
-  std::optional<JsonValue> parse_object(int depth) {
-    ++pos_;  // '{'
-    JsonObject object;
-    skip_whitespace();
-    if (peek() == '}') {
-      ++pos_;
-      return JsonValue(std::move(object));
-    }
-    while (true) {
-      skip_whitespace();
-      if (peek() != '"') return fail("a string key");
-      std::optional<std::string> key = parse_string();
-      if (!key) return std::nullopt;
-      skip_whitespace();
-      if (peek() != ':') return fail("':'");
-      ++pos_;
-      skip_whitespace();
-      std::optional<JsonValue> member = parse_value(depth + 1);
-      if (!member) return std::nullopt;
-      // A repeated key keeps its last value, as most readers do.
-      object.insert_or_assign(std::move(*key), std::move(*member));
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == '}') {
-        ++pos_;
-        return JsonValue(std::move(object));
-      }
-      return fail("',' or '}'");
-    }
-  }
-
-  std::optional<JsonValue> parse_array(int depth) {
-    ++pos_;  // '['
+  struct Container {
+    bool is_object = false;
     JsonArray array;
-    skip_whitespace();
-    if (peek() == ']') {
-      ++pos_;
-      return JsonValue(std::move(array));
-    }
-    while (true) {
-      skip_whitespace();
-      std::optional<JsonValue> element = parse_value(depth + 1);
-      if (!element) return std::nullopt;
-      array.push_back(std::move(*element));
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == ']') {
-        ++pos_;
-        return JsonValue(std::move(array));
-      }
-      return fail("',' or ']'");
-    }
-  }
+    JsonObject object;
+    std::string key;  // of the next member
+  };
 
-  bool skip_digits() noexcept {
-    const std::size_t start = pos_;
-    while (!at_end() && peek() >= '0' && peek() <= '9') ++pos_;
-    return pos_ > start;
-  }
-
-  std::optional<JsonValue> parse_number() {
-    const std::size_t start = pos_;
-    if (peek() == '-') ++pos_;
-    if (peek() == '0') {
-      ++pos_;
-    } else if (!skip_digits()) {
-      return fail("a digit");
+  bool add(JsonValue value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+    } else if (Container& innermost = open_.back(); innermost.is_object) {
+      // A repeated key keeps its last value, as most readers do.
+      innermost.object.insert_or_assign(std::move(innermost.key), std::move(value));
+    } else {
+      innermost.array.push_back(std::move(value));
     }
-    bool integral = true;
-    if (peek() == '.') {
-      integral = false;
-      ++pos_;
-      if (!skip_digits()) return fail("a digit after '.'");
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      integral = false;
-      ++pos_;
-      if (peek() == '+' || peek() == '-') ++pos_;
-      if (!skip_digits()) return fail("a digit in the exponent");
-    }
-    const char* first = text_.data() + start;
-    const char* last = text_.data() + pos_;
-    if (integral) {
-      std::int64_t i = 0;
-      auto [ptr, ec] = std::from_chars(first, last, i);
-      if (ec == std::errc() && ptr == last) return JsonValue(i);
-      // Out of int64 range: keep it as the nearest double.
-    }
-    double d = 0;
-    auto [ptr, ec] = std::from_chars(first, last, d);
-    if (ec == std::errc::result_out_of_range) {
-      pos_ = start;
-      return fail("a number within double range");
-    }
-    return JsonValue(d);
-  }
-
-  // Four hex digits after "\u"; -1 on error (recorded).
-  std::int32_t parse_hex4() {
-    std::int32_t value = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int digit = hex_digit(peek());
-      if (digit < 0) {
-        fail("a hex digit");
-        return -1;
-      }
-      value = value * 16 + digit;
-      ++pos_;
-    }
-    return value;
-  }
-
-  // After the backslash and 'u': one code point, a surrogate pair joined.
-  bool parse_unicode_escape(std::string& out) {
-    const std::size_t escape_start = pos_ - 2;
-    const std::int32_t first = parse_hex4();
-    if (first < 0) return false;
-    if (first >= 0xDC00 && first <= 0xDFFF) {
-      pos_ = escape_start;
-      fail("a high surrogate before a low surrogate");
-      return false;
-    }
-    if (first < 0xD800 || first > 0xDBFF) {
-      append_utf8(out, static_cast<std::uint32_t>(first));
-      return true;
-    }
-    if (!consume_literal("\\u")) {
-      fail("a low surrogate escape after a high surrogate");
-      return false;
-    }
-    const std::size_t second_start = pos_ - 2;
-    const std::int32_t second = parse_hex4();
-    if (second < 0) return false;
-    if (second < 0xDC00 || second > 0xDFFF) {
-      pos_ = second_start;
-      fail("a low surrogate after a high surrogate");
-      return false;
-    }
-    const auto code_point = 0x10000 + ((static_cast<std::uint32_t>(first) - 0xD800) << 10) +
-                            (static_cast<std::uint32_t>(second) - 0xDC00);
-    append_utf8(out, code_point);
     return true;
   }
 
-  bool parse_escape(std::string& out) {
-    const char c = peek();
-    ++pos_;
-    switch (c) {
-      case '"':
-      case '\\':
-      case '/':
-        out.push_back(c);
-        return true;
-      case 'b':
-        out.push_back('\b');
-        return true;
-      case 'f':
-        out.push_back('\f');
-        return true;
-      case 'n':
-        out.push_back('\n');
-        return true;
-      case 'r':
-        out.push_back('\r');
-        return true;
-      case 't':
-        out.push_back('\t');
-        return true;
-      case 'u':
-        return parse_unicode_escape(out);
-      default:
-        --pos_;
-        fail("an escape character");
-        return false;
-    }
+  bool open(bool is_object) {
+    if (open_.size() > kMaxDepth) return false;
+    open_.push_back(Container{is_object, {}, {}, {}});
+    return true;
   }
 
-  std::optional<std::string> parse_string() {
-    ++pos_;  // opening quote
-    std::string out;
-    while (true) {
-      if (at_end()) {
-        fail("a closing '\"'");
-        return std::nullopt;
-      }
-      const char c = peek();
-      if (c == '"') {
-        ++pos_;
-        return out;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) {
-        fail("an escaped control character");
-        return std::nullopt;
-      }
-      ++pos_;
-      if (c != '\\') {
-        out.push_back(c);
-      } else if (!parse_escape(out)) {
-        return std::nullopt;
-      }
-    }
+  bool close() {
+    Container done = std::move(open_.back());
+    open_.pop_back();
+    return add(done.is_object ? JsonValue(std::move(done.object))
+                              : JsonValue(std::move(done.array)));
   }
 
   std::string_view text_;
-  std::size_t pos_ = 0;
-  std::size_t error_offset_ = 0;
-  std::string error_;
+  std::vector<Container> open_;
+  JsonValue root_;
+  JsonParseResult result_;
 };
 
-void append_json(std::string& out, const JsonValue& value);
-
-void append_array(std::string& out, const JsonArray& array) {
-  out.push_back('[');
-  bool first = true;
-  for (const JsonValue& element : array) {
-    if (!first) out.push_back(',');
-    first = false;
-    append_json(out, element);
+json to_nlohmann(const JsonValue& value) {
+  if (value.is_bool()) return value.as_bool();
+  if (value.is_integer()) return value.as_int();
+  if (value.is_number()) return value.as_double();
+  if (value.is_string()) return value.as_string();
+  if (value.is_array()) {
+    json array = json::array();
+    for (const JsonValue& element : value.as_array()) array.push_back(to_nlohmann(element));
+    return array;
   }
-  out.push_back(']');
-}
-
-void append_object(std::string& out, const JsonObject& object) {
-  out.push_back('{');
-  bool first = true;
-  for (const auto& [key, member] : object) {
-    if (!first) out.push_back(',');
-    first = false;
-    append_json_string(out, key);
-    out.push_back(':');
-    append_json(out, member);
+  if (value.is_object()) {
+    json object = json::object();
+    for (const auto& [key, member] : value.as_object()) object[key] = to_nlohmann(member);
+    return object;
   }
-  out.push_back('}');
-}
-
-void append_json(std::string& out, const JsonValue& value) {
-  if (value.is_null()) {
-    out += "null";
-  } else if (value.is_bool()) {
-    out += value.as_bool() ? "true" : "false";
-  } else if (value.is_string()) {
-    append_json_string(out, value.as_string());
-  } else if (value.is_array()) {
-    append_array(out, value.as_array());
-  } else if (value.is_object()) {
-    append_object(out, value.as_object());
-  } else if (value.is_integer()) {
-    out += std::to_string(value.as_int());
-  } else {
-    append_double(out, value.as_double());
-  }
+  return nullptr;
 }
 
 }  // namespace
@@ -456,11 +311,18 @@ bool JsonValue::contains(std::string_view key) const noexcept {
 }
 
 std::string JsonValue::dump() const {
-  std::string out;
-  append_json(out, *this);
-  return out;
+  // Compact; keys sorted (nlohmann's objects are ordered maps too); a double
+  // keeps a ".0" so it reads back as a double; NaN and infinities, which
+  // JSON lacks, become null; strings as append_json_string writes them.
+  return to_nlohmann(*this).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-JsonParseResult parse_json(std::string_view text) { return Parser(text).parse(); }
+JsonParseResult parse_json(std::string_view text) {
+  // nlohmann skips a byte order mark; RFC 8259 texts have none.
+  if (text.starts_with("\xEF\xBB\xBF")) return {std::nullopt, 0, "unexpected byte order mark"};
+  ValueBuilder builder(text);
+  const bool parsed = json::sax_parse(text.begin(), text.end(), &builder);
+  return builder.finish(parsed);
+}
 
 }  // namespace redlock::chaos

@@ -1,10 +1,12 @@
-// A small JSON value, reader and writer for the harness's history files.
+// A small JSON value for the harness's history files, read and written with
+// nlohmann-json.
 //
 // History lines are flat objects with a few arrays of small objects; this
 // covers exactly JSON (RFC 8259): null, booleans, numbers (kept as double
 // and, when integral, as int64 without loss), strings with escapes and
-// \u sequences (surrogate pairs included), arrays, objects. Parsing never
-// throws: it returns an error with the byte offset.
+// \u sequences (surrogate pairs included), arrays, objects. The reader
+// takes UTF-8 text only and nests at most 257 containers deep. Parsing
+// never throws: it returns an error with the byte offset.
 #pragma once
 
 #include <cstdint>

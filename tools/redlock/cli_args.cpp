@@ -414,6 +414,12 @@ class InvocationBuilder {
 
 bool is_help(std::string_view argument) { return argument == "--help" || argument == "-h"; }
 
+// The arguments are read in order and the first mistake is the one
+// reported. CLI11 (2.1) does not keep this contract: it collects every
+// option before anything is checked, so which of an unknown option and a
+// bad value came first is lost; it reads `--ttl= --resource r` as a TTL of
+// "--resource"; it accepts `--fenced=true` on a flag; and its errors
+// name the option only inside English text.
 ParseResult parse_subcommand(const SubcommandSpec& spec,
                              std::span<const std::string_view> arguments) {
   const bool is_run = runs_a_command(spec.subcommand);

@@ -3,8 +3,7 @@
 #include <array>
 #include <cassert>
 #include <charconv>
-
-#include "text/utf8.hpp"
+#include <nlohmann/json.hpp>
 
 namespace redlock::cli {
 namespace {
@@ -19,56 +18,10 @@ void append_integer(std::string& out, Integer value) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
-  static constexpr std::string_view kHex = "0123456789abcdef";
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-  out += '"';
-  std::size_t position = 0;
-  while (position < text.size()) {
-    const std::size_t length = detail::utf8_sequence_length(text, position);
-    if (length == 0) {
-      out += kReplacement;
-      ++position;
-      continue;
-    }
-    if (length > 1) {
-      out.append(text.substr(position, length));
-      position += length;
-      continue;
-    }
-    const auto byte = static_cast<unsigned char>(text[position++]);
-    switch (byte) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20) {
-          out += "\\u00";
-          out += kHex[byte >> 4U];
-          out += kHex[byte & 0x0FU];
-        } else {
-          out += static_cast<char>(byte);
-        }
-    }
-  }
-  out += '"';
+  // nlohmann's serializer escapes '"', '\\' and the control characters
+  // (\n, \u001b, ...), copies well-formed UTF-8 and, with `replace`, writes
+  // U+FFFD for each ill-formed sequence instead of failing.
+  out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void JsonWriter::before_value() {

@@ -4,9 +4,13 @@
 //   * quotes, backslashes and control characters are escaped (\" \\ \n \t,
 //     \u001b, ...);
 //   * valid UTF-8 (any non-ASCII text) is copied as is;
-//   * a byte that is not part of well-formed UTF-8 becomes U+FFFD, the
-//     replacement character — JSON strings are Unicode text and cannot carry
-//     arbitrary bytes, so such a resource name is shown, not round-tripped.
+//   * bytes that are not well-formed UTF-8 become U+FFFD, the replacement
+//     character, one for each ill-formed sequence (a truncated sequence is
+//     one, a byte that cannot start or continue one is one) — JSON strings
+//     are Unicode text and cannot carry arbitrary bytes, so such a resource
+//     name is shown, not round-tripped.
+// Strings are escaped by nlohmann-json's serializer; the structure is
+// streamed here, so nothing is built in memory first.
 //
 // The writer inserts the commas; the caller must nest calls correctly (a
 // key before each value inside an object, balanced begin/end). Misuse is a
