@@ -72,6 +72,8 @@ TEST_F(LockKeyTest, AMutexLivesAtTheResourcesOwnKeyAndItsCounterUnderThePrefix) 
 }
 
 TEST_F(LockKeyTest, AnotherLibrarysHolderKeepsThisOneOutUntilItDeletesItsValue) {
+  // Marked first: unmarked nodes that hold keys are recovered with a delay.
+  initialise_quorum(cluster);
   // What node-redlock, redsync and RedLock.net write: SET key value NX PX.
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     ASSERT_TRUE(cluster.node(i).probe().set("report", "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
@@ -132,7 +134,9 @@ TEST_F(LockKeyTest, EveryKindThatKeepsALockKeyKeepsItWhereThePatternSays) {
   waiting.retry_count = 1;
   waiting.retry_delay = std::chrono::milliseconds(20);
   EXPECT_EQ(client.acquire(Resource("line"), waiting).error, make_error_code(errc::not_acquired));
-  EXPECT_EQ(keys_matching("app/*"), cluster.size());  // the lock, and no queue
+  // At the pattern's key only the lock; the queue is under the prefix.
+  EXPECT_EQ(keys_matching("app/line*"), cluster.size());
+  EXPECT_EQ(keys_matching("app/*queue*"), 0U);
   EXPECT_FALSE(client.release(*first.lock).error);
 
   // An election: its lock is the resource "election:NAME"'s.
@@ -154,6 +158,24 @@ TEST_F(LockKeyTest, ASemaphoreKeepsItsOwnKeysWhateverThePattern) {
                                permit.lock->value.str()));
   EXPECT_TRUE(no_node_has("pool"));
   EXPECT_FALSE(client.release(*permit.lock).error);
+}
+
+TEST_F(LockKeyTest, UnmarkedNodesHoldingAnyKeyAreRecoveredWithTheDelay) {
+  // With "{resource}" the recovery probe's glob is "*": application data
+  // (or another library's locks) on nodes without a marker is taken for
+  // lock data, and the nodes are recovered with the max_ttl delay rather
+  // than initialised as a brand-new quorum.
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    ASSERT_TRUE(cluster.node(i).probe().set("orders:42", "application data"));
+  }
+  BlockingClient client(config("{resource}"));
+  EXPECT_FALSE(client.acquire(Resource("job")).ok());
+  EXPECT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().pttl("redlock:recovering") <= 0) return false;
+    }
+    return true;
+  }));
 }
 
 TEST_F(LockKeyTest, AResourceWhoseLockKeyIsOneOfTheLibrarysOwnKeysIsRefused) {
