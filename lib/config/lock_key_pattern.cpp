@@ -85,16 +85,6 @@ std::string expand_lock_key(std::string_view pattern, std::string_view prefix,
   return key;
 }
 
-std::string lock_key_head(std::string_view pattern, std::string_view prefix) {
-  std::string head;
-  bool before = true;
-  for_each_piece(pattern, prefix, [&](std::string_view text, bool is_resource) {
-    if (is_resource) before = false;
-    if (before) head.append(text);
-  });
-  return head;
-}
-
 std::string lock_key_glob(std::string_view pattern, std::string_view prefix) {
   std::string glob;
   for_each_piece(pattern, prefix, [&](std::string_view text, bool is_resource) {

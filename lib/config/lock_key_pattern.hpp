@@ -27,10 +27,6 @@ inline constexpr std::string_view kDefaultLockKey = "{prefix}lock:{resource}";
 [[nodiscard]] std::string expand_lock_key(std::string_view pattern, std::string_view prefix,
                                           std::string_view resource);
 
-// What every lock key of `pattern` starts with: the expanded text before
-// `{resource}`.
-[[nodiscard]] std::string lock_key_head(std::string_view pattern, std::string_view prefix);
-
 // A SCAN MATCH glob that matches every lock key of `pattern` (and, for a
 // pattern such as "{resource}", any key at all): the literal text escaped,
 // `{resource}` as `*`.

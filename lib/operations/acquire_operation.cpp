@@ -30,8 +30,9 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   lock_key_ = lock_key(core.config().lock, resource_.str());
   channel_ = release_channel(prefix, resource_.str());
   configure(options);
-  if (resource_.empty() || is_bookkeeping_key(prefix, lock_key_))
+  if (resource_.empty() || is_bookkeeping_key(prefix, lock_key_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
+  }
   const bool fair = options.fair.value_or(core.config().lock.fair);
   if (fair && options.shared) argument_problem_ = make_error_code(errc::invalid_argument);
   if (fair && !options.shared) {

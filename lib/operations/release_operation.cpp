@@ -16,8 +16,9 @@ void ReleaseOperation::fail_later(std::error_code error) {
 
 void ReleaseOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  if (!well_formed(lock_) || !lock_keys_allowed(lock_, core_.config().lock))
+  if (!well_formed(lock_) || !lock_keys_allowed(lock_, core_.config().lock)) {
     return fail_later(make_error_code(errc::invalid_argument));
+  }
   const ScriptCall call = release_call(lock_, core_.config().lock, true);
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, core_.clock().now());

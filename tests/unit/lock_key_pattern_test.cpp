@@ -1,5 +1,5 @@
-// The lock_key pattern: which patterns are valid, and the keys, the head and
-// the SCAN glob each gives; and the library's own keys no lock may take.
+// The lock_key pattern: which patterns are valid, and the keys and the SCAN
+// glob each gives; and the library's own keys no lock may take.
 #include "config/lock_key_pattern.hpp"
 
 #include <gtest/gtest.h>
@@ -31,12 +31,6 @@ TEST(LockKeyPattern, ValidPatternsHoldTheResourceOnceAndNoOtherBrace) {
         "{{resource}}", "{resource", "{prefix}{prefix}{resource}"}) {
     EXPECT_NE(lock_key_pattern_problem(pattern), "") << pattern;
   }
-}
-
-TEST(LockKeyPattern, TheHeadIsWhatEveryKeyStartsWith) {
-  EXPECT_EQ(lock_key_head(kDefaultLockKey, "redlock:"), "redlock:lock:");
-  EXPECT_EQ(lock_key_head("{resource}", "redlock:"), "");
-  EXPECT_EQ(lock_key_head("a{resource}{prefix}", "p:"), "a");
 }
 
 TEST(LockKeyPattern, TheGlobMatchesTheLockKeysWithTheLiteralTextEscaped) {
