@@ -116,8 +116,18 @@ struct LockConfig {
   // Mean delay between attempts; each delay is drawn uniformly from
   // [0, 2 * retry_delay) ("full jitter" around the mean).
   Milliseconds retry_delay{200};
-  // Prefix of every key the library touches on a node.
+  // Prefix of every key the library touches on a node, and of its
+  // channels: the lock keys of the default lock_key, and always the
+  // library's own keys (fence counters, identity marker, recovery, queues,
+  // semaphores).
   std::string key_prefix = "redlock:";
+  // Where a resource's lock lives on a node: literal text, `{prefix}`
+  // (key_prefix) and `{resource}` exactly once (docs/configuration.md,
+  // "lock_key"). The mutex, the read-write lock, the fair lock, the
+  // election and the lock over several resources keep their lock there;
+  // "{resource}" is where node-redlock, redsync and RedLock.net keep
+  // theirs, for a fleet that runs both while it migrates.
+  std::string lock_key = "{prefix}lock:{resource}";
   // Whether locks are fenced unless the caller says otherwise.
   bool fenced = false;
   // Whether a lock on one resource waits in line (fair, FIFO) unless the

@@ -1,9 +1,11 @@
-// The quorum file's [lock] table: its keys, and the rules between them
+// The quorum file's [lock] table: its keys (lock_key's pattern checked by
+// lock_key_pattern.hpp), and the rules between them
 // (node timeout and minimum validity below the TTL, a validity left after
 // the drift, a maximum TTL not below the TTL, reconnect bounds in order).
 #include <algorithm>
 
 #include "config/config_internal.hpp"
+#include "config/lock_key_pattern.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -17,6 +19,7 @@ constexpr std::string_view kLockKeys[] = {"ttl_ms",
                                           "retry_count",
                                           "retry_delay_ms",
                                           "key_prefix",
+                                          "lock_key",
                                           "fenced",
                                           "fair",
                                           "reconnect_min_ms",
@@ -63,6 +66,11 @@ bool QuorumFileReader::read_lock_key(const toml::key& key, const toml::node& val
     return reader_.read_milliseconds(value, path, kNonNegativeMilliseconds, lock_.retry_delay);
   }
   if (name == "key_prefix") return reader_.read_string(value, path, true, lock_.key_prefix);
+  if (name == "lock_key") {
+    if (!reader_.read_string(value, path, true, lock_.lock_key)) return false;
+    const std::string problem = lock_key_pattern_problem(lock_.lock_key);
+    return problem.empty() || reader_.fail(value.source(), path, problem);
+  }
   if (name == "fenced") return reader_.read_bool(value, path, lock_.fenced);
   if (name == "fair") return reader_.read_bool(value, path, lock_.fair);
   if (name == "reconnect_min_ms") {

@@ -35,7 +35,7 @@ class StopLock {
 };
 
 PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
-  return PreparedRequest(extend_call(lock, core.config().lock.key_prefix, lock.ttl));
+  return PreparedRequest(extend_call(lock, core.config().lock, lock.ttl));
 }
 }  // namespace
 

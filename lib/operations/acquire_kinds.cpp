@@ -29,7 +29,10 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
   attempt_call_.args = {"", ttl_text_, std::string(defence_flag_), fenced_ ? "1" : "0"};
   channels_.clear();
   for (const Resource& each : resources_) {
-    lock_keys_.push_back(lock_key(prefix, each.str()));
+    lock_keys_.push_back(lock_key(core.config().lock, each.str()));
+    if (is_bookkeeping_key(prefix, lock_keys_.back())) {
+      argument_problem_ = make_error_code(errc::invalid_argument);
+    }
     attempt_call_.keys.push_back(lock_keys_.back());
     attempt_call_.args.push_back(each.str());
     channels_.push_back(release_channel(prefix, each.str()));

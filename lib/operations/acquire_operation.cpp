@@ -27,10 +27,12 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
                                    AsyncClient::AcquireCallback callback)
     : Operation(core), resource_(std::move(resource)), callback_(std::move(callback)) {
   const std::string& prefix = core.config().lock.key_prefix;
-  lock_key_ = lock_key(prefix, resource_.str());
+  lock_key_ = lock_key(core.config().lock, resource_.str());
   channel_ = release_channel(prefix, resource_.str());
   configure(options);
-  if (resource_.empty()) argument_problem_ = make_error_code(errc::invalid_argument);
+  if (resource_.empty() || is_bookkeeping_key(prefix, lock_key_)) {
+    argument_problem_ = make_error_code(errc::invalid_argument);
+  }
   const bool fair = options.fair.value_or(core.config().lock.fair);
   if (fair && options.shared) argument_problem_ = make_error_code(errc::invalid_argument);
   if (fair && !options.shared) {

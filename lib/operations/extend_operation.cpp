@@ -70,10 +70,13 @@ void ExtendOperation::start() {
   const TimePoint started = core_.clock().now();
   const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started);
   if (refused) return fail_later(refused);
+  if (!lock_keys_allowed(lock_, core_.config().lock)) {
+    return fail_later(make_error_code(errc::invalid_argument));
+  }
 
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started, lock_.valid_until);
-  request_.emplace(PreparedRequest(extend_call(lock_, core_.config().lock.key_prefix, ttl_)));
+  request_.emplace(PreparedRequest(extend_call(lock_, core_.config().lock, ttl_)));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(

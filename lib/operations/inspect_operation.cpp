@@ -41,7 +41,11 @@ void InspectOperation::start() {
     call.args = {"permits", permit_key_prefix(prefix, resource_.str()),
                  permit_fence_prefix(resource_.str()), std::to_string(*permits_)};
   } else {
-    call.keys = {lock_key(prefix, resource_.str()), fence_key(prefix)};
+    call.keys = {lock_key(core_.config().lock, resource_.str()), fence_key(prefix)};
+    // A name whose lock key is one of the library's own keys is no lock.
+    if (is_bookkeeping_key(prefix, call.keys.front())) {
+      return fail_later(make_error_code(errc::invalid_argument));
+    }
     call.args = {"lock", resource_.str()};
   }
   waiting_ = core_.nodes().size();

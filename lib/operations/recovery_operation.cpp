@@ -17,7 +17,7 @@ void RecoveryOperation::start() {
   const std::string marker = marker_key(prefix);
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
-  const std::string locks = lock_pattern(prefix);
+  const std::string locks = lock_pattern(core_.config().lock);
   const std::string permits = permit_pattern(prefix);
   probe_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();

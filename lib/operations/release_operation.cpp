@@ -16,8 +16,10 @@ void ReleaseOperation::fail_later(std::error_code error) {
 
 void ReleaseOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  if (!well_formed(lock_)) return fail_later(make_error_code(errc::invalid_argument));
-  const ScriptCall call = release_call(lock_, core_.config().lock.key_prefix, true);
+  if (!well_formed(lock_) || !lock_keys_allowed(lock_, core_.config().lock)) {
+    return fail_later(make_error_code(errc::invalid_argument));
+  }
+  const ScriptCall call = release_call(lock_, core_.config().lock, true);
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
@@ -65,8 +67,7 @@ void ReleaseOperation::resend_when_reachable(std::size_t node) {
   // it: the value may live there for another TTL. It goes to the node once
   // the node is reachable again.
   const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-  core_.nodes()[node]->send_cleanup(release_call(lock_, core_.config().lock.key_prefix, false),
-                                    expires_at);
+  core_.nodes()[node]->send_cleanup(release_call(lock_, core_.config().lock, false), expires_at);
 }
 
 std::error_code ReleaseOperation::summary() {

@@ -42,25 +42,43 @@ bool valid_resource_set(const std::vector<Resource>& resources) noexcept {
   });
 }
 
-ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl) {
+bool lock_keys_allowed(const Lock& lock, const LockConfig& keys) {
+  const auto allowed = [&keys](const Resource& resource) {
+    return !is_bookkeeping_key(keys.key_prefix, lock_key(keys, resource.str()));
+  };
+  switch (kind_of(lock)) {
+    case LockKind::permit:
+      return true;
+    case LockKind::multi:
+      return std::all_of(lock.resources.begin(), lock.resources.end(), allowed);
+    case LockKind::single:
+    case LockKind::shared:
+    case LockKind::fair:
+      break;
+  }
+  return allowed(lock.resource);
+}
+
+ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl) {
+  const std::string_view prefix = keys.key_prefix;
   ScriptCall call;
   std::string ttl_text = std::to_string(ttl.count());
   switch (kind_of(lock)) {
     case LockKind::single:
     case LockKind::fair:
       call.script = &script(ScriptId::extend);
-      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.keys = {lock_key(keys, lock.resource.str())};
       call.args = {lock.value.str(), std::move(ttl_text)};
       break;
     case LockKind::shared:
       call.script = &script(ScriptId::read_extend);
-      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.keys = {lock_key(keys, lock.resource.str())};
       call.args = {lock.value.str(), std::move(ttl_text)};
       break;
     case LockKind::multi:
       call.script = &script(ScriptId::extend_all);
       for (const Resource& resource : lock.resources) {
-        call.keys.push_back(lock_key(prefix, resource.str()));
+        call.keys.push_back(lock_key(keys, resource.str()));
       }
       call.args = {lock.value.str(), std::move(ttl_text)};
       break;
@@ -74,18 +92,19 @@ ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds t
   return call;
 }
 
-ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce) {
+ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce) {
+  const std::string_view prefix = keys.key_prefix;
   ScriptCall call;
   switch (kind_of(lock)) {
     case LockKind::single:
       call.script = &script(ScriptId::release);
-      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.keys = {lock_key(keys, lock.resource.str())};
       call.args = {lock.value.str(),
                    announce ? release_channel(prefix, lock.resource.str()) : std::string()};
       break;
     case LockKind::fair:
       call.script = &script(ScriptId::fair_release);
-      call.keys = {lock_key(prefix, lock.resource.str()), queue_key(prefix, lock.resource.str()),
+      call.keys = {lock_key(keys, lock.resource.str()), queue_key(prefix, lock.resource.str()),
                    queue_due_key(prefix, lock.resource.str())};
       call.args = {lock.value.str(),
                    announce ? release_channel(prefix, lock.resource.str()) : std::string(),
@@ -93,7 +112,7 @@ ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce
       break;
     case LockKind::shared:
       call.script = &script(ScriptId::read_release);
-      call.keys = {lock_key(prefix, lock.resource.str())};
+      call.keys = {lock_key(keys, lock.resource.str())};
       call.args = {lock.value.str(),
                    announce ? release_channel(prefix, lock.resource.str()) : std::string()};
       break;
@@ -101,7 +120,7 @@ ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce
       call.script = &script(ScriptId::release_all);
       call.args = {lock.value.str()};
       for (const Resource& resource : lock.resources) {
-        call.keys.push_back(lock_key(prefix, resource.str()));
+        call.keys.push_back(lock_key(keys, resource.str()));
         call.args.push_back(announce ? release_channel(prefix, resource.str()) : std::string());
       }
       break;

@@ -32,10 +32,17 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 // distinct, non-empty names.
 [[nodiscard]] bool valid_resource_set(const std::vector<Resource>& resources) noexcept;
 
-// Extends `lock` to `ttl` on one node.
-[[nodiscard]] ScriptCall extend_call(const Lock& lock, std::string_view prefix, Milliseconds ttl);
+// Whether no lock key of `lock` under `keys` is one of the library's own
+// keys (is_bookkeeping_key): a record that names such a key was never
+// handed out, and a release or extend of it is refused. A permit's keys
+// are a semaphore's own, always allowed.
+[[nodiscard]] bool lock_keys_allowed(const Lock& lock, const LockConfig& keys);
+
+// Extends `lock` to `ttl` on one node; `keys` says where its keys are
+// (key_prefix, lock_key).
+[[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl);
 // Deletes `lock`'s value on one node; `announce` publishes the release on
 // the lock's channels (waking waiters), else nothing is published.
-[[nodiscard]] ScriptCall release_call(const Lock& lock, std::string_view prefix, bool announce);
+[[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce);
 
 }  // namespace redlock::detail

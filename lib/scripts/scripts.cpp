@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "config/lock_key_pattern.hpp"
 #include "scripts/fair_scripts.hpp"
 #include "scripts/kind_scripts.hpp"
 #include "scripts/reader_scripts.hpp"
@@ -333,16 +334,32 @@ std::optional<Milliseconds> marker_max_ttl(std::string_view value) {
 
 std::string recovering_key(std::string_view prefix) { return std::string(prefix) + "recovering"; }
 
-std::string lock_pattern(std::string_view prefix) { return std::string(prefix) + "lock:*"; }
-
-std::string lock_key(std::string_view prefix, std::string_view resource) {
-  std::string key;
-  key.reserve(prefix.size() + 5 + resource.size());
-  key.append(prefix).append("lock:").append(resource);
-  return key;
+std::string lock_pattern(const LockConfig& lock) {
+  return lock_key_glob(lock.lock_key, lock.key_prefix);
 }
 
-std::string permit_pattern(std::string_view prefix) { return std::string(prefix) + "sem:*"; }
+std::string lock_key(const LockConfig& lock, std::string_view resource) {
+  return expand_lock_key(lock.lock_key, lock.key_prefix, resource);
+}
+
+bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {
+  if (!key.starts_with(prefix)) return false;
+  const std::string_view rest = key.substr(prefix.size());
+  // The names below are the ones this file builds: marker_key,
+  // recovering_key, fence_key, queue_key, queue_due_key, permit_key,
+  // permit_count_key.
+  if (rest == "node" || rest == "recovering" || rest == "fence") return true;
+  for (const std::string_view space : {"queue:", "queue-due:", "sem:", "permits:"}) {
+    if (rest.starts_with(space)) return true;
+  }
+  return false;
+}
+
+std::string permit_pattern(std::string_view prefix) {
+  // The glob of the permit keys: the prefix is literal text, whatever it
+  // holds (lock_key_glob escapes it).
+  return lock_key_glob("{prefix}sem:{resource}", prefix);
+}
 
 std::string fence_key(std::string_view prefix) { return std::string(prefix) + "fence"; }
 

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "redlock/config.hpp"
 #include "redlock/types.hpp"
 
 namespace redlock::detail {
@@ -144,9 +145,20 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // marker written by another version, or by hand).
 [[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);
 [[nodiscard]] std::string recovering_key(std::string_view prefix);
-[[nodiscard]] std::string lock_pattern(std::string_view prefix);
+// A SCAN MATCH glob for every lock key (lock.lock_key with `{resource}` as
+// `*`; with a lock_key such as "{resource}", any key at all).
+[[nodiscard]] std::string lock_pattern(const LockConfig& lock);
 [[nodiscard]] std::string permit_pattern(std::string_view prefix);
-[[nodiscard]] std::string lock_key(std::string_view prefix, std::string_view resource);
+// The lock key of `resource`: lock.lock_key with its placeholders replaced
+// (config/lock_key_pattern.hpp).
+[[nodiscard]] std::string lock_key(const LockConfig& lock, std::string_view resource);
+// Whether `key`, a lock key, would be one of the library's own keys under
+// `prefix` (the marker, the recovering key, the fence hash, a fair lock's
+// queue, a semaphore's permit or count): a resource whose lock key a
+// lock_key such as "{resource}" or "{prefix}{resource}" puts there is
+// refused (invalid_argument), so no lock ever overwrites them. Never with
+// the default lock_key, whose keys are all under `{prefix}lock:`.
+[[nodiscard]] bool is_bookkeeping_key(std::string_view prefix, std::string_view key);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
 // Where the leader elected for the election's resource announces its term:

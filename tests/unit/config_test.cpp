@@ -130,6 +130,7 @@ TEST(ParseConfig, LeavesUnwrittenKeysAtTheirDefaults) {
   EXPECT_EQ(config.lock.retry_count, defaults.retry_count);
   EXPECT_EQ(config.lock.retry_delay, defaults.retry_delay);
   EXPECT_EQ(config.lock.key_prefix, defaults.key_prefix);
+  EXPECT_EQ(config.lock.lock_key, "{prefix}lock:{resource}");
   EXPECT_EQ(config.lock.fenced, defaults.fenced);
   EXPECT_EQ(config.lock.reconnect_min, defaults.reconnect_min);
   EXPECT_EQ(config.lock.reconnect_max, defaults.reconnect_max);
@@ -168,6 +169,7 @@ connect_timeout_ms = 500
 retry_count = -1
 retry_delay_ms = 0
 key_prefix = "app:"
+lock_key = "{resource}"
 fenced = true
 reconnect_min_ms = 10
 reconnect_max_ms = 10
@@ -196,6 +198,7 @@ release_at_majority = false
   EXPECT_EQ(lock.retry_count, -1);
   EXPECT_EQ(lock.retry_delay, milliseconds(0));
   EXPECT_EQ(lock.key_prefix, "app:");
+  EXPECT_EQ(lock.lock_key, "{resource}");
   EXPECT_TRUE(lock.fenced);
   EXPECT_EQ(lock.reconnect_min, milliseconds(10));
   EXPECT_EQ(lock.reconnect_max, milliseconds(10));
@@ -233,6 +236,14 @@ TEST(ParseConfig, AcceptsAnIntegerDriftFactor) {
 
 TEST(ParseConfig, AcceptsAnEmptyKeyPrefix) {
   EXPECT_EQ(parse_ok(kOneNode + "[lock]\nkey_prefix = \"\"\n").lock.key_prefix, "");
+}
+
+TEST(ParseConfig, AcceptsLockKeyPatternsWithTheResourceOnce) {
+  for (const char* pattern : {"{resource}", "{prefix}{resource}", "locks/{resource}",
+                              "{prefix}lock:{resource}:v2", "x{resource}{prefix}"}) {
+    EXPECT_EQ(parse_ok(kOneNode + "[lock]\nlock_key = \"" + pattern + "\"\n").lock.lock_key,
+              pattern);
+  }
 }
 
 TEST(ParseConfig, AcceptsInlineTables) {
@@ -379,6 +390,30 @@ INSTANTIATE_TEST_SUITE_P(
                   "lock.retry_delay_ms: expected a non-negative integer (milliseconds), got -5"},
         ErrorCase{"KeyPrefixIsANumber", kLock + "key_prefix = 5\n", 4, 14,
                   "lock.key_prefix: expected a string, got integer"},
+        ErrorCase{"LockKeyIsANumber", kLock + "lock_key = 5\n", 4, 12,
+                  "lock.lock_key: expected a string, got integer"},
+        ErrorCase{"LockKeyIsEmpty", kLock + "lock_key = \"\"\n", 4, 12,
+                  "lock.lock_key: expected a pattern holding {resource}, got an empty string"},
+        ErrorCase{"LockKeyWithoutTheResource", kLock + "lock_key = \"{prefix}lock:\"\n", 4, 12,
+                  "lock.lock_key: expected a pattern holding {resource}, got "
+                  "\"{prefix}lock:\""},
+        ErrorCase{"LockKeyWithAnUnknownPlaceholder",
+                  kLock + "ttl_ms = 500\nlock_key = \"{prefix}{name}\"\n", 5, 12,
+                  "lock.lock_key: unknown placeholder {name}; expected {prefix} or {resource}"},
+        ErrorCase{"LockKeyWithAPlaceholderMisspelt", kLock + "lock_key = \"{Resource}\"\n", 4, 12,
+                  "lock.lock_key: unknown placeholder {Resource}; expected {prefix} or "
+                  "{resource}"},
+        ErrorCase{"LockKeyWithAnUnclosedBrace", kLock + "lock_key = \"{resource}:{\"\n", 4, 12,
+                  "lock.lock_key: expected '{' only to open {prefix} or {resource}, got one "
+                  "never closed at character 12"},
+        ErrorCase{"LockKeyWithAStrayBrace", kLock + "lock_key = \"a}{resource}\"\n", 4, 12,
+                  "lock.lock_key: expected '}' only to close {prefix} or {resource}, got one "
+                  "alone at character 2"},
+        ErrorCase{"LockKeyWithTheResourceTwice", kLock + "lock_key = \"{resource}{resource}\"\n", 4,
+                  12, "lock.lock_key: expected {resource} once, got it twice"},
+        ErrorCase{"LockKeyWithThePrefixTwice",
+                  kLock + "lock_key = \"{prefix}{resource}{prefix}\"\n", 4, 12,
+                  "lock.lock_key: expected {prefix} at most once, got it twice"},
         ErrorCase{"FencedIsAString", kLock + "fenced = \"yes\"\n", 4, 10,
                   "lock.fenced: expected true or false, got string"},
         ErrorCase{"ReconnectMinIsAboveMax",
@@ -408,7 +443,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownKey", kLock + "colour = \"blue\"\n", 4, 1,
                   "lock.colour: unknown key; expected one of ttl_ms, drift_factor, drift_ms, "
                   "min_validity_ms, node_timeout_ms, connect_timeout_ms, retry_count, "
-                  "retry_delay_ms, key_prefix, fenced, fair, reconnect_min_ms, reconnect_max_ms, "
+                  "retry_delay_ms, key_prefix, lock_key, fenced, fair, reconnect_min_ms, "
+                  "reconnect_max_ms, "
                   "max_ttl_ms, amnesia_defence, strict_persistence, strict_transport, "
                   "release_at_majority"},
         ErrorCase{"UnknownSubtable", kOneNode + "[lock.metrics]\nenabled = true\n", 3, 7,

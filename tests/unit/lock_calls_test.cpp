@@ -6,6 +6,14 @@
 namespace redlock::detail {
 namespace {
 
+// The keys of prefix "p:" in the default layout, and in node-redlock's.
+LockConfig keys(std::string lock_key = LockConfig{}.lock_key) {
+  LockConfig config;
+  config.key_prefix = "p:";
+  config.lock_key = std::move(lock_key);
+  return config;
+}
+
 Lock single() {
   return Lock{Resource("r"), LockValue("v"), Milliseconds(1000), {}, {}, std::nullopt};
 }
@@ -30,34 +38,63 @@ TEST(LockCalls, EachKindIsRecognised) {
 }
 
 TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
-  const ScriptCall extend = extend_call(single(), "p:", Milliseconds(500));
+  const ScriptCall extend = extend_call(single(), keys(), Milliseconds(500));
   EXPECT_EQ(extend.script->id, ScriptId::extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r"}));
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500"}));
-  const ScriptCall release = release_call(single(), "p:", true);
+  const ScriptCall release = release_call(single(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r"}));
-  EXPECT_EQ(release_call(single(), "p:", false).args[1], "");
+  EXPECT_EQ(release_call(single(), keys(), false).args[1], "");
 }
 
 TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
-  const ScriptCall extend = extend_call(multi(), "p:", Milliseconds(500));
+  const ScriptCall extend = extend_call(multi(), keys(), Milliseconds(500));
   EXPECT_EQ(extend.script->id, ScriptId::extend_all);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r", "p:lock:s"}));
-  const ScriptCall release = release_call(multi(), "p:", true);
+  const ScriptCall release = release_call(multi(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release_all);
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:released:s"}));
 }
 
 TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
-  const ScriptCall extend = extend_call(permit(), "p:", Milliseconds(500));
+  const ScriptCall extend = extend_call(permit(), keys(), Milliseconds(500));
   EXPECT_EQ(extend.script->id, ScriptId::permit_extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500", "3"}));
-  const ScriptCall release = release_call(permit(), "p:", true);
+  const ScriptCall release = release_call(permit(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2"}));
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool"}));
+}
+
+TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
+  const ScriptCall extend = extend_call(multi(), keys("{resource}"), Milliseconds(500));
+  EXPECT_EQ(extend.keys, (std::vector<std::string>{"r", "s"}));
+  const ScriptCall release = release_call(single(), keys("{resource}"), true);
+  EXPECT_EQ(release.keys, (std::vector<std::string>{"r"}));
+  // The release channel stays under the prefix.
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r"}));
+  Lock fair = single();
+  fair.queue_id = "q";
+  const ScriptCall fair_release = release_call(fair, keys("locks/{resource}"), true);
+  EXPECT_EQ(fair_release.keys, (std::vector<std::string>{"locks/r", "p:queue:r", "p:queue-due:r"}));
+  // A semaphore keeps its own keys whatever the pattern.
+  EXPECT_EQ(extend_call(permit(), keys("{resource}"), Milliseconds(500)).keys,
+            (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));
+}
+
+TEST(LockCalls, ALockWhoseKeyIsTheLibrarysOwnIsRefused) {
+  EXPECT_TRUE(lock_keys_allowed(single(), keys("{resource}")));
+  Lock fence = single();
+  fence.resource = Resource("p:fence");
+  EXPECT_FALSE(lock_keys_allowed(fence, keys("{resource}")));
+  EXPECT_TRUE(lock_keys_allowed(fence, keys()));  // p:lock:p:fence
+  Lock set = multi();
+  set.resources = {Resource("r"), Resource("p:node")};
+  EXPECT_FALSE(lock_keys_allowed(set, keys("{resource}")));
+  Lock pool = permit();
+  EXPECT_TRUE(lock_keys_allowed(pool, keys("{resource}")));
 }
 
 TEST(LockCalls, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {

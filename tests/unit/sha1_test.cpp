@@ -33,7 +33,7 @@ TEST(Scripts, NamedByTheirSha1) {
 }
 
 TEST(Keys, PrefixAndResource) {
-  EXPECT_EQ(lock_key("redlock:", "job"), "redlock:lock:job");
+  EXPECT_EQ(lock_key(LockConfig{}, "job"), "redlock:lock:job");
   EXPECT_EQ(fence_key("app:"), "app:fence");
   EXPECT_EQ(release_channel("redlock:", "job"), "redlock:released:job");
 }

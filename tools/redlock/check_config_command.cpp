@@ -77,7 +77,8 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
          (lock.retry_count < 0 ? std::string("until the caller's wait ends")
                                : std::to_string(lock.retry_count)) +
          ", mean delay " + ms(lock.retry_delay) + " (full jitter); fenced " +
-         (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix) + "\n";
+         (lock.fenced ? "yes" : "no") + "; key prefix " + printable(lock.key_prefix) +
+         ", lock key " + printable(lock.lock_key) + "\n";
   out += std::string("nodes: amnesia defence ") + (lock.amnesia_defence ? "on" : "off") +
          ", strict persistence " + (lock.strict_persistence ? "on" : "off") +
          (lock.strict_transport ? ", strict transport on" : "") + "; release ends " +

@@ -72,9 +72,10 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
   }
 }
 
-void probe_resource(Session& session, const std::string& key_prefix, const std::string& resource,
+void probe_resource(Session& session, const LockConfig& lock, const std::string& resource,
                     NodeReport& report) {
-  const std::string key = key_prefix + "lock:" + resource;
+  const std::string& key_prefix = lock.key_prefix;
+  const std::string key = detail::lock_key(lock, resource);
   if (ReplyPtr reply = session.command({"PTTL", key});
       reply && reply->type == REDIS_REPLY_INTEGER) {
     report.pttl_ms = reply->integer;
@@ -107,7 +108,7 @@ std::string persistence_mode(const NodeReport& report) {
   return "aof";
 }
 
-NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::string& key_prefix,
+NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const LockConfig& lock,
                       const std::optional<std::string>& resource) {
   NodeReport report;
   report.name = node.name;
@@ -141,8 +142,8 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const std::s
     report.appendonly = config_value(session, "appendonly");
     report.appendfsync = config_value(session, "appendfsync");
     report.no_fsync_on_rewrite = config_value(session, "no-appendfsync-on-rewrite");
-    probe_amnesia_state(session, key_prefix, report);
-    if (resource) probe_resource(session, key_prefix, *resource, report);
+    probe_amnesia_state(session, lock.key_prefix, report);
+    if (resource) probe_resource(session, lock, *resource, report);
     report.error = session.failure();
   } catch (const std::exception& error) {
     report.error = error.what();

@@ -61,7 +61,7 @@ inline constexpr std::size_t kMaxReplyBytes = detail::BlockingSession::kMaxReply
 // `timeout`: what is left undone when it runs out ends with "WHAT: timed out
 // after N ms". Never throws.
 [[nodiscard]] NodeReport probe_node(const NodeConfig& node, Milliseconds timeout,
-                                    const std::string& key_prefix,
+                                    const LockConfig& lock,
                                     const std::optional<std::string>& resource);
 
 }  // namespace redlock::cli

@@ -59,8 +59,7 @@ std::vector<NodeReport> probe_all(const QuorumConfig& config,
   threads.reserve(config.nodes.size());
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
     threads.emplace_back([&, i] {
-      reports[i] = probe_node(config.nodes[i], config.lock.connect_timeout, config.lock.key_prefix,
-                              resource);
+      reports[i] = probe_node(config.nodes[i], config.lock.connect_timeout, config.lock, resource);
     });
   }
   for (std::thread& thread : threads) thread.join();
