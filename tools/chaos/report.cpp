@@ -365,6 +365,7 @@ void append_timeline(std::string& out, const History& history, const CheckResult
     if (event.kind == EventKind::heal && event.phase == Phase::ok) chart.heal(event);
   }
   const double height = chart.legend() + 8;
+  chart.finish();
 
   out +=
       "<section><h2>Timeline</h2><p class=\"hint\">Time runs left to right from the run's "

@@ -224,7 +224,11 @@ class TimeScale {
 class Chart {
  public:
   Chart(std::string& out, const LaneMap& lanes, const TimeScale& scale)
-      : out_(out), lanes_(lanes), scale_(scale) {}
+      : out_(&out), chart_(out), lanes_(lanes), scale_(scale) {}
+  // Appends what is drawn on top (findings, stale writes): drawn first so
+  // that their labels claim their place first, painted last so that no bar
+  // covers them.
+  void finish() { chart_ += on_top_; }
 
   void lane_backgrounds();
   void axis();
@@ -253,12 +257,25 @@ class Chart {
              double font_size = kLabelFontSize);
   [[nodiscard]] bool reserve(const Box& box);
   void finding_group(const std::vector<const Finding*>& group);
+  // While alive, drawing goes to the layer on top.
+  class OnTop {
+   public:
+    explicit OnTop(Chart& chart) : chart_(chart) { chart_.out_ = &chart_.on_top_; }
+    ~OnTop() { chart_.out_ = &chart_.chart_; }
+    OnTop(const OnTop&) = delete;
+    OnTop& operator=(const OnTop&) = delete;
+
+   private:
+    Chart& chart_;
+  };
   static std::string_view outcome_class(const Event& event);
   void swatch(std::string_view kind, double x, double y);
   static std::int64_t tick_step(std::int64_t span);
   static int decimals_of(std::int64_t step, std::int64_t unit);
 
-  std::string& out_;
+  std::string* out_;  // where drawing goes: chart_ or on_top_
+  std::string& chart_;
+  std::string on_top_;
   const LaneMap& lanes_;
   const TimeScale& scale_;
   std::vector<Box> labels_;
