@@ -10,7 +10,8 @@
 //     violated; shading where holders overlap when C3 (exclusion) was;
 //   - no two labels' boxes overlap (getBoundingClientRect), and each
 //     label drawn in a bar lies inside it;
-// and writes a full-page PNG of each page into the output directory.
+// and writes a full-page PNG of each page into the output directory (and
+// of each report's timeline alone, <name>-timeline.png).
 //
 //   node report_browser_check.mjs <chromium> <index.html> <screenshot dir>
 //
@@ -242,8 +243,23 @@ async function main() {
     const { data } = await send('Page.captureScreenshot', { format: 'png' }, sessionId);
     const png = resolve(screenshotDir, `${name}.png`);
     writeFileSync(png, Buffer.from(data, 'base64'));
+    const pngs = [png];
+    // The timeline again on its own, at full size, to read its labels.
+    const clip = await send('Runtime.evaluate', {
+      expression: `(() => { const box = document.querySelector('svg.timeline')
+          ?.getBoundingClientRect(); return box ? { x: box.left + scrollX,
+          y: box.top + scrollY, width: box.width, height: box.height, scale: 1 } : null; })()`,
+      returnByValue: true,
+    }, sessionId);
+    if (clip.result.value) {
+      const timeline = await send('Page.captureScreenshot',
+        { format: 'png', clip: clip.result.value }, sessionId);
+      const timelinePng = resolve(screenshotDir, `${name}-timeline.png`);
+      writeFileSync(timelinePng, Buffer.from(timeline.data, 'base64'));
+      pngs.push(timelinePng);
+    }
     failures.push(...errors);
-    return { failures, facts, png };
+    return { failures, facts, pngs };
   };
 
   let passed = 0;
@@ -252,7 +268,7 @@ async function main() {
     const status = result.failures.length === 0 ? 'ok' : 'FAILED';
     const { reports, ...shown } = result.facts;
     console.log(`${status} ${name}: ${JSON.stringify(shown)}`);
-    console.log(`  screenshot: ${result.png}`);
+    for (const png of result.pngs) console.log(`  screenshot: ${png}`);
     for (const failure of result.failures) console.log(`  - ${failure}`);
     if (result.failures.length === 0) ++passed; else ++failed;
   };

@@ -278,9 +278,12 @@ std::filesystem::path write_index(const std::filesystem::path& out,
       "runs</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
       "table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;"
       "text-align:left;vertical-align:top}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
-      "font-weight:bold}td.description{max-width:34em;color:#424a53}.id{white-space:nowrap}"
+      "font-weight:bold}td.description{min-width:24em;max-width:36em;color:#424a53}"
+      ".id,.scenario{white-space:nowrap}"
       "</style></head><body><h1>redlock-chaos runs</h1><p class=\"legend\">Each scenario "
-      "injects faults to show whether an invariant (C1-C15, listed in each report) holds. "
+      "injects faults to show whether an invariant (C1-C" +
+      std::to_string(kInvariantCount) +
+      ", listed in each report) holds. "
       "<b>expected violated</b>: what the scenario sets out to show broken (a demonstration); "
       "<b>violated</b>: what the checker saw broken; <b>result</b>: PASS when the two agree, "
       "FAIL when an unexpected violation appeared or an expected one did not.</p><table><tr>"

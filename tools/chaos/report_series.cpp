@@ -19,10 +19,11 @@ bool ends_node_data(const Event& event) {
 // Two windows contend when they are of different processes over the same
 // thing: the same resources (or the run's one resource) and the same permit,
 // neither of them a reader's shared hold.
-bool contend(const Event& a, const Event& b) {
-  return a.proc != b.proc && !a.shared && !b.shared && a.permit == b.permit &&
-         a.resources == b.resources;
+bool same_lock(const Event& a, const Event& b) {
+  return !a.shared && !b.shared && a.permit == b.permit && a.resources == b.resources;
 }
+
+bool contend(const Event& a, const Event& b) { return a.proc != b.proc && same_lock(a, b); }
 
 }  // namespace
 
@@ -94,12 +95,14 @@ std::vector<NodeHolding> collect_node_holdings(const History& history, const Run
       const auto found = open.find(slot);
       if (acquired && reply.status == "granted") {
         const std::int64_t from = event.start_t != 0 ? event.start_t : event.t;
-        // Whoever else the node still held, it no longer does.
+        // Whatever value of this lock the node still held, it no longer
+        // does: released unseen (the release returned before this node
+        // answered), or lost when it was another holder's.
         for (auto it = open.begin(); it != open.end();) {
           const NodeHolding& other = holdings[it->second];
-          if (std::get<0>(it->first) == reply.node && contend(*other.acquired, event) &&
+          if (std::get<0>(it->first) == reply.node && same_lock(*other.acquired, event) &&
               other.expires > from) {
-            close(it->second, from, true);
+            close(it->second, from, other.acquired->proc != event.proc);
             it = open.erase(it);
           } else {
             ++it;
