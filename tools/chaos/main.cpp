@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -255,6 +256,19 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+// The description's first sentence (up to a ". " before a capital): the
+// index's one line per scenario; the report shows it whole.
+std::string first_sentence(const std::string& description) {
+  for (std::size_t at = description.find(". "); at != std::string::npos;
+       at = description.find(". ", at + 1)) {
+    if (at + 2 < description.size() &&
+        std::isupper(static_cast<unsigned char>(description[at + 2]))) {
+      return description.substr(0, at + 1);
+    }
+  }
+  return description;
+}
+
 // "C4,C8" of the invariants a scenario's variant expects `wanted` of.
 std::string expected_list(const Scenario& scenario, Variant variant, Expectation wanted) {
   const auto found = scenario.expectations.find(variant);
@@ -302,22 +316,24 @@ std::filesystem::path write_index(const std::filesystem::path& out,
       const std::string target = error ? o.report.string() : relative.string();
       link = "<a href=\"" + html_escape(target) + "\">report</a>";
     }
-    page += "<tr class=\"run\"><td class=\"scenario\">" + html_escape(o.scenario) +
-            "</td><td class=\"description\">" +
-            (scenario != nullptr ? html_escape(scenario->description) : std::string()) +
-            "</td><td>" + std::string(to_string(o.variant)) + "</td><td>" +
-            std::to_string(seeds[i]) + "</td><td class=\"id expected\">" +
-            (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::violated)
-                                 : std::string("-")) +
-            "</td><td class=\"id may\">" +
-            (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::may)
-                                 : std::string("-")) +
-            "</td><td class=\"id violated\">" + violated_list(o.check) + "</td><td class=\"" +
-            (ok ? "pass\" title=\"as expected\">PASS" : "fail\" title=\"not as expected\">FAIL") +
-            "</td><td>" + join(o.verdicts.unexpected) + "</td><td>" + join(o.verdicts.missing) +
-            "</td><td>" + std::to_string(o.counts.acquired) + "</td><td>" +
-            std::to_string(o.counts.writes_accepted) + "/" +
-            std::to_string(o.counts.writes_refused) + "</td><td>" + link + "</td></tr>\n";
+    page +=
+        "<tr class=\"run\"><td class=\"scenario\">" + html_escape(o.scenario) +
+        "</td><td class=\"description\" title=\"" +
+        (scenario != nullptr ? html_escape(scenario->description) : std::string()) + "\">" +
+        (scenario != nullptr ? html_escape(first_sentence(scenario->description)) : std::string()) +
+        "</td><td>" + std::string(to_string(o.variant)) + "</td><td>" + std::to_string(seeds[i]) +
+        "</td><td class=\"id expected\">" +
+        (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::violated)
+                             : std::string("-")) +
+        "</td><td class=\"id may\">" +
+        (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::may)
+                             : std::string("-")) +
+        "</td><td class=\"id violated\">" + violated_list(o.check) + "</td><td class=\"" +
+        (ok ? "pass\" title=\"as expected\">PASS" : "fail\" title=\"not as expected\">FAIL") +
+        "</td><td>" + join(o.verdicts.unexpected) + "</td><td>" + join(o.verdicts.missing) +
+        "</td><td>" + std::to_string(o.counts.acquired) + "</td><td>" +
+        std::to_string(o.counts.writes_accepted) + "/" + std::to_string(o.counts.writes_refused) +
+        "</td><td>" + link + "</td></tr>\n";
     if (!o.error.empty()) {
       page += "<tr><td colspan=\"13\">error: " + html_escape(o.error) + "</td></tr>\n";
     }
