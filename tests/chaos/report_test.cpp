@@ -497,6 +497,7 @@ TEST(ReportNodes, DrawsWhatEachNodeHoldsFromTheReplies) {
   // n2 forgot c0's value: it grants c1 while c0 holds.
   history.events.push_back(with_replies(acquired(200, "c1", "v-b", 1, 1200),
                                         {{2, "granted"}, {3, "granted"}, {4, "granted"}}));
+  history.events.push_back(released(350, "c0", "v-a"));  // sent at 350, answered at 400
   Event release = event(400, "c0", EventKind::release, Phase::ok);
   release.value = "v-a";
   history.events.push_back(
@@ -507,7 +508,7 @@ TEST(ReportNodes, DrawsWhatEachNodeHoldsFromTheReplies) {
   EXPECT_EQ(count(page, "<rect class=\"hold h1"), 3U);  // c1 on n2-n4
   const std::string n0 = element(page, "<rect class=\"hold h0\" data-node=\"n0\"");
   EXPECT_EQ(attribute(n0, "data-t-ms"), "10");
-  EXPECT_EQ(attribute(n0, "data-end-ms"), "400");  // its release
+  EXPECT_EQ(attribute(n0, "data-end-ms"), "350");  // its release, when sent
   // n2 lost c0's value at the kill, before it granted c1.
   const std::string n2 = element(page, "<rect class=\"hold h0 lost\" data-node=\"n2\"");
   EXPECT_EQ(attribute(n2, "data-end-ms"), "100");

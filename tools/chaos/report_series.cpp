@@ -56,11 +56,11 @@ CounterSeries collect_counter(const History& history) {
 }
 
 // A node holds a value from the acquire that it granted (the attempt's
-// start) until the reply that released it, or its TTL after the last grant
-// or extension it answered. When a later reply shows the node no longer has
-// it (a release answered "not held", or the node granted another holder
-// before the TTL ran out), the node lost it: at the kill or restart in
-// between when there was one.
+// start) until the release that it answered (from when that was sent), or
+// its TTL after the last grant or extension it answered. When a later
+// reply shows the node no longer has it (a release answered "not held", or
+// the node granted another holder before the TTL ran out), the node lost
+// it: at the kill or restart in between when there was one.
 std::vector<NodeHolding> collect_node_holdings(const History& history, const RunFacts& run) {
   std::vector<NodeHolding> holdings;
   std::map<int, std::vector<std::int64_t>> data_losses;  // node -> kill / restart starts
@@ -81,7 +81,14 @@ std::vector<NodeHolding> collect_node_holdings(const History& history, const Run
     holding.lost = lost && end < holding.expires;
     holding.closed = true;
   };
+  // (proc, value) -> when its release was sent: a node deletes the value
+  // when the request reaches it, long before a release that waits on a
+  // silent node returns.
+  std::map<std::pair<std::string_view, std::string_view>, std::int64_t> release_sent;
   for (const Event& event : history.events) {
+    if (event.kind == EventKind::release && event.phase == Phase::invoke) {
+      release_sent.try_emplace({event.proc, event.value}, event.t);
+    }
     if (ends_node_data(event)) {
       if (const auto node = numbered_name(event.target, 'n')) data_losses[*node].push_back(event.t);
       continue;
@@ -113,9 +120,12 @@ std::vector<NodeHolding> collect_node_holdings(const History& history, const Run
       } else if (found != open.end() && event.kind == EventKind::extend &&
                  reply.status == "extended") {
         holdings[found->second].expires = event.t + ttl_ns;
-      } else if (found != open.end() &&
-                 (reply.status == "released" || reply.status == "not_held")) {
-        close(found->second, event.t, reply.status == "not_held");
+      } else if (found != open.end() && reply.status == "released") {
+        const auto sent = release_sent.find({event.proc, event.value});
+        close(found->second, sent != release_sent.end() ? sent->second : event.t, false);
+        open.erase(found);
+      } else if (found != open.end() && reply.status == "not_held") {
+        close(found->second, event.t, true);
         open.erase(found);
       }
     }
