@@ -516,6 +516,24 @@ TEST(ReportNodes, DrawsWhatEachNodeHoldsFromTheReplies) {
   EXPECT_EQ(attribute(n3, "data-end-ms"), "1200");  // its TTL: never released
 }
 
+// A release waiting on a silent node returns late; the node that answered
+// deleted the value when the release reached it, before it granted c1.
+TEST(ReportNodes, EndsAHoldingWhenItsReleaseWasSentEvenIfItsReplyComesLater) {
+  History history;
+  history.events.push_back(run_event());
+  history.events.push_back(with_replies(acquired(10, "c0", "v-a", 1, 1000), {{0, "granted"}}));
+  history.events.push_back(released(50, "c0", "v-a"));
+  history.events.push_back(with_replies(acquired(100, "c1", "v-b", 2, 1100), {{0, "granted"}}));
+  Event release = event(900, "c0", EventKind::release, Phase::ok);
+  release.value = "v-a";
+  history.events.push_back(with_replies(release, {{0, "released"}}));
+  history.events.push_back(event(2000, "harness", EventKind::heal, Phase::ok));
+  const std::string page = render(history, CheckResult{});
+  const std::string c0 = element(page, "<rect class=\"hold h0\" data-node=\"n0\"");
+  EXPECT_EQ(attribute(c0, "data-end-ms"), "50");
+  EXPECT_EQ(page.find("hold h0 lost"), std::string::npos);
+}
+
 TEST(ReportFindings, GroupsFindingsCloseTogetherIntoOneCountedMarker) {
   History history;
   history.events.push_back(run_event());

@@ -109,7 +109,14 @@ std::vector<NodeHolding> collect_node_holdings(const History& history, const Run
           const NodeHolding& other = holdings[it->second];
           if (std::get<0>(it->first) == reply.node && same_lock(*other.acquired, event) &&
               other.expires > from) {
-            close(it->second, from, other.acquired->proc != event.proc);
+            // A release sent before this grant, its reply still to come,
+            // ended it.
+            const auto sent = release_sent.find({other.acquired->proc, other.acquired->value});
+            if (sent != release_sent.end() && sent->second <= from) {
+              close(it->second, sent->second, false);
+            } else {
+              close(it->second, from, other.acquired->proc != event.proc);
+            }
             it = open.erase(it);
           } else {
             ++it;
