@@ -461,6 +461,14 @@ TEST(ReportLostUpdate, ChartsTheCounterWithTheDrop) {
   EXPECT_NE(page.find("the counter ends at 1 (3 updates lost)"), std::string::npos);
 }
 
+TEST(ReportLostUpdate, LabelsEachCounterValueOnce) {
+  History history;
+  history.events.push_back(run_event());
+  add_rmw(history, 10, 20, "c0", 1, 0, "v-a");  // the counter reaches 1 only
+  const std::string page = render(history, CheckResult{});
+  EXPECT_EQ(count(page, "class=\"value-label\""), 2U);  // 0 and 1
+}
+
 TEST(ReportLostUpdate, NoCounterChartWithoutWrites) {
   History history;
   history.events.push_back(run_event());

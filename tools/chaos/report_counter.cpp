@@ -2,6 +2,8 @@
 // write, on the timeline's time scale (same width and plot edges, so a
 // drop lines up with the write on the timeline above it). A lost update is
 // a drop: a write that set the counter back to what its writer had read.
+#include <set>
+
 #include "report.hpp"
 #include "report_internal.hpp"
 
@@ -35,7 +37,8 @@ void append_counter_chart(std::string& out, const CounterSeries& series, const T
          px(kBottom + 26) + "\" role=\"img\" aria-label=\"resource counter over the run\">";
 
   // The value axis: 0, the middle and the top.
-  for (const std::int64_t value : {std::int64_t{0}, highest / 2, highest}) {
+  // A set: with a top of 1 the middle is 0 again.
+  for (const std::int64_t value : std::set<std::int64_t>{0, highest / 2, highest}) {
     out += "<line class=\"grid\" x1=\"" + px(kPlotLeft) + "\" x2=\"" + px(kPlotRight) + "\" y1=\"" +
            px(y(value)) + "\" y2=\"" + px(y(value)) + "\"/><text class=\"value-label\" x=\"" +
            px(kPlotLeft - 6) + "\" y=\"" + px(y(value) + 4) + "\">" + std::to_string(value) +
