@@ -8,8 +8,8 @@
 //     timeline with node rows that hold something, the counter chart; a
 //     stale write marked and linked to its read when C8 (lost update) was
 //     violated; shading where holders overlap when C3 (exclusion) was;
-//   - no two labels' boxes overlap (getBoundingClientRect), and each
-//     label drawn in a bar lies inside it;
+//   - no two labels' boxes overlap (getBoundingClientRect), each label
+//     drawn in a bar lies inside it, and no page is wider than the window;
 // and writes a full-page PNG of each page into the output directory (and
 // of each report's timeline alone, <name>-timeline.png).
 //
@@ -143,6 +143,11 @@ function checkPage() {
     }
   }
   facts.labels = labels;
+  // Everything within the window's width: nothing to scroll sideways for.
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+    failures.push(`the page is ${document.documentElement.scrollWidth} px wide in a ` +
+                  `${window.innerWidth} px window`);
+  }
 
   if (document.querySelector('table.invariants') === null) {
     // The index.

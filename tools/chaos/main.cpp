@@ -290,10 +290,11 @@ std::filesystem::path write_index(const std::filesystem::path& out,
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>redlock-chaos "
       "runs</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
-      "table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;"
+      "table{border-collapse:collapse;font-size:14px}td,th{padding:4px 7px;border-bottom:1px solid "
+      "#ddd;"
       "text-align:left;vertical-align:top}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
-      "font-weight:bold}td.description{min-width:24em;max-width:36em;color:#424a53}"
-      ".id,.scenario{white-space:nowrap}"
+      "font-weight:bold}td.description{min-width:16em;max-width:30em;color:#424a53}"
+      ".id{white-space:nowrap}"
       "</style></head><body><h1>redlock-chaos runs</h1><p class=\"legend\">Each scenario "
       "injects faults to show whether an invariant (C1-C" +
       std::to_string(kInvariantCount) +
