@@ -8,12 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "checker.hpp"
@@ -233,7 +235,8 @@ TEST(ReportLockKinds, LabelsAWindowWithItsPermitOrResources) {
   set.resources = {"a", "b"};
   set.tokens = {4, 4};
   history.events.push_back(set);
-  Event plain = acquired(30, "c1", "v-q", 0, 500);
+  // On its own lane: a label never overlaps another, and c1's is there.
+  Event plain = acquired(30, "c2", "v-q", 0, 500);
   plain.token.reset();
   plain.resources = {"c"};
   history.events.push_back(plain);
@@ -388,6 +391,200 @@ TEST(ReportLarge, DrawsEveryOneOfTenThousandWrites) {
   EXPECT_EQ(count(page, "class=\"write ok\""), static_cast<std::size_t>(kWrites));
   // Small per-element markup: well under 200 bytes a write.
   EXPECT_LT(page.size(), static_cast<std::size_t>(kWrites) * 200);
+}
+
+// Read-modify-write: a read ok and a write ok of one operation.
+void add_rmw(History& history, std::int64_t read_ms, std::int64_t write_ms, const std::string& proc,
+             std::int64_t op, std::int64_t read, const std::string& value) {
+  Event read_ok = event(read_ms, proc, EventKind::read, Phase::ok);
+  read_ok.op = op;
+  read_ok.key = "chaos:counter";
+  read_ok.read = read;
+  read_ok.value = value;
+  history.events.push_back(read_ok);
+  Event write_ok = event(write_ms, proc, EventKind::write, Phase::ok);
+  write_ok.op = op;
+  write_ok.key = "chaos:counter";
+  write_ok.wrote = read + 1;
+  write_ok.value = value;
+  history.events.push_back(write_ok);
+}
+
+// c0 writes 1, then reads 0 and stalls; c1 writes 2, 3; c0 writes 1 over 3: lost updates.
+History lost_update_history() {
+  History history;
+  history.events.push_back(run_event());
+  Event a = acquired(10, "c0", "v-a", 0, 300);
+  a.token.reset();
+  history.events.push_back(a);
+  Event b = acquired(100, "c1", "v-b", 0, 600);
+  b.token.reset();
+  history.events.push_back(b);
+  add_rmw(history, 20, 20, "c0", 1, 0, "v-a");
+  add_rmw(history, 110, 120, "c1", 1, 1, "v-b");
+  add_rmw(history, 130, 140, "c1", 2, 2, "v-b");
+  // c0's second operation read 0 at 25 ms and writes 1 at 500 ms, over 3.
+  add_rmw(history, 25, 500, "c0", 2, 0, "v-a");
+  std::stable_sort(history.events.begin(), history.events.end(),
+                   [](const Event& x, const Event& y) { return x.t < y.t; });
+  Event snapshot = event(900, "harness", EventKind::snapshot, Phase::info);
+  snapshot.target = "resource";
+  snapshot.key = "chaos:counter";
+  snapshot.count = 1;
+  history.events.push_back(snapshot);
+  return history;
+}
+
+TEST(ReportLostUpdate, MarksTheStaleWriteAndLinksItToItsRead) {
+  const History history = lost_update_history();
+  const std::string page = render(history, CheckResult{});
+  EXPECT_EQ(count(page, "<g class=\"stale-write\""), 1U);
+  const std::string stale = element(page, "<g class=\"stale-write\"");
+  EXPECT_EQ(attribute(stale, "data-proc"), "c0");
+  EXPECT_EQ(attribute(stale, "data-t-ms"), "500");
+  EXPECT_EQ(attribute(stale, "data-wrote"), "1");
+  EXPECT_EQ(attribute(stale, "data-overwrote"), "3");
+  const std::string read = element(page, "<path class=\"stale-read\"");
+  EXPECT_EQ(attribute(read, "data-t-ms"), "25");  // the read of its own operation
+  EXPECT_NE(page.find("class=\"stale-link\""), std::string::npos);
+  EXPECT_EQ(count(page, "<circle class=\"write stale\""), 1U);
+  EXPECT_EQ(count(page, "<circle class=\"write ok\""), 3U);
+}
+
+TEST(ReportLostUpdate, ChartsTheCounterWithTheDrop) {
+  const History history = lost_update_history();
+  const std::string page = render(history, CheckResult{});
+  EXPECT_EQ(count(page, "<svg class=\"counter\""), 1U);
+  EXPECT_EQ(count(page, "<g class=\"counter-drop\""), 1U);
+  EXPECT_NE(page.find(">c0 wrote 1 over 3</text>"), std::string::npos);
+  EXPECT_NE(page.find(">final 1, 4 writes accepted</text>"), std::string::npos);
+  EXPECT_NE(page.find("the counter ends at 1 (3 updates lost)"), std::string::npos);
+}
+
+TEST(ReportLostUpdate, LabelsEachCounterValueOnce) {
+  History history;
+  history.events.push_back(run_event());
+  add_rmw(history, 10, 20, "c0", 1, 0, "v-a");  // the counter reaches 1 only
+  const std::string page = render(history, CheckResult{});
+  EXPECT_EQ(count(page, "class=\"value-label\""), 2U);  // 0 and 1
+}
+
+TEST(ReportLostUpdate, NoCounterChartWithoutWrites) {
+  History history;
+  history.events.push_back(run_event());
+  EXPECT_EQ(render(history, CheckResult{}).find("<svg class=\"counter\""), std::string::npos);
+}
+
+TEST(ReportOverlap, ShadesWhereTwoHoldersWindowsOverlap) {
+  History history;
+  history.events.push_back(run_event());
+  history.events.push_back(acquired(10, "c0", "v-a", 1, 500));
+  history.events.push_back(acquired(300, "c1", "v-b", 1, 800));
+  history.events.push_back(acquired(900, "c0", "v-c", 2, 1000));  // after both: no overlap
+  const std::string page = render(history, CheckResult{});
+  ASSERT_EQ(count(page, "<rect class=\"overlap\""), 1U);
+  const std::string overlap = element(page, "<rect class=\"overlap\"");
+  EXPECT_EQ(attribute(overlap, "data-t-ms"), "300");
+  EXPECT_EQ(attribute(overlap, "data-end-ms"), "500");
+  EXPECT_EQ(attribute(overlap, "data-holders"), "c0,c1");
+}
+
+Event with_replies(Event event, const std::vector<std::pair<int, std::string>>& replies) {
+  for (const auto& [node, status] : replies) event.nodes.push_back(NodeReply{node, status, 0});
+  return event;
+}
+
+TEST(ReportNodes, DrawsWhatEachNodeHoldsFromTheReplies) {
+  History history;
+  history.events.push_back(run_event());  // TTL 1000 ms
+  history.events.push_back(
+      with_replies(acquired(10, "c0", "v-a", 1, 1000),
+                   {{0, "granted"}, {1, "granted"}, {2, "granted"}, {3, "busy"}}));
+  history.events.push_back(nemesis(100, Phase::invoke, 1, "kill", "n2"));
+  history.events.push_back(nemesis(120, Phase::ok, 1, "kill", "n2"));
+  // n2 forgot c0's value: it grants c1 while c0 holds.
+  history.events.push_back(with_replies(acquired(200, "c1", "v-b", 1, 1200),
+                                        {{2, "granted"}, {3, "granted"}, {4, "granted"}}));
+  history.events.push_back(released(350, "c0", "v-a"));  // sent at 350, answered at 400
+  Event release = event(400, "c0", EventKind::release, Phase::ok);
+  release.value = "v-a";
+  history.events.push_back(
+      with_replies(release, {{0, "released"}, {1, "released"}, {2, "not_held"}}));
+  history.events.push_back(event(2000, "harness", EventKind::heal, Phase::ok));
+  const std::string page = render(history, CheckResult{});
+  EXPECT_EQ(count(page, "<rect class=\"hold h0"), 3U);  // c0 on n0-n2
+  EXPECT_EQ(count(page, "<rect class=\"hold h1"), 3U);  // c1 on n2-n4
+  const std::string n0 = element(page, "<rect class=\"hold h0\" data-node=\"n0\"");
+  EXPECT_EQ(attribute(n0, "data-t-ms"), "10");
+  EXPECT_EQ(attribute(n0, "data-end-ms"), "350");  // its release, when sent
+  // n2 lost c0's value at the kill, before it granted c1.
+  const std::string n2 = element(page, "<rect class=\"hold h0 lost\" data-node=\"n2\"");
+  EXPECT_EQ(attribute(n2, "data-end-ms"), "100");
+  const std::string n3 = element(page, "<rect class=\"hold h1\" data-node=\"n3\"");
+  EXPECT_EQ(attribute(n3, "data-end-ms"), "1200");  // its TTL: never released
+}
+
+// A release waiting on a silent node returns late; the node that answered
+// deleted the value when the release reached it, before it granted c1.
+TEST(ReportNodes, EndsAHoldingWhenItsReleaseWasSentEvenIfItsReplyComesLater) {
+  History history;
+  history.events.push_back(run_event());
+  history.events.push_back(with_replies(acquired(10, "c0", "v-a", 1, 1000), {{0, "granted"}}));
+  history.events.push_back(released(50, "c0", "v-a"));
+  history.events.push_back(with_replies(acquired(100, "c1", "v-b", 2, 1100), {{0, "granted"}}));
+  Event release = event(900, "c0", EventKind::release, Phase::ok);
+  release.value = "v-a";
+  history.events.push_back(with_replies(release, {{0, "released"}}));
+  history.events.push_back(event(2000, "harness", EventKind::heal, Phase::ok));
+  const std::string page = render(history, CheckResult{});
+  const std::string c0 = element(page, "<rect class=\"hold h0\" data-node=\"n0\"");
+  EXPECT_EQ(attribute(c0, "data-end-ms"), "50");
+  EXPECT_EQ(page.find("hold h0 lost"), std::string::npos);
+}
+
+TEST(ReportFindings, GroupsFindingsCloseTogetherIntoOneCountedMarker) {
+  History history;
+  history.events.push_back(run_event());
+  history.events.push_back(acquired(10, "c0", "v-a", 1, 500));
+  history.events.push_back(event(10000, "harness", EventKind::heal, Phase::ok));
+  CheckResult check;
+  for (int index = 0; index < 25; ++index) {
+    check.findings.push_back(
+        Finding{2, at(5000 + index), "c0", "overlap " + std::to_string(index)});
+  }
+  check.findings.push_back(Finding{2, at(9000), "c0", "a later one"});
+  const std::string page = render(history, check);
+  EXPECT_EQ(count(page, "<g class=\"finding\""), 2U);
+  EXPECT_NE(page.find("data-count=\"25\""), std::string::npos);
+  EXPECT_NE(page.find(">C3 \u00d725</text>"), std::string::npos);
+  EXPECT_EQ(page.find("C3</text><text"), std::string::npos);
+  EXPECT_EQ(count(page, "<tr class=\"summary-row\""), 1U);
+  EXPECT_EQ(count(page, "<tr class=\"finding-row\""), 26U);
+}
+
+TEST(ReportNarrative, SaysWhatWasExpectedWhatRanAndWhatHappened) {
+  const History history = lost_update_history();
+  CheckResult check;
+  check.verdicts.fill(Verdict::holds);
+  check.verdicts.at(7) = Verdict::violated;
+  ReportInput input;
+  input.scenario = "s99";
+  input.variant = "unfenced";
+  input.history = &history;
+  input.check = &check;
+  input.expectations.at(7) = Expectation::violated;
+  input.expectations.at(3) = Expectation::may;
+  input.passed = true;
+  const std::string page = render_report_html(input);
+  EXPECT_NE(page.find("Expected violated: <span class=\"expected\">C8</span> (may be violated: "
+                      "C4). Seen violated: <span class=\"seen\">C8</span>. As expected."),
+            std::string::npos);
+  EXPECT_NE(page.find("<p class=\"ran\"><b>Ran</b> 2 clients took turns on one lock over 5 Redis "
+                      "nodes"),
+            std::string::npos);
+  EXPECT_NE(page.find("<p class=\"saw\"><b>Saw</b> 2 acquisitions; 4 writes accepted, 0 refused"),
+            std::string::npos);
+  EXPECT_NE(page.find("1 stale write (first: c0 wrote 1 over 3 at 500.0 ms)"), std::string::npos);
 }
 
 TEST(ReportSample, WritesThePageWhenAsked) {

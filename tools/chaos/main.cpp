@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -255,22 +256,59 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-// out/index.html: every run of this invocation with its verdict and a link
-// to its report (relative, so the folder can be moved or archived).
+// The description's first sentence (up to a ". " before a capital): the
+// index's one line per scenario; the report shows it whole.
+std::string first_sentence(const std::string& description) {
+  for (std::size_t at = description.find(". "); at != std::string::npos;
+       at = description.find(". ", at + 1)) {
+    if (at + 2 < description.size() &&
+        std::isupper(static_cast<unsigned char>(description[at + 2]))) {
+      return description.substr(0, at + 1);
+    }
+  }
+  return description;
+}
+
+// "C4,C8" of the invariants a scenario's variant expects `wanted` of.
+std::string expected_list(const Scenario& scenario, Variant variant, Expectation wanted) {
+  const auto found = scenario.expectations.find(variant);
+  std::vector<std::string> ids;
+  for (int i = 0; found != scenario.expectations.end() && i < kInvariantCount; ++i) {
+    if (found->second.at(static_cast<std::size_t>(i)) == wanted) ids.emplace_back(invariant_id(i));
+  }
+  return join(ids);
+}
+
+// out/index.html: every run of this invocation with what its scenario
+// shows, the violations it expects and those seen, its verdict (PASS: as
+// expected) and a link to its report (relative, so the folder can be moved
+// or archived).
 std::filesystem::path write_index(const std::filesystem::path& out,
                                   const std::vector<VariantOutcome>& outcomes,
+                                  const std::vector<const Scenario*>& scenarios,
                                   const std::vector<std::uint64_t>& seeds, Mode mode) {
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>redlock-chaos "
       "runs</title><style>body{font-family:sans-serif;margin:2em;color:#222}"
-      "table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;"
-      "text-align:left}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
-      "font-weight:bold}</style></head><body><h1>redlock-chaos runs</h1><table><tr>"
-      "<th>scenario</th><th>variant</th><th>seed</th><th>result</th><th>violated</th>"
-      "<th>unexpected</th><th>missing</th><th>acquisitions</th><th>writes accepted/refused"
-      "</th><th>report</th></tr>\n";
+      "table{border-collapse:collapse;font-size:14px}td,th{padding:4px 7px;border-bottom:1px solid "
+      "#ddd;"
+      "text-align:left;vertical-align:top}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
+      "font-weight:bold}td.description{min-width:16em;max-width:30em;color:#424a53}"
+      ".id{white-space:nowrap}"
+      "</style></head><body><h1>redlock-chaos runs</h1><p class=\"legend\">Each scenario "
+      "injects faults to show whether an invariant (C1-C" +
+      std::to_string(kInvariantCount) +
+      ", listed in each report) holds. "
+      "<b>expected violated</b>: what the scenario sets out to show broken (a demonstration); "
+      "<b>violated</b>: what the checker saw broken; <b>result</b>: PASS when the two agree, "
+      "FAIL when an unexpected violation appeared or an expected one did not.</p><table><tr>"
+      "<th>scenario</th><th>what it shows</th><th>variant</th><th>seed</th><th>expected "
+      "violated</th><th>may be violated</th><th>violated</th><th>result</th><th>unexpected</th>"
+      "<th>missing</th><th>acquisitions</th><th>writes accepted/refused</th><th>report</th>"
+      "</tr>\n";
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     const VariantOutcome& o = outcomes[i];
+    const Scenario* scenario = i < scenarios.size() ? scenarios[i] : nullptr;
     const bool ok = passed(o, mode);
     std::string link = "-";
     if (!o.report.empty()) {
@@ -279,15 +317,26 @@ std::filesystem::path write_index(const std::filesystem::path& out,
       const std::string target = error ? o.report.string() : relative.string();
       link = "<a href=\"" + html_escape(target) + "\">report</a>";
     }
-    page += "<tr><td>" + html_escape(o.scenario) + "</td><td>" + std::string(to_string(o.variant)) +
-            "</td><td>" + std::to_string(seeds[i]) + "</td><td class=\"" +
-            (ok ? "pass\">PASS" : "fail\">FAIL") + "</td><td>" + violated_list(o.check) +
-            "</td><td>" + join(o.verdicts.unexpected) + "</td><td>" + join(o.verdicts.missing) +
-            "</td><td>" + std::to_string(o.counts.acquired) + "</td><td>" +
-            std::to_string(o.counts.writes_accepted) + "/" +
-            std::to_string(o.counts.writes_refused) + "</td><td>" + link + "</td></tr>\n";
+    page +=
+        "<tr class=\"run\"><td class=\"scenario\">" + html_escape(o.scenario) +
+        "</td><td class=\"description\" title=\"" +
+        (scenario != nullptr ? html_escape(scenario->description) : std::string()) + "\">" +
+        (scenario != nullptr ? html_escape(first_sentence(scenario->description)) : std::string()) +
+        "</td><td>" + std::string(to_string(o.variant)) + "</td><td>" + std::to_string(seeds[i]) +
+        "</td><td class=\"id expected\">" +
+        (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::violated)
+                             : std::string("-")) +
+        "</td><td class=\"id may\">" +
+        (scenario != nullptr ? expected_list(*scenario, o.variant, Expectation::may)
+                             : std::string("-")) +
+        "</td><td class=\"id violated\">" + violated_list(o.check) + "</td><td class=\"" +
+        (ok ? "pass\" title=\"as expected\">PASS" : "fail\" title=\"not as expected\">FAIL") +
+        "</td><td>" + join(o.verdicts.unexpected) + "</td><td>" + join(o.verdicts.missing) +
+        "</td><td>" + std::to_string(o.counts.acquired) + "</td><td>" +
+        std::to_string(o.counts.writes_accepted) + "/" + std::to_string(o.counts.writes_refused) +
+        "</td><td>" + link + "</td></tr>\n";
     if (!o.error.empty()) {
-      page += "<tr><td colspan=\"10\">error: " + html_escape(o.error) + "</td></tr>\n";
+      page += "<tr><td colspan=\"13\">error: " + html_escape(o.error) + "</td></tr>\n";
     }
   }
   page += "</table></body></html>\n";
@@ -342,6 +391,7 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
   }
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   std::vector<VariantOutcome> outcomes;
+  std::vector<const Scenario*> scenario_of_run;
   std::vector<std::uint64_t> seeds;
   bool all_passed = true;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
@@ -372,10 +422,12 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
                    outcome.seconds);
     }
     outcomes.push_back(std::move(outcome));
+    scenario_of_run.push_back(job.scenario);
     seeds.push_back(job.seed);
   }
   print_summary(outcomes, seeds, options.mode);
-  const std::filesystem::path index = write_index(options.out, outcomes, seeds, options.mode);
+  const std::filesystem::path index =
+      write_index(options.out, outcomes, scenario_of_run, seeds, options.mode);
   if (!index.empty()) std::printf("reports: %s\n", index.c_str());
   return all_passed ? 0 : 1;
 }

@@ -1,17 +1,23 @@
 // The HTML report of one chaos run: a self-contained page (inline CSS and
-// SVG, no scripts fetched, no network) with
-//   - a header: scenario, variant (fenced / unfenced), seed, duration;
-//   - the invariant table: C1-C13 with verdict, expectation and outcome;
+// SVG, no scripts, nothing fetched) with
+//   - a header: PASS / FAIL (as the scenario expects or not), the
+//     scenario's description, the run's facts, the expected and the seen
+//     violations in one line, and a two-line narrative (what ran, what
+//     happened);
+//   - the invariant table: C1-C16 with verdict, expectation and outcome;
 //   - an SVG timeline over the run's reference time:
 //       one lane per client: validity windows (acquire ok .. deadline or
 //       release) as bars, acquisitions and renewals as ticks, resource
-//       writes as dots (accepted / fenced out / failed), the probe;
-//       one lane per node: faults on that node (kill, pause, clock) as
-//       spans from the nemesis events, and link faults on the client lane
-//       they concern;
-//       the checker's findings as red markers at their time with the
-//       message as an SVG <title> (tooltip);
-//   - the findings as a list.
+//       writes as dots (accepted / fenced out / failed), a stale write
+//       ringed and linked to the read it was based on, the probe;
+//       a shade where two clients' windows overlap;
+//       one lane per node: whose value it holds (from the replies), faults
+//       on that node (kill, pause, clock) as spans from the nemesis
+//       events, and link faults on the client lane they concern;
+//       the checker's findings as red markers, those close together on a
+//       lane grouped into one counted marker, messages as <title>s;
+//   - the resource counter over time (a lost update is a drop);
+//   - the findings: a summary per invariant, then the list.
 // Pure: builds a string; the caller writes the file.
 #pragma once
 

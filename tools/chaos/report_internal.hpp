@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,62 @@ inline constexpr std::string_view kOtherLane = "other";
 
 [[nodiscard]] FaultPlacement place_fault(const Event& started);
 
+// ---------------------------------------------------------------- series
+// (report_series.cpp)
+
+struct CounterPoint {
+  std::int64_t t = 0;
+  std::int64_t value = 0;
+  const Event* write = nullptr;
+};
+
+// A write that did not move the counter forward: it wrote a value at or
+// below the one already there, from a read made before the writes it
+// overwrote (a lost update).
+struct StaleWrite {
+  const Event* write = nullptr;
+  const Event* read = nullptr;  // the read ok it was based on, when recorded
+  std::int64_t overwrote = 0;   // the counter's value just before it
+};
+
+// The counter of the run's resource (the first key written) after each
+// accepted write, and the harness's final snapshot of it.
+struct CounterSeries {
+  std::string key;
+  std::vector<CounterPoint> points;
+  std::vector<StaleWrite> stale;
+  std::int64_t accepted = 0;
+  std::optional<std::int64_t> final_value;
+};
+
+[[nodiscard]] CounterSeries collect_counter(const History& history);
+
+// One node's holding of one acquisition's value, as the replies show it.
+struct NodeHolding {
+  int node = 0;
+  const Event* acquired = nullptr;  // the acquire ok the node granted
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  std::int64_t expires = 0;  // its TTL after the last grant or extension
+  bool lost = false;         // the node lost it (a restart, or another holder granted)
+  bool closed = false;
+};
+
+[[nodiscard]] std::vector<NodeHolding> collect_node_holdings(const History& history,
+                                                             const RunFacts& run);
+
+// A stretch where two processes' windows over the same thing overlap.
+struct Overlap {
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  std::string_view first;
+  std::string_view second;
+};
+
+inline constexpr std::size_t kMaxOverlaps = 2000;
+
+[[nodiscard]] std::vector<Overlap> collect_overlaps(const std::vector<Window>& windows);
+
 // ----------------------------------------------------------------- lanes
 
 enum class LaneKind { client, probe, node, other };
@@ -109,9 +166,16 @@ inline constexpr double kViewWidth = 1200;
 inline constexpr double kPlotLeft = 56;
 inline constexpr double kPlotRight = 1176;
 inline constexpr double kLanesTop = 30;
-inline constexpr double kWorkerLaneHeight = 46;
+inline constexpr double kWorkerLaneHeight = 58;
 inline constexpr double kNodeLaneHeight = 28;
-inline constexpr double kCharWidth = 6.2;  // of the 11 px labels, to decide whether one fits
+// An 11 px bold label's widest characters ('#', digits) in the font a
+// browser picks for system-ui (DejaVu Sans on Debian), with the viewBox's
+// scaling: to decide whether a label fits, erring on the wide side.
+inline constexpr double kCharWidth = 8.0;
+inline constexpr double kLabelFontSize = 11;
+[[nodiscard]] inline double text_width(std::string_view text, double font_size) {
+  return static_cast<double>(text.size()) * kCharWidth * font_size / kLabelFontSize;
+}
 
 // One lane per client, the probe, each node, and "other" when a fault has
 // no lane of its own, top to bottom.
@@ -160,7 +224,11 @@ class TimeScale {
 class Chart {
  public:
   Chart(std::string& out, const LaneMap& lanes, const TimeScale& scale)
-      : out_(out), lanes_(lanes), scale_(scale) {}
+      : out_(&out), chart_(out), lanes_(lanes), scale_(scale) {}
+  // Appends what is drawn on top (findings, stale writes): drawn first so
+  // that their labels claim their place first, painted last so that no bar
+  // covers them.
+  void finish() { chart_ += on_top_; }
 
   void lane_backgrounds();
   void axis();
@@ -168,21 +236,55 @@ class Chart {
   void fault(const FaultSpan& span, const FaultPlacement& placement);
   void event_mark(const Event& event);
   void heal(const Event& event);
-  void finding(const Finding& finding);
+  void overlap(const Overlap& overlap);
+  void node_holding(const NodeHolding& holding);
+  void mark_stale(const std::vector<StaleWrite>& stale);
+  void stale_write(const StaleWrite& stale);
+  // Findings close together on one lane and of one invariant share a
+  // marker labelled with their count.
+  void findings(const std::vector<Finding>& findings);
   static std::string_view checked_invariant_id(int index);
   double legend();
 
  private:
+  struct Box {
+    double left, top, right, bottom;
+  };
   void event_attributes(const Event& event);
-  void label(double x, double y, double room, std::string_view text, std::string_view css_class);
+  // Draws `text` at (x, y) when it fits in `room` and overlaps no label
+  // drawn before; returns whether it did.
+  bool label(double x, double y, double room, std::string_view text, std::string_view css_class,
+             double font_size = kLabelFontSize);
+  [[nodiscard]] bool reserve(const Box& box);
+  void finding_group(const std::vector<const Finding*>& group);
+  // While alive, drawing goes to the layer on top.
+  class OnTop {
+   public:
+    explicit OnTop(Chart& chart) : chart_(chart) { chart_.out_ = &chart_.on_top_; }
+    ~OnTop() { chart_.out_ = &chart_.chart_; }
+    OnTop(const OnTop&) = delete;
+    OnTop& operator=(const OnTop&) = delete;
+
+   private:
+    Chart& chart_;
+  };
   static std::string_view outcome_class(const Event& event);
   void swatch(std::string_view kind, double x, double y);
   static std::int64_t tick_step(std::int64_t span);
   static int decimals_of(std::int64_t step, std::int64_t unit);
 
-  std::string& out_;
+  std::string* out_;  // where drawing goes: chart_ or on_top_
+  std::string& chart_;
+  std::string on_top_;
   const LaneMap& lanes_;
   const TimeScale& scale_;
+  std::vector<Box> labels_;
+  std::set<const Event*> stale_;
 };
+
+// The counter of the run's resource over the run, on the timeline's time
+// scale: a step line, each stale write as a drop with its label, the final
+// snapshot as a dashed line. Nothing when the run wrote nothing.
+void append_counter_chart(std::string& out, const CounterSeries& series, const TimeScale& scale);
 
 }  // namespace redlock::chaos::report_internal

@@ -22,12 +22,16 @@ void pause_self(History& history, Event started, Event ended, const std::string&
   started.fault = "pause-client";
   started.target = proc;
   started.detail = "self-pause at " + point;
+  // Both stamped here: the caller built them in one call, whose argument
+  // order is unspecified, and the pause ends only when SIGSTOP returns.
+  started.t = reference_now_ns();
   history.write(started);
   announce();
   ::raise(SIGSTOP);
   ended.fault = "pause-client";
   ended.target = proc;
   ended.detail = "resumed";
+  ended.t = reference_now_ns();
   history.write(ended);
 }
 
