@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -298,7 +299,13 @@ void GuardState::declare_lost(std::error_code why) {
   const bool round_says_why = last_round_failed_ || round_.is_open();
   if (extras_ && extras_->on_lost && round_says_why && why != errc::shutting_down &&
       why != errc::hold_limit) {
-    extras_->loss_nodes = round_.outcomes();
+    try {
+      extras_->loss_nodes = round_.outcomes();
+    } catch (const std::bad_alloc&) {
+      // No memory for the record: the loss is signalled all the same,
+      // without it. Nothing may escape into the loop's callback.
+      extras_->loss_nodes.clear();
+    }
   }
   stopped_ = true;
   stop_timers();

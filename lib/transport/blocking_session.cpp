@@ -57,8 +57,6 @@ bool BlockingSession::fail(const std::string& what, const std::string& why) {
 
 bool BlockingSession::open() {
   if (failed()) return false;
-  const auto left = std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now());
-  if (left.count() <= 0) return fail("connect", timed_out(budget_));
   if (!connect_until_deadline()) return false;
   if (node_.tls.enabled && !start_tls()) return false;
   if (!node_.password.empty()) {
