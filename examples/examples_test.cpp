@@ -1,7 +1,11 @@
 // Smoke tests of the example programs: each runs as a real process, as a
 // user would start it, against real redis-server nodes on loopback
 // (example_process.hpp).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -209,6 +213,69 @@ TEST(ApiKeys, AnotherKeyCountIsRefusedWhileAKeyIsHeld) {
       << other.err();
   EXPECT_EQ(figure(other.out(), "tasks done"), 0) << other.out();
   EXPECT_TRUE(holder.running()) << "the holder is still working";
+}
+
+// One HTTP/1.1 GET to 127.0.0.1:port; the whole response ("" when the
+// connection failed). Bounded: the socket times out after 5 s.
+std::string http_get(std::uint16_t port, const std::string& path) {
+  const int connection = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connection < 0) return "";
+  const timeval limit{5, 0};
+  (void)::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(connection, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(connection, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      for (ssize_t got = 0; (got = ::recv(connection, buffer, sizeof buffer, 0)) > 0;) {
+        answer.append(buffer, static_cast<std::size_t>(got));
+      }
+    }
+  }
+  ::close(connection);
+  return answer;
+}
+
+// docs/api.md's "Export metrics": a scrape over loopback gets the client's
+// Prometheus text, with the lock it took counted and every node named.
+TEST(MetricsHttp, ServesThePrometheusTextOnLoopback) {
+  RedisCluster cluster{3};
+  const fs::path config = cluster.write_config();
+  Example server(METRICS_HTTP_BINARY,
+                 {"--config", config.string(), "--port", "0", "--resource", "scraped"});
+  std::optional<long long> port;
+  ASSERT_TRUE(within(milliseconds(20000), [&] {
+    const std::string out = server.out();
+    const auto at = out.find("listening on 127.0.0.1:");
+    if (at == std::string::npos || out.find('\n', at) == std::string::npos) return false;
+    port = std::stoll(out.substr(at + std::string_view("listening on 127.0.0.1:").size()));
+    return true;
+  })) << server.err();
+  ASSERT_TRUE(port && *port > 0 && *port < 65536);
+
+  const std::string scrape = http_get(static_cast<std::uint16_t>(*port), "/metrics");
+  EXPECT_EQ(scrape.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << scrape;
+  EXPECT_NE(scrape.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << scrape;
+  EXPECT_NE(scrape.find("# TYPE redlock_acquires_total counter"), std::string::npos) << scrape;
+  // It took its lock once before it listened: the counter is at least 1.
+  const std::string won_sample = "\nredlock_acquires_total{result=\"won\"} ";
+  const auto won_at = scrape.find(won_sample);
+  ASSERT_NE(won_at, std::string::npos) << scrape;
+  EXPECT_GE(std::stoll(scrape.substr(won_at + won_sample.size())), 1) << scrape;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_NE(scrape.find("redlock_node_replies_total{node=\"" + cluster.node(i).address() + "\"}"),
+              std::string::npos)
+        << scrape;
+  }
+  EXPECT_EQ(http_get(static_cast<std::uint16_t>(*port), "/").rfind("HTTP/1.1 404", 0), 0u);
+
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0) << server.err();
 }
 
 TEST(Examples, UsageAndConfigurationErrorsHaveTheirExitCodes) {

@@ -253,7 +253,10 @@ struct AddressResult {
 [[nodiscard]] REDLOCK_API std::optional<std::filesystem::path> find_config_file(
     const std::optional<std::filesystem::path>& explicit_path);
 
-// find_config_file + load_config, with a ConfigError when no file is found.
+// find_config_file + load_config, with a ConfigError when no file is found
+// ("no configuration file: expected the REDLOCK_CONFIG environment variable
+// or ./redlock.toml") or `explicit_path` is empty. The messages name no
+// command-line flag; a program that takes its path from one adds that hint.
 [[nodiscard]] REDLOCK_API ConfigResult
 load_default_config(const std::optional<std::filesystem::path>& explicit_path = std::nullopt);
 

@@ -33,6 +33,7 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "redlock/error.hpp"
 #include "redlock/export.hpp"
@@ -98,6 +99,18 @@ class REDLOCK_API Guard {
   [[nodiscard]] std::stop_token stop_token() const noexcept;
   // Why the lock was lost (empty while held), or why it was not acquired.
   [[nodiscard]] std::error_code error() const;
+  // What each node answered to the renewal that lost the lock, in the form
+  // of a failed acquire's nodes (NodeOutcome: index, name, status, detail):
+  // the round a majority refused (not_held), or the last one that failed
+  // (timeout, unreachable, error) or was still unanswered when the deadline
+  // passed. One per node of the quorum; `pending` for a node whose answer
+  // had not come when the loss was decided. Empty while the lock
+  // is held, after a loss by shutting_down or hold_limit, when no renewal
+  // round had failed, and for a guard without GuardOptions::on_lost: only a
+  // guard that asks to be told of its loss keeps its renewals' per-node
+  // answers (a client may hold very many guards). Safe from any thread once
+  // error() is set.
+  [[nodiscard]] std::vector<NodeOutcome> loss_nodes() const;
   // How many renewals succeeded so far.
   [[nodiscard]] int renewals() const noexcept;
   // The acquisition's result (per-node outcomes, attempts, validity). A

@@ -39,8 +39,12 @@ enum class NodeStatus {
 [[nodiscard]] REDLOCK_API std::string_view to_string(NodeStatus status) noexcept;
 
 struct NodeOutcome {
-  std::size_t node = 0;  // index into QuorumConfig::nodes
-  std::string name;      // NodeConfig::name
+  // Which node: `node` is its index in QuorumConfig::nodes (an index, not a
+  // name: config.nodes[outcome.node] is its configuration), `name` its
+  // NodeConfig::name — what errors, metrics and the CLI's JSON ("node")
+  // show. Results list one outcome per node, in configuration order.
+  std::size_t node = 0;
+  std::string name;
   NodeStatus status = NodeStatus::not_asked;
   // From sending the request to its reply (zero when there was none).
   Microseconds latency{0};

@@ -1,7 +1,9 @@
-// Which quorum file applies: --config FILE, then $REDLOCK_CONFIG, then
-// ./redlock.toml (docs/configuration.md). An explicit choice is returned even
-// if the file does not exist, so that loading it reports why; only the last,
-// implicit candidate is skipped when it is absent.
+// Which quorum file applies: the caller's explicit path (the CLI's --config
+// FILE), then $REDLOCK_CONFIG, then ./redlock.toml (docs/configuration.md).
+// An explicit choice is returned even if the file does not exist, so that
+// loading it reports why; only the last, implicit candidate is skipped when
+// it is absent. The messages name no command-line flag: a program calls
+// this too, and the CLI words its own (tools/redlock/quorum_setup.cpp).
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -49,14 +51,13 @@ ConfigResult load_default_config(const std::optional<std::filesystem::path>& exp
   try {
     if (explicit_path && explicit_path->empty()) {
       return ConfigResult{std::nullopt,
-                          ConfigError{"--config", 0, 0, "expected a file path, got an empty one"}};
+                          ConfigError{"", 0, 0, "expected a file path, got an empty one"}};
     }
     if (const auto file = find_config_file(explicit_path)) return load_config(*file);
     return ConfigResult{
-        std::nullopt,
-        ConfigError{"", 0, 0,
-                    "no configuration file: expected --config FILE, the REDLOCK_CONFIG "
-                    "environment variable, or ./redlock.toml"}};
+        std::nullopt, ConfigError{"", 0, 0,
+                                  "no configuration file: expected the REDLOCK_CONFIG environment "
+                                  "variable or ./redlock.toml"}};
   } catch (const std::exception& error) {
     return ConfigResult{std::nullopt,
                         ConfigError{"", 0, 0, std::string("internal error: ") + error.what()}};

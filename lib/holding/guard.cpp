@@ -106,6 +106,10 @@ std::error_code Guard::error() const {
   return acquired().error;
 }
 
+std::vector<NodeOutcome> Guard::loss_nodes() const {
+  return state_ ? state_->loss_nodes() : std::vector<NodeOutcome>{};
+}
+
 int Guard::renewals() const noexcept { return state_ ? state_->renewals() : 0; }
 
 ReleaseResult Guard::release() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -67,8 +68,11 @@ GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options,
   const std::error_code refusal = extend_request_refusal(lock_.unpack(), ttl_, core.config().lock);
   if (refusal || options.max_hold || options.max_renewals || options.on_lost) {
     extras_ = std::make_unique<Extras>(
-        Extras{refusal, options.max_hold, options.max_renewals, options.on_lost, {}});
+        Extras{refusal, options.max_hold, options.max_renewals, options.on_lost, {}, {}});
   }
+  // Only a guard that asks to be told of its loss pays for the per-node
+  // outcomes of its renewals (loss_nodes): a client may hold very many.
+  if (options.on_lost) round_.keep_outcomes();
 }
 
 void GuardState::start() {
@@ -178,6 +182,7 @@ void GuardState::renew(const std::shared_ptr<Operation>& self) {
   }
   round_.open(core_.config().nodes, now, valid_until());
   round_not_held_ = 0;
+  last_round_failed_ = false;
   for (auto& node : core_.nodes()) {
     node->send_prepared(renewal_request_, now, self, round_.tag());
   }
@@ -199,6 +204,7 @@ void GuardState::decide_renewal() {
       extend_verdict(round_.votes(), round_not_held_, ttl_, timing, core_.drift_for(ttl_),
                      core_.config().lock.min_validity);
   if (verdict.error) {
+    last_round_failed_ = true;
     on_renewal_failed(verdict.error);
   } else {
     // Validity counts from the renewal's own start, not from the acquisition.
@@ -288,6 +294,19 @@ void GuardState::stop_timers() noexcept {
 
 void GuardState::declare_lost(std::error_code why) {
   if (stopped_) return;
+  // The last renewal round's answers, when that round is why (or, still
+  // open at the deadline, what had come of it): before stop_timers closes it.
+  const bool round_says_why = last_round_failed_ || round_.is_open();
+  if (extras_ && extras_->on_lost && round_says_why && why != errc::shutting_down &&
+      why != errc::hold_limit) {
+    try {
+      extras_->loss_nodes = round_.outcomes();
+    } catch (const std::bad_alloc&) {
+      // No memory for the record: the loss is signalled all the same,
+      // without it. Nothing may escape into the loop's callback.
+      extras_->loss_nodes.clear();
+    }
+  }
   stopped_ = true;
   stop_timers();
   error_ = why;
@@ -351,6 +370,12 @@ std::stop_token GuardState::stop_token() const noexcept {
     if (lost_.load(std::memory_order_acquire)) stop_source_.request_stop();
   }
   return stop_source_.get_token();
+}
+
+std::vector<NodeOutcome> GuardState::loss_nodes() const {
+  // Written on the loop before lost_ is set (release), never after.
+  if (!lost_.load(std::memory_order_acquire) || !extras_) return {};
+  return extras_->loss_nodes;
 }
 
 std::error_code GuardState::error() const {

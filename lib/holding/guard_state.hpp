@@ -70,6 +70,8 @@ class GuardState final : public Operation {
   [[nodiscard]] AcquireResult acquired() const;
   // Empty while held; why the lock was lost once lost() is true.
   [[nodiscard]] std::error_code error() const;
+  // Guard::loss_nodes(): empty while held, and for a guard without on_lost.
+  [[nodiscard]] std::vector<NodeOutcome> loss_nodes() const;
   // Made on the first call (noexcept: should that allocation fail, the
   // program ends); requested already when the lock is lost by then.
   [[nodiscard]] std::stop_token stop_token() const noexcept;
@@ -118,9 +120,10 @@ class GuardState final : public Operation {
   bool stopped_ = false;
   bool capped_ = false;
   bool clock_is_steady_;
-  bool renewal_pending_ = false;   // renewal_due_ is a renewal still to send
-  bool in_timer_ = false;          // inside on_timer, which re-arms at its end
-  std::atomic<bool> lost_{false};  // read by any thread
+  bool renewal_pending_ = false;    // renewal_due_ is a renewal still to send
+  bool in_timer_ = false;           // inside on_timer, which re-arms at its end
+  bool last_round_failed_ = false;  // the last renewal round sent did not renew
+  std::atomic<bool> lost_{false};   // read by any thread
   // Orders the making of stop_source_ (stop_token(), any thread) against
   // the loss (declare_lost): held for a few instructions only.
   mutable std::atomic_flag stop_lock_;
@@ -148,13 +151,17 @@ class GuardState final : public Operation {
   // What only some guards have: renewal caps, loss callbacks, and why no
   // renewal may be sent at all (checked once: nothing it depends on changes
   // while the lock is held). Null for a guard with none; loop thread only
-  // (but for the constructor).
+  // (but for the constructor, and loss_nodes, read once lost_ is set).
   struct Extras {
     std::error_code request_refusal;
     std::optional<Milliseconds> max_hold;
     std::optional<int> max_renewals;
     std::function<void(std::error_code)> on_lost;
     std::vector<std::function<void(std::error_code)>> more_on_lost;
+    // A guard with on_lost keeps its renewal rounds' outcomes (round_
+    // keeps them); these are the last round's when it failed or was still
+    // open at the loss. Written before lost_ is set, never after.
+    std::vector<NodeOutcome> loss_nodes;
   };
   std::unique_ptr<Extras> extras_;
 

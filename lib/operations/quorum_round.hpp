@@ -53,6 +53,10 @@ class QuorumRound {
   void open(const std::vector<NodeConfig>& nodes, TimePoint started,
             TimePoint deadline = TimePoint::max());
 
+  // Starts keeping every node's outcome from the next open() on (a guard
+  // that reports its loss node by node).
+  void keep_outcomes() noexcept { keep_outcomes_ = true; }
+
   [[nodiscard]] std::uint32_t tag() const noexcept { return tag_; }
   [[nodiscard]] bool is_open() const noexcept { return open_; }
   [[nodiscard]] TimePoint started() const noexcept { return started_; }

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <system_error>
@@ -23,6 +24,10 @@ timeval to_timeval(Milliseconds duration) {
   value.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
   return value;
 }
+
+// How long to wait before connecting again to a Unix socket whose backlog
+// was full.
+constexpr Milliseconds kBusyRetryPause{10};
 
 std::string timed_out(Milliseconds budget) {
   return "timed out after " + std::to_string(budget.count()) + " ms";
@@ -52,18 +57,7 @@ bool BlockingSession::fail(const std::string& what, const std::string& why) {
 
 bool BlockingSession::open() {
   if (failed()) return false;
-  const auto left = std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now());
-  if (left.count() <= 0) return fail("connect", timed_out(budget_));
-  const timeval limit = to_timeval(left);
-  context_ = node_.unix_path.empty()
-                 ? redisConnectWithTimeout(node_.host.c_str(), node_.port, limit)
-                 : redisConnectUnixWithTimeout(node_.unix_path.c_str(), limit);
-  if (context_ == nullptr) return fail("connect", "cannot allocate a connection");
-  if (context_->err != 0) {
-    // hiredis reports its own connect timeout as ETIMEDOUT.
-    const bool expired = errno == ETIMEDOUT || SteadyClock::now() >= deadline_;
-    return fail("connect", expired ? timed_out(budget_) : escape_text(context_->errstr));
-  }
+  if (!connect_until_deadline()) return false;
   if (node_.tls.enabled && !start_tls()) return false;
   if (!node_.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
@@ -86,6 +80,35 @@ bool BlockingSession::open() {
     }
   }
   return true;
+}
+
+bool BlockingSession::connect_until_deadline() {
+  for (;;) {
+    const auto left = std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now());
+    if (left.count() <= 0) return fail("connect", timed_out(budget_));
+    const timeval limit = to_timeval(left);
+    context_ = node_.unix_path.empty()
+                   ? redisConnectWithTimeout(node_.host.c_str(), node_.port, limit)
+                   : redisConnectUnixWithTimeout(node_.unix_path.c_str(), limit);
+    if (context_ == nullptr) return fail("connect", "cannot allocate a connection");
+    if (context_->err == 0) return true;
+    // hiredis reports its own connect timeout as ETIMEDOUT. A Unix socket
+    // whose listener has a full backlog (a node that accepts nothing)
+    // refuses at once with EAGAIN, where TCP would wait: that too is a
+    // node that has not answered yet, so try again until the deadline and
+    // then say it timed out, not "Resource temporarily unavailable".
+    const int reason = errno;
+    const bool busy = !node_.unix_path.empty() && (reason == EAGAIN || reason == EWOULDBLOCK);
+    if (!busy) {
+      const bool expired = reason == ETIMEDOUT || SteadyClock::now() >= deadline_;
+      return fail("connect", expired ? timed_out(budget_) : escape_text(context_->errstr));
+    }
+    redisFree(context_);
+    context_ = nullptr;
+    const auto pause =
+        std::min(kBusyRetryPause, std::chrono::ceil<Milliseconds>(deadline_ - SteadyClock::now()));
+    if (pause.count() > 0) ::poll(nullptr, 0, static_cast<int>(pause.count()));
+  }
 }
 
 bool BlockingSession::start_tls() {

@@ -59,6 +59,8 @@ class BlockingSession {
 
  private:
   bool fail(const std::string& what, const std::string& why);
+  // Connects (TCP or Unix socket) by the deadline; false with failure() set.
+  bool connect_until_deadline();
   bool start_tls();
   bool send_all(std::string bytes, const std::string& what, bool encrypted = false);
   // One read when the socket has something, fed to the reply reader

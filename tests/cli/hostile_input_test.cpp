@@ -6,8 +6,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -93,6 +96,58 @@ TEST(HostileNode, StatusEndsWithinTheConnectTimeoutWhenANodeTrickles) {
   EXPECT_NE(result.err.find("status: node " + node.address() + ": PING: timed out after 500 ms"),
             std::string::npos)
       << result.err;
+}
+
+// A node that reads and never answers: the probe says how long it waited,
+// not a socket error.
+TEST(HostileNode, StatusSaysAProbeTimedOutWhenANodeNeverAnswers) {
+  HostileNode node(HostileMode::silent);
+  TempDir work;
+  const auto file = work / "q.toml";
+  write_text(file,
+             "[[node]]\naddress = \"" + node.address() + "\"\n[lock]\nconnect_timeout_ms = 300\n");
+  const CliResult result = run_cli({"status", "--config", file.string()}, {}, seconds(10));
+  EXPECT_EQ(result.exit_code, 75) << describe(result);
+  EXPECT_NE(result.err.find("status: node " + node.address() + ": PING: timed out after 300 ms"),
+            std::string::npos)
+      << result.err;
+}
+
+// A Unix socket whose listener accepts nothing and whose backlog is full
+// refuses a connect at once with EAGAIN: the probe said "connect: Resource
+// temporarily unavailable". It is a node that has not answered within the
+// connect timeout, and the message says so.
+TEST(HostileNode, StatusSaysAConnectTimedOutWhenAUnixListenerNeverAccepts) {
+  TempDir work;
+  const std::string path = (work / "full.sock").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof address.sun_path);
+  std::copy(path.begin(), path.end(), address.sun_path);
+  const auto* generic = reinterpret_cast<const sockaddr*>(&address);
+  ASSERT_EQ(::bind(listener, generic, sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  // Fill the backlog until a connect is refused (a few at most).
+  std::vector<int> waiting;
+  bool full = false;
+  for (int i = 0; i < 16 && !full; ++i) {
+    const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(client, 0);
+    full = ::connect(client, generic, sizeof address) != 0 && errno == EAGAIN;
+    waiting.push_back(client);
+  }
+  ASSERT_TRUE(full) << "the backlog never filled";
+  const auto file = work / "q.toml";
+  write_text(file,
+             "[[node]]\naddress = \"unix://" + path + "\"\n[lock]\nconnect_timeout_ms = 300\n");
+  const CliResult result = run_cli({"status", "--config", file.string()}, {}, seconds(10));
+  for (const int fd : waiting) ::close(fd);
+  ::close(listener);
+  EXPECT_EQ(result.exit_code, 75) << describe(result);
+  EXPECT_NE(result.err.find("connect: timed out after 300 ms"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("temporarily unavailable"), std::string::npos) << result.err;
 }
 
 // An error line without CRLF and an endless bulk string were buffered

@@ -218,10 +218,45 @@ TEST_P(RunLossTest, LossKillsTheCommandAndExits69) {
   // Generous: the lock runs out within one TTL of the last renewal.
   EXPECT_LT(took, kTtl + kGrace + milliseconds(10000));
   EXPECT_NE(result.err.find("lock lost while the command ran"), std::string::npos) << result.err;
+  // The loss names the nodes that let it go, as a failed acquire would.
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(result.err.find("redlock: renew: node " + cluster_.node(i).address() + ": "),
+              std::string::npos)
+        << result.err;
+  }
   EXPECT_EQ(result.err.find("sent SIGKILL") != std::string::npos, GetParam().needs_sigkill)
       << result.err;
   // run reaped its child before exiting, so the pid is gone.
   EXPECT_FALSE(process_exists(child));
+}
+
+// The key is deleted from every node while the command runs: the next
+// renewal is refused everywhere. The loss line said only "no_quorum: too few
+// nodes granted the request"; now every node is named with its answer.
+TEST_F(RunTest, LossNamesEveryNodeAndWhatItAnswered) {
+  const auto file = config(milliseconds(1500));
+  const auto started = work_ / "started";
+  CliProcess run(command("run", file,
+                         {"--resource", "taken", "--ttl", "1500", "--grace", "0", "--", "sh", "-c",
+                          "touch '" + started.string() + "'; exec sleep 30"}));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }));
+  ASSERT_EQ(nodes_holding(cluster_, "taken"), cluster_.size());
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    (void)cluster_.node(i).probe().command({"DEL", lock_key("taken")});
+  }
+  const CliResult result = run.wait(std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 69) << describe(result);
+  EXPECT_NE(result.err.find("lock lost while the command ran"), std::string::npos) << result.err;
+  // Every node named: not_held, or pending when the loss was decided (at
+  // the majority's refusals) before its answer came; a majority refused.
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    const std::string line = "redlock: renew: node " + cluster_.node(i).address() + ": ";
+    const bool not_held = result.err.find(line + "not_held\n") != std::string::npos;
+    EXPECT_TRUE(not_held || result.err.find(line + "pending\n") != std::string::npos) << result.err;
+    if (not_held) ++refused;
+  }
+  EXPECT_GE(refused, cluster_.size() / 2 + 1) << result.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Children, RunLossTest,

@@ -82,6 +82,14 @@ TEST_F(GuardTest, LossFiresAtTheDeadlineWhileARenewalHangs) {
   EXPECT_EQ(loss.why, errc::lost);
   EXPECT_TRUE(guard.stop_token().stop_requested());
   EXPECT_FALSE(guard.valid());
+  // The renewal still open at the deadline: the paused nodes never answered.
+  const std::vector<NodeOutcome> answers = guard.loss_nodes();
+  ASSERT_EQ(answers.size(), config.nodes.size());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    EXPECT_EQ(answers[i].node, i);
+    EXPECT_EQ(answers[i].name, config.nodes[i].name);
+    EXPECT_EQ(answers[i].status, NodeStatus::pending) << to_string(answers[i].status);
+  }
   for (std::size_t i : {0u, 1u, 2u}) cluster.node(i).resume();
 }
 
@@ -90,8 +98,10 @@ TEST_F(GuardTest, RefusalByAMajorityIsALossAtOnce) {
   options.renew_interval = milliseconds(50);
   LossRecorder loss;
   options.on_lost = loss.callback();
-  BlockingClient client(config_for(cluster, milliseconds(10000)));
+  const QuorumConfig config = config_for(cluster, milliseconds(10000));
+  BlockingClient client(config);
   Guard guard = client.lock(Resource("taken-over"), options);
+  EXPECT_TRUE(guard.loss_nodes().empty()) << "nothing while held";
   ASSERT_TRUE(guard.owns_lock());
   // The keys vanish on a majority (e.g. expired there, or flushed).
   for (std::size_t i : {0u, 1u, 2u}) {
@@ -101,6 +111,28 @@ TEST_F(GuardTest, RefusalByAMajorityIsALossAtOnce) {
   EXPECT_EQ(loss.why, errc::lost);
   EXPECT_LT(loss.when, guard.valid_until()) << "not held until the old deadline";
   EXPECT_EQ(guard.error(), errc::lost);
+  // Which nodes refused, by index and name, as a failed acquire reports.
+  const std::vector<NodeOutcome> answers = guard.loss_nodes();
+  ASSERT_EQ(answers.size(), config.nodes.size());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    EXPECT_EQ(answers[i].node, i);
+    EXPECT_EQ(answers[i].name, config.nodes[i].name);
+    EXPECT_EQ(answers[i].status, NodeStatus::not_held) << to_string(answers[i].status);
+  }
+}
+
+TEST_F(GuardTest, AGuardWithoutALossCallbackKeepsNoRenewalAnswers) {
+  GuardOptions options;
+  options.renew_interval = milliseconds(50);
+  BlockingClient client(config_for(cluster, milliseconds(10000)));
+  Guard guard = client.lock(Resource("quiet"), options);
+  ASSERT_TRUE(guard.owns_lock());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    ASSERT_EQ(cluster.node(i).probe().command({"DEL", key_of("quiet")}).integer, 1);
+  }
+  ASSERT_TRUE(eventually([&] { return guard.stop_token().stop_requested(); }));
+  EXPECT_EQ(guard.error(), errc::lost);
+  EXPECT_TRUE(guard.loss_nodes().empty());
 }
 
 TEST_F(GuardTest, RenewalCapEndsTheHoldAtTheDeadline) {
@@ -115,6 +147,7 @@ TEST_F(GuardTest, RenewalCapEndsTheHoldAtTheDeadline) {
   ASSERT_TRUE(loss.wait(milliseconds(5000)));
   EXPECT_EQ(loss.why, errc::hold_limit);
   EXPECT_EQ(guard.renewals(), 2);
+  EXPECT_TRUE(guard.loss_nodes().empty()) << "no renewal failed";
 }
 
 TEST_F(GuardTest, DestructorReleasesOnEveryNode) {

@@ -110,8 +110,10 @@ TEST_F(ConfigLookup, SaysWhereItLookedWhenNothingIsFound) {
   const ConfigResult result = load_default_config();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error.to_string(),
-            "no configuration file: expected --config FILE, the REDLOCK_CONFIG environment "
-            "variable, or ./redlock.toml");
+            "no configuration file: expected the REDLOCK_CONFIG environment variable or "
+            "./redlock.toml");
+  // A program calls this too: no word of the CLI's flag.
+  EXPECT_EQ(result.error.to_string().find("--config"), std::string::npos);
 }
 
 TEST_F(ConfigLookup, ReportsAnExplicitFileThatCannotBeOpened) {
@@ -131,7 +133,7 @@ TEST_F(ConfigLookup, ReportsAVariableNamingAMissingFile) {
 TEST_F(ConfigLookup, RejectsAnEmptyExplicitPath) {
   const ConfigResult result = load_default_config(fs::path());
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error.to_string(), "--config: expected a file path, got an empty one");
+  EXPECT_EQ(result.error.to_string(), "expected a file path, got an empty one");
 }
 
 }  // namespace

@@ -14,6 +14,18 @@ std::optional<QuorumConfig> load_quorum(const Invocation& invocation) {
   } else {
     std::optional<std::filesystem::path> explicit_path;
     if (invocation.config_path) explicit_path = std::filesystem::path(*invocation.config_path);
+    // The library's messages name no flag (a program calls it too); the
+    // CLI's own say which flag to use.
+    if (explicit_path && explicit_path->empty()) {
+      print_error("--config: expected a file path, got an empty one");
+      return std::nullopt;
+    }
+    if (!find_config_file(explicit_path)) {
+      print_error(
+          "no configuration file: expected --config FILE, the REDLOCK_CONFIG environment "
+          "variable, or ./redlock.toml");
+      return std::nullopt;
+    }
     loaded = load_default_config(explicit_path);
   }
   if (!loaded.ok()) {

@@ -35,6 +35,14 @@ void write_all(std::FILE* stream, std::string_view text) {
   (void)std::fwrite(text.data(), 1, text.size(), stream);
 }
 
+// "OPERATION: node NAME: STATUS[: DETAIL]".
+void print_node_answer(std::string_view operation, const NodeOutcome& node) {
+  std::string line = std::string(operation) + ": node " + detail::escape_text(node.name) + ": " +
+                     std::string(to_string(node.status));
+  if (!node.detail.empty()) line += ": " + detail::escape_text(node.detail);
+  print_error(line);
+}
+
 }  // namespace
 
 void print_error(std::string_view line) {
@@ -57,13 +65,15 @@ std::size_t print_node_faults(std::string_view operation, const std::vector<Node
   std::size_t printed = 0;
   for (const NodeOutcome& node : nodes) {
     if (!is_fault(node.status)) continue;
-    std::string line = std::string(operation) + ": node " + detail::escape_text(node.name) + ": " +
-                       std::string(to_string(node.status));
-    if (!node.detail.empty()) line += ": " + detail::escape_text(node.detail);
-    print_error(line);
+    print_node_answer(operation, node);
     ++printed;
   }
   return printed;
+}
+
+std::size_t print_node_answers(std::string_view operation, const std::vector<NodeOutcome>& nodes) {
+  for (const NodeOutcome& node : nodes) print_node_answer(operation, node);
+  return nodes.size();
 }
 
 void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes) {

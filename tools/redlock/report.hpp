@@ -30,6 +30,11 @@ void print_output(std::string_view text);
 // are not faults. Returns how many lines were printed.
 std::size_t print_node_faults(std::string_view operation, const std::vector<NodeOutcome>& nodes);
 
+// One stderr line per node, whatever it answered, in the same form:
+// "redlock: OPERATION: node NAME: STATUS[: DETAIL]" (a lost lock's renewal,
+// where not_held is the answer that matters). Returns how many lines.
+std::size_t print_node_answers(std::string_view operation, const std::vector<NodeOutcome>& nodes);
+
 // For a read-only round (inspect, leader) that failed: one line for the
 // failure — for no_quorum "COMMAND TARGET: no_quorum: only A of N nodes
 // answered; a majority needs Q" — then "COMMAND: node NAME: no answer:

@@ -232,6 +232,9 @@ int run_command(const Invocation& invocation) {
                 (grace.count() == 0 ? "sending SIGKILL to " + group
                                     : "sending SIGTERM to " + group + ", SIGKILL after " +
                                           std::to_string(grace.count()) + " ms"));
+    // What each node answered to the renewal that lost it, as a failed
+    // acquire names its nodes.
+    (void)print_node_answers("renew", guard.loss_nodes());
   };
   hooks.on_grace_expired = [&] {
     print_error(verb + " " + target + ": the command outlived the " +
@@ -243,11 +246,13 @@ int run_command(const Invocation& invocation) {
   // unnoticed, still means the command may have run unprotected.
   const bool lost = ended.lost || loss.take() || !guard.valid();
   const std::error_code loss_reason = guard.error();
+  const std::vector<NodeOutcome> loss_nodes = guard.loss_nodes();
   const ReleaseResult released = guard.release();
   if (lost) {
     if (!ended.lost) {
       print_error(verb + " " + target + ": lock lost before the command ended (" +
                   describe(loss_reason) + ")");
+      (void)print_node_answers("renew", loss_nodes);
     }
     return exit_code::lock_lost;
   }
