@@ -32,7 +32,7 @@
 # Each package ships /usr/share/doc/<package>/copyright and
 # changelog.Debian.gz, and, where lintian has a tag that cannot be fixed,
 # /usr/share/lintian/overrides/<package> with the reason next to each tag
-# (cmake/debian/*.lintian-overrides; docs/operations.md lists them). The
+# (cmake/debian/*.lintian-overrides; docs/packaging.md lists them). The
 # library package has a shlibs file and activates the ldconfig trigger.
 #
 # Build:  cmake -S . -B build-deb -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr
