@@ -226,6 +226,12 @@ if(TARGET redlock_quorum_native)
     string(APPEND _redlock_python_depends ", ${_redlock_tool_libs}")
   endif()
   set(CPACK_DEBIAN_REDLOCK_PYTHON_PACKAGE_DEPENDS "${_redlock_python_depends}")
+  # Byte-compiled on install and the __pycache__ files removed before
+  # removal, as dh_python3 does for Debian's python3-* packages: otherwise
+  # an import by root leaves __pycache__ behind after dpkg -r.
+  set(CPACK_DEBIAN_REDLOCK_PYTHON_PACKAGE_CONTROL_EXTRA
+    "${CMAKE_CURRENT_LIST_DIR}/debian/python3-redlock-quorum/postinst"
+    "${CMAKE_CURRENT_LIST_DIR}/debian/python3-redlock-quorum/prerm")
   set(CPACK_DEBIAN_REDLOCK_PYTHON_DESCRIPTION
     "Redlock distributed locks over independent Redis masters (Python 3)
 redlock takes locks held by a majority of N independent Redis masters (the

@@ -301,10 +301,14 @@ foreach(tool redlock redlock-chaos)
 endforeach()
 capture(cache "ldconfig -p" ldconfig -p)
 string(REPLACE "." "\\." soname_re "libredlock.so.${SOVERSION}")
-if(NOT cache MATCHES "${soname_re} [^\n]*=> (/usr/lib/[^\n]+)")
+if(NOT cache MATCHES "${soname_re} [^\n]*=> (/[^\n]+)")
   message(FATAL_ERROR "deb_packages: ldconfig does not know libredlock.so.${SOVERSION}")
 endif()
-set(system_library "${CMAKE_MATCH_1}")
+# ldconfig may name it by /lib, a link to /usr/lib where the package put it.
+file(REAL_PATH "${CMAKE_MATCH_1}" system_library)
+if(NOT system_library MATCHES "^/usr/lib/")
+  message(FATAL_ERROR "deb_packages: ldconfig has libredlock.so.${SOVERSION} at ${system_library}")
+endif()
 message(STATUS "deb_packages: installed; ldconfig has ${system_library}")
 
 # Checks that program needs libredlock.so.<SO> and loads it from /usr/lib.
@@ -352,8 +356,13 @@ run_step("the quickstart against three nodes" "${QUICKSTART_TEST}")
 # 6. The Python binding from the package, with the system interpreter;
 # -I: no PYTHONPATH, no user site, not the current directory.
 if("python3-redlock-quorum" IN_LIST expected_packages)
+  # Newlines, not semicolons, between the statements: CMake would split the
+  # argument at a semicolon.
   capture(where "import redlock_quorum" /usr/bin/python3 -I -c
-    "import redlock_quorum, redlock_quorum._native as n; print(redlock_quorum.__file__); print(n.__file__)")
+    "import redlock_quorum, redlock_quorum._native as n\nprint(redlock_quorum.__file__)\nprint(n.__file__)")
+  if(NOT where MATCHES "\n")
+    message(FATAL_ERROR "deb_packages: python3 printed '${where}', not the two module files")
+  endif()
   string(REPLACE "\n" ";" where "${where}")
   foreach(file IN LISTS where)
     if(NOT file MATCHES "^/usr/lib/python3/dist-packages/redlock_quorum/")
