@@ -274,7 +274,7 @@ foreach(package IN LISTS expected_packages)
   endif()
 
   # --fail-on error,warning: the overrides shipped in the package apply.
-  execute_process(COMMAND "${LINTIAN}" --fail-on error,warning --info "${deb}"
+  execute_process(COMMAND "${LINTIAN}" --fail-on error,warning --display-info "${deb}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "lintian ${package} (exit ${rc}):\n${out}${err}")
   if(NOT rc EQUAL 0)
