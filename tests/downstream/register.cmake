@@ -50,7 +50,8 @@ set_tests_properties(docker_compose_config PROPERTIES
   SKIP_RETURN_CODE 77)
 
 # shared_library_quickstart (label `package`): a second build of this source
-# tree with -DBUILD_SHARED_LIBS=ON (library only), installed into a scratch
+# tree with -DBUILD_SHARED_LIBS=ON (its library and static archive;
+# deb_packages builds the rest of that tree), installed into a scratch
 # prefix; checks the SONAME, the symlinks and the export list, then builds
 # the README quickstart against it and checks that the program needs and
 # loads libredlock.so.<soversion>. See shared_check.cmake for the steps; the
