@@ -32,6 +32,32 @@ install(TARGETS redlock
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT redlock_runtime
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
+# A shared build installs the static archive as well (libredlock.a, the
+# objects of libredlock.so, including what the version script hides), as a
+# Debian -dev package ships both: the CMake package's redlock::redlock stays
+# the shared library, and `pkg-config --static` or -l:libredlock.a link the
+# archive. -DREDLOCK_INSTALL_STATIC_ARCHIVE=OFF leaves it out.
+include(CMakeDependentOption)
+cmake_dependent_option(REDLOCK_INSTALL_STATIC_ARCHIVE
+  "A shared build also installs the static archive libredlock.a" ON
+  "NOT REDLOCK_STATIC_LIBRARY" OFF)
+if(REDLOCK_INSTALL_STATIC_ARCHIVE)
+  install(FILES "$<TARGET_FILE:redlock_internal>"
+    DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    RENAME "libredlock.a"
+    COMPONENT redlock_development)
+  # install(FILES) does not strip; `cmake --install --strip` (cpack with
+  # CPACK_STRIP_FILES) drops the archive's debug sections as for the .so.
+  if(CMAKE_STRIP)
+    install(CODE "
+      if(CMAKE_INSTALL_DO_STRIP)
+        execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
+          \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libredlock.a\")
+      endif()"
+      COMPONENT redlock_development)
+  endif()
+endif()
+
 # Only include/redlock is public; lib/ holds redlock::detail and is never
 # installed.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/redlock/"
@@ -88,7 +114,7 @@ endif()
 set(REDLOCK_PC_REQUIRES "libuv")
 set(REDLOCK_PC_REQUIRES_PRIVATE "")
 set(REDLOCK_PC_LIBS_PRIVATE "")
-if(REDLOCK_STATIC_LIBRARY)
+if(REDLOCK_STATIC_LIBRARY OR REDLOCK_INSTALL_STATIC_ARCHIVE)
   set(REDLOCK_PC_REQUIRES_PRIVATE "hiredis tomlplusplus libssl libcrypto")
   if(CMAKE_USE_PTHREADS_INIT)
     set(REDLOCK_PC_LIBS_PRIVATE "-pthread")

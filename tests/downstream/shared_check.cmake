@@ -3,11 +3,13 @@
 # library a user can build the README quickstart against. Each step is fatal
 # on failure:
 #   1. configure REDLOCK_SOURCE_DIR in WORK_DIR/build with
-#      -DBUILD_SHARED_LIBS=ON and tests, tools, benchmarks and examples off,
-#      build only the library, install it into WORK_DIR/prefix;
+#      -DBUILD_SHARED_LIBS=ON, prefix /usr, tests, benchmarks and examples
+#      off (the tools and the Python binding on, for deb_packages, which
+#      packs this tree), build only the library and its static archive,
+#      install those two components into WORK_DIR/prefix;
 #   2. the prefix has libredlock.so.<version>, the symlinks
-#      libredlock.so.<soversion> and libredlock.so, and readelf shows the
-#      SONAME libredlock.so.<soversion>;
+#      libredlock.so.<soversion> and libredlock.so, libredlock.a, and
+#      readelf shows the SONAME libredlock.so.<soversion>;
 #   3. the library exports only redlock:: (nm -D): no redlock::detail, no
 #      standard library template, and the quickstart's entry points;
 #   4. tests/downstream is built against the prefix (find_package), the
@@ -22,7 +24,7 @@
 cmake_minimum_required(VERSION 3.20)
 
 foreach(var REDLOCK_SOURCE_DIR DOWNSTREAM_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR
-    PROJECT_VERSION SOVERSION)
+    PROJECT_VERSION SOVERSION LIBDIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "shared_check.cmake: -D${var}=... is required")
   endif()
@@ -51,7 +53,7 @@ endfunction()
 set(build "${WORK_DIR}/build")
 set(prefix "${WORK_DIR}/prefix")
 set(consumer "${WORK_DIR}/consumer")
-set(libdir "${prefix}/lib")
+set(libdir "${prefix}/${LIBDIR}")
 
 # 1. Configure, build the library, install.
 set(configure_args
@@ -60,15 +62,18 @@ set(configure_args
   "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
   "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}"
   "-DCMAKE_SHARED_LINKER_FLAGS=${SHARED_LINKER_FLAGS}"
-  # A fixed libdir, so the checks below know where the library is whatever
-  # GNUInstallDirs would pick for the platform.
-  -DCMAKE_INSTALL_LIBDIR=lib
+  # The tree the deb_packages test packs as well (deb_check.cmake): the
+  # Debian prefix and libdir, with the tools and the Python binding, which
+  # only that test builds. The libdir is given so that the checks below know
+  # where the library is.
+  -DCMAKE_INSTALL_PREFIX=/usr
+  "-DCMAKE_INSTALL_LIBDIR=${LIBDIR}"
   -DBUILD_SHARED_LIBS=ON
   -DREDLOCK_BUILD_TESTS=OFF
-  -DREDLOCK_BUILD_TOOLS=OFF
+  -DREDLOCK_BUILD_TOOLS=ON
   -DREDLOCK_BUILD_BENCH=OFF
   -DREDLOCK_BUILD_EXAMPLES=OFF
-  -DREDLOCK_BUILD_PYTHON=OFF
+  -DREDLOCK_BUILD_PYTHON=ON
   -DREDLOCK_INSTALL=ON
   "-DREDLOCK_SANITIZE=${SANITIZE}"
   "-DREDLOCK_WERROR=${WERROR}")
@@ -104,8 +109,14 @@ file(REMOVE "${stamp}")
 
 run_step("configure the shared build" "${CMAKE_COMMAND}" ${configure_args})
 file(WRITE "${stamp}" "${configure_text}")
-run_step("build the library" "${CMAKE_COMMAND}" --build "${build}" --target redlock ${build_args})
-run_step("install" "${CMAKE_COMMAND}" --install "${build}" --prefix "${prefix}" ${install_args})
+# The library and its static archive (libredlock-dev ships both), and only
+# their install components: the tools are not built yet.
+run_step("build the library" "${CMAKE_COMMAND}" --build "${build}" --target redlock redlock_internal
+  ${build_args})
+foreach(component redlock_runtime redlock_development)
+  run_step("install ${component}" "${CMAKE_COMMAND}" --install "${build}" --prefix "${prefix}"
+    --component ${component} ${install_args})
+endforeach()
 
 # 2. The file, its two symlinks, the SONAME.
 set(soname "libredlock.so.${SOVERSION}")
@@ -126,8 +137,8 @@ foreach(pair "${soname}>${real_name}" "libredlock.so>${soname}")
     message(FATAL_ERROR "${CONSUMER_LABEL}: ${link} points to '${points_to}', expected '${target}'")
   endif()
 endforeach()
-if(EXISTS "${libdir}/libredlock.a")
-  message(FATAL_ERROR "${CONSUMER_LABEL}: a shared build also installed ${libdir}/libredlock.a")
+if(NOT EXISTS "${libdir}/libredlock.a")
+  message(FATAL_ERROR "${CONSUMER_LABEL}: a shared build should install the archive ${libdir}/libredlock.a too")
 endif()
 capture(dynamic "readelf -d ${real_name}" "${READELF}" -d "${libdir}/${real_name}")
 if(NOT dynamic MATCHES "\\(SONAME\\)[^\n]*\\[([^]\n]*)\\]")

@@ -1,7 +1,9 @@
 // README's quickstart, as built against the installed package by the
 // downstream_find_package test, run against real nodes. tests/CMakeLists.txt
 // compiles this file a second time, as shared_library.Quickstart, for the
-// program shared_library_quickstart links to the shared library.
+// program shared_library_quickstart links to the shared library, and a third
+// time for deb_packages, which runs it for the program built against the
+// installed Debian packages.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

@@ -29,6 +29,9 @@
 #ifndef REDLOCK_CHAOS_SOURCE_CATALOG
 #define REDLOCK_CHAOS_SOURCE_CATALOG ""
 #endif
+#ifndef REDLOCK_CHAOS_VERSION
+#define REDLOCK_CHAOS_VERSION "unknown"
+#endif
 
 namespace redlock::chaos {
 namespace {
@@ -57,6 +60,7 @@ options:
                         an expected one that did not appear; regression: only
                         the first; demonstration: only the second
   -h, --help            this text
+  --version             the version
 
 exit status: 0 all runs met their expectations, 1 some did not, 2 usage error
 )";
@@ -98,6 +102,16 @@ bool usage_error(const std::string& message) {
 bool parse_options(int argc, char** argv, Options& options) {
   if (argc < 2) return usage_error("missing command");
   options.command = argv[1];
+  // Before any command as well, so `redlock-chaos --help` and `--version`
+  // answer as other tools do (help2man reads both for the manual page).
+  if (options.command == "-h" || options.command == "--help") {
+    std::fputs(kUsage, stdout);
+    std::exit(0);
+  }
+  if (options.command == "--version") {
+    std::puts("redlock-chaos " REDLOCK_CHAOS_VERSION);
+    std::exit(0);
+  }
   for (int i = 2; i < argc; ++i) {
     const std::string_view arg = argv[i];
     auto value = [&](std::string_view& out) {
