@@ -98,9 +98,13 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT REDLOCK_SANITIZE)
       -P "${CMAKE_CURRENT_LIST_DIR}/shared_check.cmake")
   # A configure, the library's ~40 sources compiled with two jobs (on a
   # loaded machine, a few minutes) and a small consumer build: bounded.
+  # COST: the longest chain of the suite (this build, then deb_packages on
+  # it) starts first, so that it runs beside the other tests instead of
+  # after them; ctest has no cost data yet in a fresh clone.
   set_tests_properties(shared_library_quickstart PROPERTIES
     LABELS "package"
     TIMEOUT 900
+    COST 100000
     FIXTURES_SETUP shared_quickstart_built)
   unset(_redlock_prefix_path)
 
@@ -135,6 +139,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT REDLOCK_SANITIZE)
   set_tests_properties(deb_packages PROPERTIES
     LABELS "package"
     TIMEOUT 1200
+    COST 90000
     FIXTURES_REQUIRED shared_quickstart_built
     SKIP_REGULAR_EXPRESSION "deb_packages: SKIPPED:")
 else()
