@@ -24,8 +24,13 @@
 #include <thread>
 #include <utility>
 
+#include "server_process.hpp"
+
 namespace redlock::test {
 namespace {
+
+using server_process::errno_text;
+using server_process::remove_directory;
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
@@ -41,10 +46,6 @@ constexpr std::string_view kReadyLine = "database system is ready to accept conn
 constexpr std::string_view kPortTakenLine = "Address already in use";
 // The superuser initdb creates (-U), whatever the operating-system user.
 constexpr std::string_view kSuperuser = "postgres";
-
-std::string errno_text(std::string_view what) {
-  return std::string(what) + ": " + std::error_code(errno, std::generic_category()).message();
-}
 
 void sleep_briefly() noexcept { std::this_thread::sleep_for(kPollInterval); }
 
@@ -69,38 +70,17 @@ fs::path temp_base(bool for_another_user) {
 }
 
 fs::path make_temp_directory(const fs::path& base) {
-  std::string pattern = (base / "redlock-postgres-").string() + "XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw PostgresServerError(errno_text("mkdtemp " + pattern));
-  }
-  return pattern;
+  std::string error;
+  fs::path made = server_process::make_temp_directory(base, "redlock-postgres-", error);
+  if (made.empty()) throw PostgresServerError(error);
+  return made;
 }
 
-void remove_directory(const fs::path& directory) noexcept {
-  if (directory.empty()) return;
-  try {
-    std::error_code ignored;
-    fs::remove_all(directory, ignored);
-  } catch (...) {  // Only bad_alloc is possible; a leaked temp dir is fine.
-  }
-}
-
-// Asks the kernel for a free port by binding port 0. The port is free again
-// before postgres binds it, so another process may win it in between; the
-// caller sees "Address already in use" in the log and retries.
 std::uint16_t pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw PostgresServerError(errno_text("socket"));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const std::string failure = ok ? "" : errno_text("bind 127.0.0.1:0");
-  ::close(fd);
-  if (!ok) throw PostgresServerError(failure);
-  return ntohs(address.sin_port);
+  std::string error;
+  const std::uint16_t port = server_process::pick_free_port(error);
+  if (port == 0) throw PostgresServerError(error);
+  return port;
 }
 
 // The directory of initdb and postgres: $REDLOCK_TEST_PG_BINDIR, else the
@@ -162,44 +142,6 @@ std::string describe_wait_status(std::optional<int> status) {
   }
   if (WIFSIGNALED(*status)) return "killed by signal " + std::to_string(WTERMSIG(*status));
   return "wait status " + std::to_string(*status);
-}
-
-// dup2 onto itself would leave O_CLOEXEC set, hence the fcntl.
-bool install_descriptor(int fd, int target) noexcept {
-  if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0;
-  return ::dup2(fd, target) == target;
-}
-
-struct Identity {
-  bool drop = false;  // become uid/gid before exec
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
-
-// Runs in the forked child: async-signal-safe calls only (another thread of
-// the test may have held malloc's lock at fork).
-[[noreturn]] void exec_in_child(char* const* argv, char* const* envp, int stdin_fd, int log_fd,
-                                pid_t parent, int highest_fd, Identity identity) noexcept {
-  // Groups first: once the uid is dropped, changing them is refused.
-  if (identity.drop && (::setgroups(1, &identity.gid) != 0 || ::setgid(identity.gid) != 0 ||
-                        ::setuid(identity.uid) != 0)) {
-    ::_exit(126);
-  }
-  // After the uid change, which clears the parent-death signal.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(126);
-  sigset_t nothing_blocked;
-  ::sigemptyset(&nothing_blocked);
-  // The child has a single thread, and sigprocmask is async-signal-safe.
-  ::sigprocmask(SIG_SETMASK, &nothing_blocked, nullptr);  // NOLINT(concurrency-mt-unsafe)
-  if (!install_descriptor(stdin_fd, STDIN_FILENO) || !install_descriptor(log_fd, STDOUT_FILENO) ||
-      !install_descriptor(log_fd, STDERR_FILENO)) {
-    ::_exit(126);
-  }
-  if (::close_range(3, ~0U, 0) != 0) {
-    for (int fd = 3; fd <= highest_fd; ++fd) ::close(fd);
-  }
-  ::execve(argv[0], argv, envp);
-  ::_exit(127);
 }
 
 struct ConnectionCloser {
@@ -340,11 +282,12 @@ pid_t PostgresServer::spawn(std::vector<std::string> args) const {
   const int highest_fd = ::getrlimit(RLIMIT_NOFILE, &fd_limit) == 0 && fd_limit.rlim_cur < 65536
                              ? static_cast<int>(fd_limit.rlim_cur)
                              : 65536;
-  const Identity identity{drop_privileges_, server_uid_, server_gid_};
+  const server_process::ChildIdentity identity{drop_privileges_, server_uid_, server_gid_};
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child == 0) {
-    exec_in_child(argv.data(), environ, stdin_fd, log_fd, parent, highest_fd, identity);
+    server_process::exec_in_child(argv.data(), environ, stdin_fd, log_fd, parent, highest_fd,
+                                  identity);
   }
   const int fork_errno = errno;
   ::close(stdin_fd);

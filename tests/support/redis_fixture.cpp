@@ -20,8 +20,13 @@
 #include <thread>
 #include <utility>
 
+#include "server_process.hpp"
+
 namespace redlock::test {
 namespace {
+
+using server_process::errno_text;
+using server_process::remove_directory;
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
@@ -48,47 +53,21 @@ RedisServerOptions options_with(Persistence persistence) {
 
 void sleep_briefly() noexcept { std::this_thread::sleep_for(kPollInterval); }
 
-std::string errno_text(std::string_view what) {
-  return std::string(what) + ": " + std::error_code(errno, std::generic_category()).message();
-}
-
 std::filesystem::path make_temp_directory(std::string_view prefix) {
   // Tests do not call setenv, so reading the environment is safe here.
   const char* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
   const std::filesystem::path base = (tmpdir != nullptr && *tmpdir != '\0') ? tmpdir : "/tmp";
-  std::string pattern = (base / prefix).string() + "XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw RedisServerError(errno_text("mkdtemp " + pattern));
-  }
-  return pattern;
+  std::string error;
+  std::filesystem::path made = server_process::make_temp_directory(base, prefix, error);
+  if (made.empty()) throw RedisServerError(error);
+  return made;
 }
 
-void remove_directory(const std::filesystem::path& directory) noexcept {
-  if (directory.empty()) return;
-  try {
-    std::error_code ignored;
-    std::filesystem::remove_all(directory, ignored);
-  } catch (...) {  // Only bad_alloc is possible; a leaked temp dir is fine.
-  }
-}
-
-// Asks the kernel for a free port by binding port 0. The port is released
-// before redis-server binds it, so another process may win it in between;
-// the caller detects that and retries.
 std::uint16_t pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw RedisServerError(errno_text("socket"));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const std::string failure = ok ? "" : errno_text("bind 127.0.0.1:0");
-  ::close(fd);
-  if (!ok) throw RedisServerError(failure);
-  return ntohs(address.sin_port);
+  std::string error;
+  const std::uint16_t port = server_process::pick_free_port(error);
+  if (port == 0) throw RedisServerError(error);
+  return port;
 }
 
 std::string redis_server_binary() {
@@ -177,41 +156,6 @@ std::vector<std::string> child_environment(const std::vector<std::string>& overr
   }
   result.insert(result.end(), overrides.begin(), overrides.end());
   return result;
-}
-
-// Makes `fd` the descriptor `target` and keeps it across exec. dup2 onto
-// itself would leave O_CLOEXEC set, hence the fcntl.
-bool install_descriptor(int fd, int target) noexcept {
-  if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0;
-  return ::dup2(fd, target) == target;
-}
-
-// Runs in the forked child. Only async-signal-safe calls are allowed here:
-// another thread of the test may have held a lock (malloc's, say) at fork.
-[[noreturn]] void exec_in_child(char* const* argv, char* const* envp, int stdin_fd, int log_fd,
-                                pid_t parent, int highest_fd) noexcept {
-  // The parent's death kills the server. If the parent died before prctl
-  // took effect, getppid() no longer names it and the signal never comes.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
-    ::_exit(126);
-  }
-  // Signals blocked by the test thread would otherwise stay blocked in
-  // redis-server, which then ignores SIGTERM.
-  sigset_t nothing_blocked;
-  ::sigemptyset(&nothing_blocked);
-  // The child has a single thread, and sigprocmask is async-signal-safe.
-  ::sigprocmask(SIG_SETMASK, &nothing_blocked, nullptr);  // NOLINT(concurrency-mt-unsafe)
-  if (!install_descriptor(stdin_fd, STDIN_FILENO) || !install_descriptor(log_fd, STDOUT_FILENO) ||
-      !install_descriptor(log_fd, STDERR_FILENO)) {
-    ::_exit(126);
-  }
-  // hiredis and others open sockets without O_CLOEXEC; an inherited socket
-  // would keep a test's connection to another node open after it closed it.
-  if (::close_range(3, ~0U, 0) != 0) {
-    for (int fd = 3; fd <= highest_fd; ++fd) ::close(fd);
-  }
-  ::execve(argv[0], argv, envp);
-  ::_exit(127);
 }
 
 }  // namespace
@@ -331,7 +275,9 @@ void RedisServer::spawn() {
 
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
-  if (child == 0) exec_in_child(argv.data(), envp.data(), stdin_fd, log_fd, parent, highest_fd);
+  if (child == 0)
+    server_process::exec_in_child(argv.data(), envp.data(), stdin_fd, log_fd, parent, highest_fd,
+                                  {});
   const int fork_errno = errno;
   ::close(stdin_fd);
   ::close(log_fd);
