@@ -98,7 +98,11 @@ async def test_a_cancelled_wait_leaves_nothing_on_the_nodes(nodes, addresses):
                 raise AssertionError("never granted while held")
 
         task = asyncio.create_task(waiter())
-        await asyncio.sleep(0.2)
+        # Cancelled inside the wait: once it listens for the holder's release.
+        deadline = time.monotonic() + 5
+        while b":0\r\n" in nodes[0].command("PUBSUB", "NUMSUB", "redlock:released:doc:4"):
+            assert time.monotonic() < deadline, "the waiter never started waiting"
+            await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
