@@ -158,6 +158,10 @@ TEST_F(ReadWriteTest, TheReadersKeyExpiresWithTheLatestReader) {
   ASSERT_TRUE(short_one.ok());
   ASSERT_TRUE(long_one.ok());
   EXPECT_TRUE(eventually([&] { return nodes_listing("doc", short_one.lock->value.str()) == 5; }));
+  // Every node granted the short reader before now, so its deadline on
+  // every node has passed 400 ms from now (a majority's view may say so
+  // earlier than the last node's).
+  const auto short_ended_everywhere = std::chrono::steady_clock::now() + milliseconds(400);
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     const long long left = cluster.node(i).probe().pttl(key_of("doc"));
     EXPECT_GT(left, 1000) << "node " << i << ": the key must live as long as its latest reader";
@@ -169,7 +173,8 @@ TEST_F(ReadWriteTest, TheReadersKeyExpiresWithTheLatestReader) {
   EXPECT_EQ(client.extend(*short_one.lock).error, make_error_code(errc::lost));
   EXPECT_TRUE(client.extend(*long_one.lock).ok());
   // The last live reader gone, the key goes with it (and with it the
-  // expired one's entry).
+  // expired one's entry), once the short reader has expired on every node.
+  std::this_thread::sleep_until(short_ended_everywhere + milliseconds(20));
   EXPECT_EQ(client.release(*long_one.lock).released, 5u);
   EXPECT_EQ(nodes_holding(cluster, "doc"), 0u);
 }
