@@ -33,6 +33,7 @@ constexpr std::string_view kMinimalKeyPrefix = "bench:raw:";
 // What the library's key scheme makes of resource "raw:<n>" (default prefix).
 constexpr std::string_view kLockKeyPrefix = "redlock:lock:raw:";
 constexpr std::string_view kChannelPrefix = "redlock:released:raw:";
+constexpr std::string_view kWaitingPrefix = "redlock:waiting:raw:";
 constexpr std::string_view kPrefix = "redlock:";
 constexpr std::string_view kDefenceOn = "1";
 constexpr std::string_view kMarkerValue = "redlock-node-transport-bench";
@@ -88,6 +89,7 @@ struct RawFanoutDriver::Cycle {
   std::string key;
   std::string resource;  // library_scripts only
   std::string channel;   // library_scripts only
+  std::string waiting;   // library_scripts only
   std::size_t set_replies = 0;
   std::size_t set_ok = 0;
   std::size_t release_replies = 0;
@@ -252,8 +254,12 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
     cycle = free_cycles_.back();
     free_cycles_.pop_back();
   }
-  *cycle = Cycle{this, worker, std::move(cycle->key), std::move(cycle->resource),
-                 std::move(cycle->channel)};
+  *cycle = Cycle{this,
+                 worker,
+                 std::move(cycle->key),
+                 std::move(cycle->resource),
+                 std::move(cycle->channel),
+                 std::move(cycle->waiting)};
   std::array<char, 24> digits{};
   const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), next_key_++).ptr;
   const std::string_view number(digits.data(), static_cast<std::size_t>(end - digits.data()));
@@ -263,6 +269,7 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
     cycle->key.assign(kLockKeyPrefix).append(number);
     cycle->resource.assign("raw:").append(number);
     cycle->channel.assign(kChannelPrefix).append(number);
+    cycle->waiting.assign(kWaitingPrefix).append(number);
   }
   for (auto& link : links_) {
     ++cycle->callbacks_owed;
@@ -270,9 +277,9 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
         commands_ == RawCommands::minimal
             ? send<6>(link->context, set_reply_callback, cycle,
                       {"SET", cycle->key, kValue, "NX", "PX", kTtl})
-            : send<11>(link->context, set_reply_callback, cycle,
+            : send<15>(link->context, set_reply_callback, cycle,
                        {"EVALSHA", shas_[0], "4", marker_key_, recovering_key_, fence_key_,
-                        cycle->key, kValue, kTtl, cycle->resource, kDefenceOn});
+                        cycle->key, kValue, kTtl, cycle->resource, kDefenceOn, "", "", "", "0"});
     if (sent != REDIS_OK) {
       --cycle->callbacks_owed;
       ++cycle->set_replies;
@@ -305,11 +312,12 @@ void RawFanoutDriver::send_release(Cycle& cycle) {
   for (auto& link : links_) {
     ++cycle.callbacks_owed;
     const std::string& sha = shas_.back();
-    const int sent = commands_ == RawCommands::minimal
-                         ? send<5>(link->context, release_reply_callback, &cycle,
-                                   {"EVALSHA", sha, "1", cycle.key, kValue})
-                         : send<6>(link->context, release_reply_callback, &cycle,
-                                   {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel});
+    const int sent =
+        commands_ == RawCommands::minimal
+            ? send<5>(link->context, release_reply_callback, &cycle,
+                      {"EVALSHA", sha, "1", cycle.key, kValue})
+            : send<7>(link->context, release_reply_callback, &cycle,
+                      {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel, cycle.waiting});
     if (sent != REDIS_OK) {
       --cycle.callbacks_owed;
       ++cycle.release_replies;

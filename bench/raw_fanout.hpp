@@ -42,8 +42,9 @@ namespace redlock::bench {
 enum class RawCommands {
   // SET key value NX PX 10000; EVALSHA <compare-and-delete> 1 key value.
   minimal,
-  // EVALSHA <acquire> 4 lock fence marker recovering value 10000 resource 1;
-  // EVALSHA <release> 1 lock value channel: what redlock::AsyncClient sends.
+  // EVALSHA <acquire> 4 lock fence marker recovering value 10000 resource 1
+  // and an empty place in line; EVALSHA <release> 1 lock value channel
+  // waiting-line: what redlock::AsyncClient sends for an uncontended lock.
   library_scripts,
 };
 

@@ -1,6 +1,9 @@
 #include "operations/acquire_operation.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <string>
 
@@ -20,6 +23,23 @@ constexpr int kMaxFenceRounds = 3;
 // entry's life (docs/safety.md, "Fair locks").
 constexpr Milliseconds kQueueEntryTtl{400};
 constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
+// A mutex waiter's place in the waiting line outlives the longest pause
+// between its attempts (twice the mean retry delay) by this much: a live
+// waiter keeps its place while it sleeps, and a dead one is dropped soon
+// after (or named once by a release, which takes its place).
+constexpr Milliseconds kLineLeaseSlack{100};
+
+// A waiter's id in the nodes' waiting lines: unique among every client's
+// waiters (a random prefix drawn once, the process id, which tells forked
+// children apart, and a count), without a getrandom(2) per acquire.
+// Published by the releases that name it, so it is not a lock value:
+// knowing it lets no one release or extend anything.
+std::string next_waiter_id() {
+  static const std::string random_prefix = LockValue::random().str().substr(0, 16);
+  static std::atomic<std::uint64_t> count{0};
+  return random_prefix + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(count.fetch_add(1, std::memory_order_relaxed));
+}
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
@@ -142,12 +162,16 @@ void AcquireOperation::send_attempt() {
   auto& nodes = core_.nodes();
   auto self = shared_from_this();
   if (kind_ == LockKind::single) {
+    const bool was_in_line = in_line_;
+    const bool lining_up = line_up();
+    const std::string_view line = lining_up ? std::string_view(waiting_key_) : std::string_view();
     for (auto& node : nodes) {
-      node->send(
-          script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
-          {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(), defence_flag_},
-          true, attempt_.started(), self, attempt_.tag());
+      node->send(script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
+                 {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(),
+                  defence_flag_, line, waiter_id_, lease_text_, was_in_line ? "1" : "0"},
+                 true, attempt_.started(), self, attempt_.tag());
     }
+    in_line_ = was_in_line || lining_up;
     return;
   }
   attempt_call_.args[0] = value_.str();
@@ -172,6 +196,20 @@ void AcquireOperation::send_attempt() {
     node->send_call(attempt_call_, true, attempt_.started(), self, attempt_.tag());
   }
 }
+
+bool AcquireOperation::line_up() {
+  // A try-lock never waits, so it never takes a place anyone would name.
+  if (plan_.max_retries == 0) return false;
+  if (waiter_id_.empty()) {
+    const LockConfig& lock = core_.config().lock;
+    waiter_id_ = next_waiter_id();
+    waiting_key_ = waiting_key(lock.key_prefix, resource_.str());
+    lease_text_ = std::to_string((2 * plan_.mean_delay + kLineLeaseSlack).count());
+  }
+  return true;
+}
+
+std::string_view AcquireOperation::waiter_id() const noexcept { return waiter_id_; }
 
 Decision AcquireOperation::attempt_decision() const noexcept {
   if (kind_ != LockKind::permit) return attempt_.decision();
@@ -265,8 +303,12 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
                                   TimePoint expires_at, std::int64_t permit) {
   if (kind_ == LockKind::single || kind_ == LockKind::fair) {
     // (A fair waiter's failed grant is undone without giving up its place.)
-    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
-                                      {value.str(), announce ? channel_ : kNoChannel}, expires_at);
+    // (Announced, it names the next waiter in line as a release does.)
+    core_.nodes()[node]->send_cleanup(
+        script(ScriptId::release), {lock_key_},
+        {value.str(), announce ? channel_ : kNoChannel,
+         announce && kind_ == LockKind::single ? std::string_view(waiting_key_) : kNoChannel},
+        expires_at);
     return;
   }
   core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);
@@ -520,6 +562,17 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
 }
 
 void AcquireOperation::leave_queue() {
+  if (in_line_) {
+    in_line_ = false;
+    ScriptCall call;
+    call.script = &script(ScriptId::queue_leave);
+    call.keys = {waiting_key_};
+    call.args = {waiter_id_};
+    // A place lasts at most its lease: after that there is nothing to undo.
+    const TimePoint expires_at =
+        core_.clock().now() + 2 * plan_.mean_delay + Milliseconds(kLineLeaseSlack);
+    for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+  }
   if (!queued_) return;
   queued_ = false;
   ScriptCall call;
@@ -588,6 +641,10 @@ void AcquireOperation::succeed(Microseconds validity) {
     lock.queue_id = queue_id_;
     queued_ = false;  // the place goes with the lock's release
   }
+  // The nodes that granted this attempt took the waiter out of their line;
+  // one that refused it put it back at the end.
+  if (busy_ > 0) leave_queue();
+  in_line_ = false;
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);
   Metrics& metrics = core_.metrics();

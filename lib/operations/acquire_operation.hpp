@@ -44,6 +44,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   void cancel() override;
   void abort(std::error_code why) override;
   bool wake() override;
+  [[nodiscard]] std::string_view waiter_id() const noexcept override;
 
  private:
   // Where the acquire stands; exactly one at a time.
@@ -87,9 +88,14 @@ class AcquireOperation final : public Operation, public Wakeable {
   void begin_ticket(std::error_code why, Microseconds pause);
   void send_ticket_round();
   void on_ticket_response(std::size_t node, const NodeResponse& response);
-  // Fair: gives up the waiter's place on every node (a fair acquire that
-  // ends without the lock).
+  // Gives up the waiter's place on every node: a fair waiter's in the
+  // queue, a mutex waiter's in the waiting line (an acquire that ends
+  // without the lock, or won while some node lined it up again).
   void leave_queue();
+  // Mutex: whether this attempt takes a place in the waiting line when it
+  // is refused (whenever the acquire may retry); names the waiter the first
+  // time.
+  [[nodiscard]] bool line_up();
   // Subscribes to the release channels (once per acquire).
   void wait_for_release();
   void propose(std::uint64_t token);
@@ -205,6 +211,13 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool recovery_requested_ = false;
   // Subscribed to the resource's release channel (until the acquire ends).
   bool waiting_for_release_ = false;
+  // Mutex: the waiting line on the nodes (waiting_key), this waiter's id in
+  // it (made when it first lines up), how long a place lasts unless an
+  // attempt renews it, and whether an attempt may have taken one.
+  std::string waiting_key_;
+  std::string waiter_id_;
+  std::string lease_text_;
+  bool in_line_ = false;
   int free_attempts_ = 0;
   AcquireResult result_;
 };

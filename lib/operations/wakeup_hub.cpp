@@ -5,10 +5,11 @@
 namespace redlock::detail {
 
 namespace {
-// Releases remembered per channel. A release's copies arrive within about
-// one round trip of each other, during which only a few other releases of
-// the same resource can happen.
-constexpr std::size_t kReleasesRemembered = 8;
+// Releases remembered per channel (a value, and the named copies of it
+// acted on). A release's copies arrive within about one round trip of each
+// other, during which only a few other releases of the same resource can
+// happen.
+constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
 WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics)
@@ -62,25 +63,49 @@ void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe)
   }
 }
 
-void WakeupHub::on_message(std::string_view channel, std::string_view released_value) {
+void WakeupHub::on_message(std::string_view channel, std::string_view message) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  if (seen_before(entry->second, released_value)) return;  // another node's copy
+  // "@id value" names the waiter whose turn it is; a bare value names no
+  // one (lock values never start with '@').
+  std::string_view named;
+  std::string_view released_value = message;
+  if (message.starts_with('@')) {
+    const std::size_t space = message.find(' ');
+    if (space == std::string_view::npos) return;  // not a message this library sends
+    named = message.substr(1, space - 1);
+    released_value = message.substr(space + 1);
+  }
+  const bool first_copy = !seen_before(entry->second, released_value);
+  if (!named.empty() && seen_before(entry->second, message)) return;
+  if (named.empty() && !first_copy) return;  // another node's copy
   // Copy first: waking may end a waiter's acquire, and it then leaves, which
   // edits the list (and may erase the channel).
   std::vector<std::shared_ptr<Wakeable>> candidates;
   for (const auto& candidate : entry->second.waiters) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
+  if (!named.empty()) {
+    for (const auto& waiter : candidates) {
+      if (waiter->waiter_id() == named) {
+        (void)waiter->wake();
+        break;
+      }
+    }
+  }
+  if (!first_copy) return;
+  // The release's first copy: one of the waiters outside the line (none
+  // when it named someone and every waiter here is in line).
   for (const auto& waiter : candidates) {
+    if (!named.empty() && !waiter->waiter_id().empty()) continue;
     if (waiter->wake()) return;
   }
 }
 
-bool WakeupHub::seen_before(Channel& channel, std::string_view released_value) {
+bool WakeupHub::seen_before(Channel& channel, std::string_view seen) {
   auto& recent = channel.recent_releases;
-  if (std::find(recent.begin(), recent.end(), released_value) != recent.end()) return true;
-  recent.emplace_back(released_value);
+  if (std::find(recent.begin(), recent.end(), seen) != recent.end()) return true;
+  recent.emplace_back(seen);
   if (recent.size() > kReleasesRemembered) recent.pop_front();
   return false;
 }

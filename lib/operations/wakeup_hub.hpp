@@ -10,12 +10,18 @@
 // already acted on. The retry timer stays armed as the fallback for a missed
 // message.
 //
-// One release wakes one waiter of this client, the first in the order they
-// started waiting that is asleep: waking them all would only have them
-// collide on the nodes (a thundering herd), and the next release wakes the
-// next. The N nodes each publish the same release; the released value
-// identifies it, so it counts once, even when copies of two releases
-// interleave.
+// A release wakes one waiter of all the clients': waking them all would
+// only have them collide on the nodes (a thundering herd), and the next
+// release wakes the next. A mutex waiter refused by a node takes a place in
+// that node's waiting line (scripts.hpp, waiting_key), and the release
+// names the first live waiter in line, "@id value": the client whose waiter
+// has that id wakes it, the others wake none of their lined-up waiters. A
+// release that names no one (an empty line, a lock kind without a line)
+// wakes this client's first sleeping waiter, in the order they started
+// waiting, as it did before lines existed. The N nodes each publish the same
+// release; the released value identifies it, so it counts once, even when
+// copies of two releases interleave; a copy that names another waiter (the
+// nodes' lines differ) wakes that waiter as well.
 //
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
@@ -39,6 +45,10 @@ class Wakeable {
   // Loop thread: a release was published on the channel being waited on.
   // Returns whether the waiter acted on it (it was sleeping before a retry).
   virtual bool wake() = 0;
+  // The id under which the waiter takes places in the nodes' waiting line;
+  // empty for one that never does (it is woken only by releases that name
+  // no one). Loop thread.
+  [[nodiscard]] virtual std::string_view waiter_id() const noexcept { return {}; }
 
  protected:
   ~Wakeable() = default;
@@ -65,7 +75,7 @@ class WakeupHub {
 
  private:
   void ensure_connections();
-  void on_message(std::string_view channel, std::string_view released_value);
+  void on_message(std::string_view channel, std::string_view message);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
 
   LoopContext& loop_;
@@ -74,11 +84,13 @@ class WakeupHub {
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
-    std::deque<std::string> recent_releases;       // newest last, already counted
+    // Newest last, already acted on: released values, and "@id value" for
+    // a named waiter woken.
+    std::deque<std::string> recent_releases;
   };
-  // Whether `released_value` is a copy of a release this channel has seen;
-  // remembers it if not.
-  static bool seen_before(Channel& channel, std::string_view released_value);
+  // Whether `seen` (a released value, or a named message) was met before on
+  // this channel; remembers it if not.
+  static bool seen_before(Channel& channel, std::string_view seen);
 
   std::map<std::string, Channel, std::less<>> waiters_;
   RecentContention recent_contention_;

@@ -91,11 +91,10 @@ return 1
 )lua";
 
 const std::string_view kQueueLeaveBody = R"lua(
-if #KEYS ~= 2 or #ARGV ~= 1 then
+if #KEYS < 1 or #ARGV ~= 1 then
   return redis.error_reply('ERR queue_leave: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-redis.pcall('ZREM', KEYS[1], ARGV[1])
-redis.pcall('ZREM', KEYS[2], ARGV[1])
+for _, key in ipairs(KEYS) do redis.pcall('ZREM', key, ARGV[1]) end
 return 1
 )lua";
 

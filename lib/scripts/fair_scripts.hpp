@@ -35,8 +35,10 @@ extern const std::string_view kTicketEnqueueBody;
 //   waiter id. The mutex's release of the value, and the waiter's entry
 //   goes: 1 when the value was deleted, else 0.
 extern const std::string_view kFairReleaseBody;
-// queue_leave — KEYS: queue, due. ARGV: waiter id. The entry goes (a fair
-//   acquire that gave up); 1.
+// queue_leave — KEYS: the sorted sets that hold the waiter (a fair lock's
+//   queue and due, or a mutex's waiting line). ARGV: waiter id. Its entry
+//   goes from each (an acquire that gave up, or won while some node still
+//   lined it up); 1.
 extern const std::string_view kQueueLeaveBody;
 
 }  // namespace redlock::detail

@@ -99,8 +99,12 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
     case LockKind::single:
       call.script = &script(ScriptId::release);
       call.keys = {lock_key(keys, lock.resource.str())};
-      call.args = {lock.value.str(),
-                   announce ? release_channel(prefix, lock.resource.str()) : std::string()};
+      if (announce) {
+        call.args = {lock.value.str(), release_channel(prefix, lock.resource.str()),
+                     waiting_key(prefix, lock.resource.str())};
+      } else {
+        call.args = {lock.value.str(), std::string(), std::string()};
+      }
       break;
     case LockKind::fair:
       call.script = &script(ScriptId::fair_release);
@@ -127,8 +131,10 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
     case LockKind::permit:
       call.script = &script(ScriptId::release);
       call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit)};
+      // Permits have no waiting line: any waiter may take any permit.
       call.args = {lock.value.str(),
-                   announce ? permit_channel(prefix, lock.resource.str()) : std::string()};
+                   announce ? permit_channel(prefix, lock.resource.str()) : std::string(),
+                   std::string()};
       break;
   }
   return call;

@@ -94,48 +94,85 @@ end
 // The acquire: one call answers any number of requests, a lone one as a
 // batch of one; it opens with kNodeRules. KEYS: the node marker, the
 // recovering key and the fence hash, shared by every request, then each
-// request's lock key; ARGV: each request's value, ttl, resource and amnesia
-// flag. A request the node rules refuse gets their answer. Each request then
-// costs its SET (and its PTTL when busy, its HGET when fenced). Each
-// request's answer: {1, fence counter} when granted ({1, 0} unfenced),
-// {0, holder PTTL} when busy, {2, 0} when the node has no identity marker
-// (defence on) and {3, ms left} while it is recovering. Every command runs
-// under redis.pcall: an error (an ACL refusal, WRONGTYPE on the fence hash)
-// is the answer of the requests it concerns, never the whole call's, so a
-// request granted earlier in the batch keeps its grant.
+// request's lock key; ARGV: each request's value, ttl, resource, amnesia
+// flag, and its place in line: the waiting set's key ('' for a request that
+// does not wait in line), the waiter's id, the place's lease in ms and
+// whether an earlier attempt may have taken a place ("1"). A request the
+// node rules refuse gets their answer. Each request then costs its SET (and
+// its PTTL when busy, its HGET when fenced). A busy answer puts the waiter
+// at the back of the line, its place due when the lease runs out unless
+// another refusal renews it; a grant takes the waiter's place out of the
+// line. Each request's answer: {1, fence counter} when granted ({1, 0}
+// unfenced), {0, holder PTTL} when busy, {2, 0} when the node has no
+// identity marker (defence on) and {3, ms left} while it is recovering.
+// Every command runs under redis.pcall: an error (an ACL refusal,
+// WRONGTYPE on the fence hash) is the answer of the requests it concerns,
+// never the whole call's, so a request granted earlier in the batch keeps
+// its grant; a place in line that cannot be kept costs only the wake-up.
 constexpr std::string_view kAcquireBatch = R"lua(
 local n = #KEYS - 3
-if n < 1 or #ARGV ~= 4 * n then
+if n < 1 or #ARGV ~= 8 * n then
   return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local out = {}
 for i = 1, n do
-  local a = 4 * (i - 1)
-  out[i] = refusal(ARGV[a + 4]) or
-           writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3])
+  local a = 8 * (i - 1)
+  local reply = refusal(ARGV[a + 4]) or
+                writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3])
+  local waiting = ARGV[a + 5]
+  if waiting ~= '' and type(reply) == 'table' and reply.err == nil then
+    if reply[1] == 0 then
+      local lease = tonumber(ARGV[a + 7]) or 0
+      if lease > 0 then
+        redis.pcall('ZADD', waiting, node_ms() + lease, ARGV[a + 6])
+        redis.pcall('PEXPIRE', waiting, lease)
+      end
+    elseif reply[1] == 1 and ARGV[a + 8] == '1' then
+      redis.pcall('ZREM', waiting, ARGV[a + 6])
+    end
+  end
+  out[i] = reply
 end
 return out
 )lua";
 
 // The release (no shared keys). KEYS: each request's lock key; ARGV: each
-// request's value and release channel. Each request's GET, then one DEL of
-// every key released, then the PUBLISH of each released value: a value is
-// published only once its lock is gone, since the value alone lets anyone
-// extend or release that lock. A key released twice in one batch is
-// released once (the second finds it gone, as it would one request later).
-// Each request's answer: 1 when its value was deleted, else 0. Every
-// command runs under redis.pcall: a GET error (WRONGTYPE) or a refused
-// PUBLISH is that request's answer (its lock is deleted all the same); a
-// failed DEL is the answer of every request it was to release, and nothing
-// is published.
+// request's value, release channel and waiting set ('' for none). Each
+// request's GET, then one DEL of every key released, then the PUBLISH of
+// each released value: a value is published only once its lock is gone,
+// since the value alone lets anyone extend or release that lock. With a
+// waiting set, the message also names the waiter whose turn it is, "@id
+// value" (values never start with '@'): the first live place in line,
+// taken out of it (a named waiter that no longer waits then costs one
+// wake-up, not one per release); expired places met on the way are
+// dropped, at most 16 of them per release. A key released twice in
+// one batch is released once (the second finds it gone, as it would one
+// request later). Each request's answer: 1 when its value was deleted,
+// else 0. Every command runs under redis.pcall: a GET error (WRONGTYPE) or
+// a refused PUBLISH is that request's answer (its lock is deleted all the
+// same); a failed DEL is the answer of every request it was to release,
+// and nothing is published.
 constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
-if n < 1 or #ARGV ~= 2 * n then
+if n < 1 or #ARGV ~= 3 * n then
   return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function next_waiter(waiting)
+  local now
+  for _ = 1, 16 do
+    local head = redis.pcall('ZPOPMIN', waiting)
+    if type(head) ~= 'table' or head.err or #head < 2 then return nil end
+    if not now then
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+    if (tonumber(head[2]) or 0) > now then return head[1] end
+  end
+  return nil
 end
 local out, gone, doomed = {}, {}, {}
 for i = 1, n do
-  local key, value = KEYS[i], ARGV[2 * i - 1]
+  local key, value = KEYS[i], ARGV[3 * i - 2]
   local held = redis.pcall('GET', key)
   if held and type(held) == 'table' then
     out[i] = readers_or(key, held)
@@ -157,9 +194,14 @@ if #doomed > 0 then
   end
 end
 for i = 1, n do
-  local channel = ARGV[2 * i]
+  local channel = ARGV[3 * i - 1]
   if out[i] == 1 and channel ~= '' then
-    local published = redis.pcall('PUBLISH', channel, ARGV[2 * i - 1])
+    local message = ARGV[3 * i - 2]
+    if ARGV[3 * i] ~= '' then
+      local turn = next_waiter(ARGV[3 * i])
+      if turn then message = '@' .. turn .. ' ' .. message end
+    end
+    local published = redis.pcall('PUBLISH', channel, message)
     if type(published) == 'table' and published.err then out[i] = published end
   end
 end
@@ -264,9 +306,9 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
-      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 4, kScriptReplyBytes},
+      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 8, kScriptReplyBytes},
       {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
-      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 2, kScriptReplyBytes},
+      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 3, kScriptReplyBytes},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
@@ -346,10 +388,10 @@ bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {
   if (!key.starts_with(prefix)) return false;
   const std::string_view rest = key.substr(prefix.size());
   // The names below are the ones this file builds: marker_key,
-  // recovering_key, fence_key, queue_key, queue_due_key, permit_key,
-  // permit_count_key.
+  // recovering_key, fence_key, queue_key, queue_due_key, waiting_key,
+  // permit_key, permit_count_key.
   if (rest == "node" || rest == "recovering" || rest == "fence") return true;
-  for (const std::string_view space : {"queue:", "queue-due:", "sem:", "permits:"}) {
+  for (const std::string_view space : {"queue:", "queue-due:", "waiting:", "sem:", "permits:"}) {
     if (rest.starts_with(space)) return true;
   }
   return false;
@@ -395,6 +437,13 @@ std::string release_channel(std::string_view prefix, std::string_view resource) 
   channel.reserve(prefix.size() + 9 + resource.size());
   channel.append(prefix).append("released:").append(resource);
   return channel;
+}
+
+std::string waiting_key(std::string_view prefix, std::string_view resource) {
+  std::string key;
+  key.reserve(prefix.size() + 8 + resource.size());
+  key.append(prefix).append("waiting:").append(resource);
+  return key;
 }
 
 std::string queue_key(std::string_view prefix, std::string_view resource) {

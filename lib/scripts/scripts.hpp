@@ -105,16 +105,22 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // acquire — request KEYS: lock key; shared: node marker, recovering key,
 //   fence hash. ARGV: value, ttl ms, resource (empty for an unfenced
 //   acquire, which needs no counter), amnesia defence ("1" or "0"; with
-//   "0" the marker is not asked for, but the recovering key still refuses).
-//   Answers {done, fence counter} ({done, 0} unfenced), {refused, holder
-//   PTTL}, {unmarked, 0}, {recovering, ms left}.
+//   "0" the marker is not asked for, but the recovering key still refuses),
+//   then the waiter's place in line: waiting set (waiting_key, or empty
+//   for a request that does not wait), waiter id, lease ms, and "1" when
+//   an earlier attempt of the same acquire may hold a place. Answers
+//   {done, fence counter} ({done, 0} unfenced), {refused, holder PTTL},
+//   {unmarked, 0}, {recovering, ms left}; a refusal also (re)takes the
+//   waiter's place at the back of the line, a grant gives it up.
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
 //   never creates the key: an expired lock stays expired.
-// release — KEYS: lock key. ARGV: value, release channel. Deletes only our
-//   own value, then publishes the (now dead) value on the channel to wake
-//   waiters (an empty channel publishes nothing: an unlock nobody should
-//   hear); the value lets a waiter count one release once. Answers done or
-//   refused.
+// release — KEYS: lock key. ARGV: value, release channel, waiting set (or
+//   empty). Deletes only our own value, then publishes the (now dead) value
+//   on the channel to wake waiters (an empty channel publishes nothing: an
+//   unlock nobody should hear); the value lets a waiter count one release
+//   once. With a waiting set, the message is "@id value" when a waiter is in
+//   line: the first live one, whose place is taken (docs/engine.md,
+//   "Waiting for a release"). Answers done or refused.
 // fence — KEYS: fence hash; shared: node marker, recovering key. ARGV:
 //   resource, proposed token T, amnesia defence. Stores T only if the
 //   counter is strictly smaller, and never while recovering. Answers
@@ -154,13 +160,18 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string lock_key(const LockConfig& lock, std::string_view resource);
 // Whether `key`, a lock key, would be one of the library's own keys under
 // `prefix` (the marker, the recovering key, the fence hash, a fair lock's
-// queue, a semaphore's permit or count): a resource whose lock key a
+// queue, the waiters' line, a semaphore's permit or count): a resource whose lock key a
 // lock_key such as "{resource}" or "{prefix}{resource}" puts there is
 // refused (invalid_argument), so no lock ever overwrites them. Never with
 // the default lock_key, whose keys are all under `{prefix}lock:`.
 [[nodiscard]] bool is_bookkeeping_key(std::string_view prefix, std::string_view key);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
+// The mutex waiters' line for `resource` on a node: a sorted set of waiter
+// ids, each scored with the node-clock instant its place lapses. A release
+// names the first live one in its message, so that only that waiter, of
+// all the clients' waiters, tries at once.
+[[nodiscard]] std::string waiting_key(std::string_view prefix, std::string_view resource);
 // Where the leader elected for the election's resource announces its term:
 // the resource's release channel with "#elected" after it (under the
 // release channels' pattern, so the same ACL covers it; a lock named

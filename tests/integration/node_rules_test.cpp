@@ -99,8 +99,9 @@ TEST(NodeRules, TheRecoveryDelayBindsAClientWithoutTheDefence) {
   RedisProbe node(cluster.node(0).port());
   ASSERT_TRUE(node.set(kMarker, "marked"));
   ASSERT_TRUE(node.set(kRecovering, "recovering", std::chrono::milliseconds(60000)));
-  const Reply reply = node.command({"EVAL", body(ScriptId::acquire), "4", kMarker, kRecovering,
-                                    kFence, "redlock:lock:r", "value", "10000", "", "0"});
+  const Reply reply =
+      node.command({"EVAL", body(ScriptId::acquire), "4", kMarker, kRecovering, kFence,
+                    "redlock:lock:r", "value", "10000", "", "0", "", "", "", "0"});
   EXPECT_EQ(proposal_code(reply), detail::code(ReplyCode::recovering)) << reply.text;
   EXPECT_FALSE(node.exists("redlock:lock:r"));
 
@@ -162,7 +163,7 @@ TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   RedisProbe user(cluster.node(0).port());
   ASSERT_TRUE(user.command({"AUTH", "nodel", "secret"}).is_ok());
   const Reply reply =
-      user.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel});
+      user.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, ""});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   ASSERT_EQ(reply.elements.size(), 1U);
   EXPECT_EQ(reply.elements[0].kind, Reply::Kind::error) << "the failed DEL is its answer";

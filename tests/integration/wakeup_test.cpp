@@ -1,8 +1,13 @@
 // Release wake-ups: a waiter retries when the holder releases, not when its
-// (long) retry delay runs out; and its subscriptions go away afterwards.
+// (long) retry delay runs out; and its subscriptions go away afterwards. A
+// release wakes only the waiter whose turn it is, whichever client it
+// belongs to: the first in the nodes' waiting line.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "harness.hpp"
@@ -80,6 +85,84 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   EXPECT_EQ(gave_up.error, errc::not_acquired);
   const std::string channel = "redlock:released:held";
   EXPECT_TRUE(subscribers_become(cluster, channel, 0));
+  (void)client.release(*held.lock);
+}
+
+// How many waiters the resource's waiting line holds on every node, checked
+// until it is `count` (bounded).
+bool line_becomes(RedisCluster& cluster, const std::string& resource, long long count) {
+  const std::string key = "redlock:waiting:" + resource;
+  return eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      const Reply reply = cluster.node(i).probe().command({"ZCARD", key});
+      if (reply.integer != count) return false;
+    }
+    return true;
+  });
+}
+
+// Three waiters, each on its own client, line up one after another behind
+// a holder. Each release names one of them: each acquires on its second
+// attempt, in the order they lined up. Were every client to wake one of its
+// waiters on every release (as before the line), the later waiters would
+// try, and be refused, on every release before their turn.
+TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  AcquireResult held = holder_client.acquire(Resource("line"));
+  ASSERT_TRUE(held.ok());
+
+  constexpr std::size_t kWaiters = 3;
+  std::vector<std::unique_ptr<BlockingClient>> clients;
+  for (std::size_t i = 0; i < kWaiters; ++i) {
+    clients.push_back(std::make_unique<BlockingClient>(config_for(cluster)));
+  }
+  std::array<AcquireResult, kWaiters> results;
+  std::array<int, kWaiters> turn{};
+  std::atomic<int> served{0};
+  std::vector<std::thread> waiters;
+  bool lined_up = true;
+  for (std::size_t i = 0; i < kWaiters && lined_up; ++i) {
+    waiters.emplace_back([&, i] {
+      AcquireOptions options;
+      options.retry_delay = milliseconds(60000);  // only a wake-up brings a second attempt
+      options.wait = milliseconds(20000);
+      results[i] = clients[i]->acquire(Resource("line"), options);
+      turn[i] = served.fetch_add(1);
+      // Its release names the next waiter in line.
+      if (results[i].ok()) (void)clients[i]->release(*results[i].lock);
+    });
+    // The next waiter lines up behind this one on every node.
+    lined_up = line_becomes(cluster, "line", static_cast<long long>(i + 1));
+    EXPECT_TRUE(lined_up) << "waiter " << i << " never lined up";
+  }
+  (void)holder_client.release(*held.lock);
+  for (auto& waiter : waiters) waiter.join();
+  ASSERT_TRUE(lined_up);
+
+  for (std::size_t i = 0; i < kWaiters; ++i) {
+    ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].error.message();
+    EXPECT_EQ(results[i].attempts, 2) << "waiter " << i << " tried out of turn";
+    EXPECT_EQ(turn[i], static_cast<int>(i)) << "waiter " << i << " was served out of line";
+  }
+  // Each took its place out of the line when it won.
+  EXPECT_TRUE(line_becomes(cluster, "line", 0));
+}
+
+// A waiter that gives up takes its place out of every node's line, so no
+// release names it and wakes no one.
+TEST(Wakeup, AWaiterThatGivesUpLeavesTheLine) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster));
+  AcquireResult held = client.acquire(Resource("given-up"));
+  ASSERT_TRUE(held.ok());
+  AcquireOptions options;
+  options.wait = milliseconds(300);
+  // Its place would last two minutes (twice the retry delay) if it stayed.
+  options.retry_delay = milliseconds(60000);
+  AcquireResult gave_up = client.acquire(Resource("given-up"), options);
+  EXPECT_EQ(gave_up.error, errc::not_acquired);
+  EXPECT_TRUE(line_becomes(cluster, "given-up", 0));
   (void)client.release(*held.lock);
 }
 

@@ -44,8 +44,10 @@ TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500"}));
   const ScriptCall release = release_call(single(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r"}));
-  EXPECT_EQ(release_call(single(), keys(), false).args[1], "");
+  // Announced, it names the next waiter of the resource's waiting line.
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r"}));
+  // Unannounced, it wakes no one and names no one.
+  EXPECT_EQ(release_call(single(), keys(), false).args, (std::vector<std::string>{"v", "", ""}));
 }
 
 TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
@@ -65,7 +67,8 @@ TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   const ScriptCall release = release_call(permit(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2"}));
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool"}));
+  // Permits have no waiting line.
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", ""}));
 }
 
 TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
@@ -73,8 +76,8 @@ TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"r", "s"}));
   const ScriptCall release = release_call(single(), keys("{resource}"), true);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"r"}));
-  // The release channel stays under the prefix.
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r"}));
+  // The release channel and the waiting line stay under the prefix.
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r"}));
   Lock fair = single();
   fair.queue_id = "q";
   const ScriptCall fair_release = release_call(fair, keys("locks/{resource}"), true);

@@ -50,6 +50,7 @@ TEST(BookkeepingKeys, AreTheLibrarysOwnKeysUnderThePrefix) {
   EXPECT_TRUE(is_bookkeeping_key(prefix, fence_key(prefix)));
   EXPECT_TRUE(is_bookkeeping_key(prefix, queue_key(prefix, "r")));
   EXPECT_TRUE(is_bookkeeping_key(prefix, queue_due_key(prefix, "r")));
+  EXPECT_TRUE(is_bookkeeping_key(prefix, waiting_key(prefix, "r")));
   EXPECT_TRUE(is_bookkeeping_key(prefix, permit_key(prefix, "pool", 0)));
   EXPECT_TRUE(is_bookkeeping_key(prefix, permit_count_key(prefix, "pool")));
   EXPECT_FALSE(is_bookkeeping_key(prefix, lock_key(LockConfig{}, "node")));
