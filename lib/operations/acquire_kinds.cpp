@@ -75,15 +75,20 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
   if (kind_ == LockKind::shared) {
     call.script = &script(ScriptId::read_release);
     call.keys = {lock_key_};
-    call.args = {value.str(), std::string(channel)};
+    call.args = {
+        value.str(), std::string(channel),
+        announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string()};
     return call;
   }
   if (kind_ == LockKind::multi) {
     call.script = &script(ScriptId::release_all);
     call.keys = lock_keys_;
     call.args = {value.str()};
-    for (const std::string& each : channels_) {
-      call.args.emplace_back(announce ? std::string_view(each) : kNoChannel);
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      call.args.emplace_back(announce ? std::string_view(channels_[i]) : kNoChannel);
+      call.args.emplace_back(announce
+                                 ? waiting_key(core_.config().lock.key_prefix, resources_[i].str())
+                                 : std::string());
     }
     return call;
   }
@@ -100,6 +105,7 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
   for (std::uint32_t j = 0; j < permits_; ++j) {
     call.keys.push_back(permit_prefix_ + std::to_string(j));
     call.args.emplace_back(channel);
+    call.args.emplace_back();  // permits have no waiting line
   }
   return call;
 }

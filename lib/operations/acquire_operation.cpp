@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <string>
 
@@ -28,18 +27,6 @@ constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
 // waiter keeps its place while it sleeps, and a dead one is dropped soon
 // after (or named once by a release, which takes its place).
 constexpr Milliseconds kLineLeaseSlack{100};
-
-// A waiter's id in the nodes' waiting lines: unique among every client's
-// waiters (a random prefix drawn once, the process id, which tells forked
-// children apart, and a count), without a getrandom(2) per acquire.
-// Published by the releases that name it, so it is not a lock value:
-// knowing it lets no one release or extend anything.
-std::string next_waiter_id() {
-  static const std::string random_prefix = LockValue::random().str().substr(0, 16);
-  static std::atomic<std::uint64_t> count{0};
-  return random_prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(count.fetch_add(1, std::memory_order_relaxed));
-}
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
@@ -202,14 +189,12 @@ bool AcquireOperation::line_up() {
   if (plan_.max_retries == 0) return false;
   if (waiter_id_.empty()) {
     const LockConfig& lock = core_.config().lock;
-    waiter_id_ = next_waiter_id();
+    waiter_id_ = core_.wakeups().line_member();
     waiting_key_ = waiting_key(lock.key_prefix, resource_.str());
     lease_text_ = std::to_string((2 * plan_.mean_delay + kLineLeaseSlack).count());
   }
   return true;
 }
-
-std::string_view AcquireOperation::waiter_id() const noexcept { return waiter_id_; }
 
 Decision AcquireOperation::attempt_decision() const noexcept {
   if (kind_ != LockKind::permit) return attempt_.decision();
@@ -304,11 +289,11 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
   if (kind_ == LockKind::single || kind_ == LockKind::fair) {
     // (A fair waiter's failed grant is undone without giving up its place.)
     // (Announced, it names the next waiter in line as a release does.)
-    core_.nodes()[node]->send_cleanup(
-        script(ScriptId::release), {lock_key_},
-        {value.str(), announce ? channel_ : kNoChannel,
-         announce && kind_ == LockKind::single ? std::string_view(waiting_key_) : kNoChannel},
-        expires_at);
+    const std::string line =
+        announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string();
+    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
+                                      {value.str(), announce ? channel_ : kNoChannel, line},
+                                      expires_at);
     return;
   }
   core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);
@@ -609,6 +594,11 @@ void AcquireOperation::wait_for_release() {
   // subscribed until the acquire completes (wakeup_hub.hpp).
   waiting_for_release_ = true;
   const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+  if (in_line_) {
+    // In line: woken only when a release names this waiter (wakeup_hub.hpp).
+    core_.wakeups().wait_in_line(waiter_id_, self);
+    return;
+  }
   for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
 }
 
@@ -623,6 +613,8 @@ bool AcquireOperation::wake() {
 void AcquireOperation::stop_waiting_for_release() {
   if (!waiting_for_release_) return;
   waiting_for_release_ = false;
+  // (Whichever it listened on; leaving the other is a no-op.)
+  if (!waiter_id_.empty()) core_.wakeups().leave_line(waiter_id_);
   for (const std::string& channel : channels_) core_.wakeups().leave(channel, this);
 }
 

@@ -1,6 +1,10 @@
 #include "operations/wakeup_hub.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 
@@ -13,7 +17,11 @@ constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
 WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics)
-    : loop_(loop), config_(config), metrics_(metrics) {}
+    : loop_(loop),
+      config_(config),
+      metrics_(metrics),
+      wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))) {
+}
 
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
@@ -26,6 +34,7 @@ void WakeupHub::ensure_connections() {
     NodeConnection* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.
     connection->set_ready_handler([this, raw] {
+      if (wake_subscribed_) raw->send_command({"SUBSCRIBE", wake_channel_});
       for (const auto& entry : waiters_) raw->send_command({"SUBSCRIBE", entry.first});
     });
     connection->start();
@@ -63,43 +72,75 @@ void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe)
   }
 }
 
+std::string WakeupHub::line_member() {
+  return wake_channel_ + " " + std::to_string(next_number_++);
+}
+
+namespace {
+// The number at the end of a line member or at the start of a named
+// release's message; none when the text has none.
+std::optional<std::uint64_t> number_in(std::string_view digits) {
+  std::uint64_t number = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  if (error != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return number;
+}
+}  // namespace
+
+void WakeupHub::wait_in_line(std::string_view member, const std::shared_ptr<Wakeable>& waiter) {
+  if (closed_) return;
+  const std::size_t space = member.rfind(' ');
+  if (space == std::string_view::npos) return;
+  const std::optional<std::uint64_t> number = number_in(member.substr(space + 1));
+  if (!number) return;
+  ensure_connections();
+  if (!wake_subscribed_) {
+    // Kept from the first waiter on: one subscription per node for the
+    // client's life, instead of one per waiter.
+    wake_subscribed_ = true;
+    subscribe_everywhere(wake_channel_, true);
+  }
+  line_.insert_or_assign(*number, waiter);
+}
+
+void WakeupHub::leave_line(std::string_view member) {
+  const std::size_t space = member.rfind(' ');
+  if (space == std::string_view::npos) return;
+  if (const std::optional<std::uint64_t> number = number_in(member.substr(space + 1))) {
+    line_.erase(*number);
+  }
+}
+
 void WakeupHub::on_message(std::string_view channel, std::string_view message) {
+  if (channel == wake_channel_) {
+    on_named(message);
+    return;
+  }
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  // "@id value" names the waiter whose turn it is; a bare value names no
-  // one (lock values never start with '@').
-  std::string_view named;
-  std::string_view released_value = message;
-  if (message.starts_with('@')) {
-    const std::size_t space = message.find(' ');
-    if (space == std::string_view::npos) return;  // not a message this library sends
-    named = message.substr(1, space - 1);
-    released_value = message.substr(space + 1);
-  }
-  const bool first_copy = !seen_before(entry->second, released_value);
-  if (!named.empty() && seen_before(entry->second, message)) return;
-  if (named.empty() && !first_copy) return;  // another node's copy
+  if (seen_before(entry->second, message)) return;  // another node's copy
   // Copy first: waking may end a waiter's acquire, and it then leaves, which
   // edits the list (and may erase the channel).
   std::vector<std::shared_ptr<Wakeable>> candidates;
   for (const auto& candidate : entry->second.waiters) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
-  if (!named.empty()) {
-    for (const auto& waiter : candidates) {
-      if (waiter->waiter_id() == named) {
-        (void)waiter->wake();
-        break;
-      }
-    }
-  }
-  if (!first_copy) return;
-  // The release's first copy: one of the waiters outside the line (none
-  // when it named someone and every waiter here is in line).
   for (const auto& waiter : candidates) {
-    if (!named.empty() && !waiter->waiter_id().empty()) continue;
     if (waiter->wake()) return;
   }
+}
+
+void WakeupHub::on_named(std::string_view message) {
+  // "number value": the copies of one release that name the same waiter
+  // are one message.
+  if (seen_before(wake_seen_, message)) return;
+  const std::size_t space = message.find(' ');
+  if (space == std::string_view::npos) return;
+  const std::optional<std::uint64_t> number = number_in(message.substr(0, space));
+  if (!number) return;
+  const auto found = line_.find(*number);
+  if (found == line_.end()) return;  // no longer waiting
+  if (auto waiter = found->second.lock()) (void)waiter->wake();
 }
 
 bool WakeupHub::seen_before(Channel& channel, std::string_view seen) {
@@ -114,6 +155,7 @@ void WakeupHub::close() {
   if (closed_) return;
   closed_ = true;
   waiters_.clear();
+  line_.clear();
   for (auto& connection : subscribers_) connection->close();
 }
 

@@ -12,21 +12,29 @@
 //
 // A release wakes one waiter of all the clients': waking them all would
 // only have them collide on the nodes (a thundering herd), and the next
-// release wakes the next. A mutex waiter refused by a node takes a place in
-// that node's waiting line (scripts.hpp, waiting_key), and the release
-// names the first live waiter in line, "@id value": the client whose waiter
-// has that id wakes it, the others wake none of their lined-up waiters. A
-// release that names no one (an empty line, a lock kind without a line)
-// wakes this client's first sleeping waiter, in the order they started
-// waiting, as it did before lines existed. The N nodes each publish the same
-// release; the released value identifies it, so it counts once, even when
-// copies of two releases interleave; a copy that names another waiter (the
-// nodes' lines differ) wakes that waiter as well.
+// release wakes the next. A mutex waiter joins its client's line: it gets
+// an id, a member of the nodes' waiting lines (scripts.hpp, waiting_key)
+// made of the client's wake channel and a number, and each attempt the
+// nodes refuse puts it at the back of their line. A release names the first
+// live waiter in line by publishing "number value" on that waiter's client's
+// wake channel, which the hub subscribes on every node once, at the first
+// waiter, and keeps: only that client hears it, and it wakes only that
+// waiter. Waiters in line do not listen on the resource's channel, so the
+// other clients hear nothing of the release.
+//
+// The resource's channel still carries every release, for the waiters
+// outside any line (the other lock kinds, leader observers): one release
+// wakes this client's first sleeping waiter of them, in the order they
+// started waiting. The N nodes each publish the same release; the released
+// value identifies it, so it counts once, even when copies of two releases
+// interleave; a copy that names another waiter of this client (the nodes'
+// lines differ) wakes that waiter as well.
 //
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -45,10 +53,6 @@ class Wakeable {
   // Loop thread: a release was published on the channel being waited on.
   // Returns whether the waiter acted on it (it was sleeping before a retry).
   virtual bool wake() = 0;
-  // The id under which the waiter takes places in the nodes' waiting line;
-  // empty for one that never does (it is woken only by releases that name
-  // no one). Loop thread.
-  [[nodiscard]] virtual std::string_view waiter_id() const noexcept { return {}; }
 
  protected:
   ~Wakeable() = default;
@@ -66,6 +70,18 @@ class WakeupHub {
   // `channel`, until leave().
   void wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter);
   void leave(const std::string& channel, const Wakeable* waiter);
+  // A new waiter's id in the nodes' waiting lines (a member of
+  // waiting_key's sorted set): this client's wake channel, a space, and a
+  // number no other waiter of this client has. Costs no I/O: an acquire
+  // takes one before its first attempt, which may already line it up.
+  [[nodiscard]] std::string line_member();
+  // `waiter`, whose id is `member`, is woken (at most once per release
+  // naming it) when a node's release names it, until leave_line(). The
+  // first call subscribes the wake channel on every node; a release that
+  // names the waiter before that subscription reached a node is missed
+  // there, and the waiter's retry timer stands in.
+  void wait_in_line(std::string_view member, const std::shared_ptr<Wakeable>& waiter);
+  void leave_line(std::string_view member);
   void close();
 
   // Channels subscribed right now (for tests and diagnosis).
@@ -93,6 +109,15 @@ class WakeupHub {
   static bool seen_before(Channel& channel, std::string_view seen);
 
   std::map<std::string, Channel, std::less<>> waiters_;
+  // The line: this client's wake channel (under the release channels'
+  // pattern), whether it is subscribed, its waiters by number, and the
+  // named releases already acted on.
+  std::string wake_channel_;
+  bool wake_subscribed_ = false;
+  std::uint64_t next_number_ = 0;
+  std::map<std::uint64_t, std::weak_ptr<Wakeable>> line_;
+  Channel wake_seen_;
+  void on_named(std::string_view message);
   RecentContention recent_contention_;
   bool closed_ = false;
 };

@@ -73,7 +73,7 @@ return {1, ARGV[2]}
 )lua";
 
 const std::string_view kFairReleaseBody = R"lua(
-if #KEYS ~= 3 or #ARGV ~= 3 then
+if #KEYS ~= 3 or #ARGV ~= 4 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 redis.pcall('ZREM', KEYS[2], ARGV[3])
@@ -86,6 +86,7 @@ if type(deleted) == 'table' and deleted.err then return deleted end
 if ARGV[2] ~= '' then
   local published = redis.pcall('PUBLISH', ARGV[2], ARGV[1])
   if type(published) == 'table' and published.err then return published end
+  name_next(ARGV[4], ARGV[1])
 end
 return 1
 )lua";

@@ -32,7 +32,8 @@ extern const std::string_view kTicketDrawBody;
 //   and records the waiter: {1, T}, or the node rules' refusal.
 extern const std::string_view kTicketEnqueueBody;
 // fair_release — KEYS: lock key, queue, due. ARGV: value, release channel,
-//   waiter id. The mutex's release of the value, and the waiter's entry
+//   waiter id, the mutex waiters' waiting set. The mutex's release of the
+//   value (naming the next mutex waiter in line), and the waiter's entry
 //   goes: 1 when the value was deleted, else 0.
 extern const std::string_view kFairReleaseBody;
 // queue_leave — KEYS: the sorted sets that hold the waiter (a fair lock's

@@ -74,23 +74,27 @@ const std::string_view kReleaseAllBody = R"lua(
 local function failed(reply)
   return type(reply) == 'table' and reply.err ~= nil
 end
-if #KEYS < 1 or #ARGV ~= 1 + #KEYS then
+if #KEYS < 1 or #ARGV ~= 1 + 2 * #KEYS then
   return redis.error_reply('ERR release_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local doomed, channels = {}, {}
+local doomed, released = {}, {}
 for i = 1, #KEYS do
   local held = redis.pcall('GET', KEYS[i])
   if failed(held) then return readers_or(KEYS[i], held) end
   if held == ARGV[1] then
     doomed[#doomed + 1] = KEYS[i]
-    channels[#channels + 1] = ARGV[1 + i]
+    released[#released + 1] = i
   end
 end
 if #doomed == 0 then return 0 end
 local deleted = redis.pcall('DEL', unpack(doomed))
 if failed(deleted) then return deleted end
-for _, channel in ipairs(channels) do
-  if channel ~= '' then redis.pcall('PUBLISH', channel, ARGV[1]) end
+for _, i in ipairs(released) do
+  local channel = ARGV[2 * i]
+  if channel ~= '' then
+    redis.pcall('PUBLISH', channel, ARGV[1])
+    name_next(ARGV[2 * i + 1], ARGV[1])
+  end
 end
 return 1
 )lua";

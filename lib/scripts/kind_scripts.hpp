@@ -18,9 +18,10 @@ extern const std::string_view kAcquireAllBody;
 // extend_all — KEYS: the lock keys. ARGV: value, ttl ms. Extends every key
 //   when every key holds the value (1), else none (0).
 extern const std::string_view kExtendAllBody;
-// release_all — KEYS: the lock keys. ARGV: value, then one release channel
-//   per key ("" publishes nothing). Deletes every key that holds the value
-//   and then publishes the value on their channels; 1 when it deleted any,
+// release_all — KEYS: the lock keys. ARGV: value, then per key its release
+//   channel ("" publishes nothing) and waiting set ("" for none). Deletes
+//   every key that holds the value, then publishes the value on their
+//   channels and names the next waiter in each line; 1 when it deleted any,
 //   else 0.
 extern const std::string_view kReleaseAllBody;
 // fence_all — KEYS: node marker, recovering key, fence hash. ARGV: amnesia

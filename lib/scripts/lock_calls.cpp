@@ -110,15 +110,16 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
       call.script = &script(ScriptId::fair_release);
       call.keys = {lock_key(keys, lock.resource.str()), queue_key(prefix, lock.resource.str()),
                    queue_due_key(prefix, lock.resource.str())};
-      call.args = {lock.value.str(),
-                   announce ? release_channel(prefix, lock.resource.str()) : std::string(),
-                   lock.queue_id};
+      call.args = {
+          lock.value.str(), announce ? release_channel(prefix, lock.resource.str()) : std::string(),
+          lock.queue_id, announce ? waiting_key(prefix, lock.resource.str()) : std::string()};
       break;
     case LockKind::shared:
       call.script = &script(ScriptId::read_release);
       call.keys = {lock_key(keys, lock.resource.str())};
       call.args = {lock.value.str(),
-                   announce ? release_channel(prefix, lock.resource.str()) : std::string()};
+                   announce ? release_channel(prefix, lock.resource.str()) : std::string(),
+                   announce ? waiting_key(prefix, lock.resource.str()) : std::string()};
       break;
     case LockKind::multi:
       call.script = &script(ScriptId::release_all);
@@ -126,6 +127,7 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
       for (const Resource& resource : lock.resources) {
         call.keys.push_back(lock_key(keys, resource.str()));
         call.args.push_back(announce ? release_channel(prefix, resource.str()) : std::string());
+        call.args.push_back(announce ? waiting_key(prefix, resource.str()) : std::string());
       }
       break;
     case LockKind::permit:

@@ -134,7 +134,7 @@ return 1
 )lua";
 
 const std::string_view kReadReleaseBody = R"lua(
-if #KEYS ~= 1 or #ARGV ~= 2 then
+if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('ERR read_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local key, value = KEYS[1], ARGV[1]
@@ -155,6 +155,7 @@ else
   if ARGV[2] ~= '' then
     local published = redis.pcall('PUBLISH', ARGV[2], value)
     if failed(published) then return published end
+    name_next(ARGV[3], value)
   end
 end
 if tonumber(score) > now then return 1 end

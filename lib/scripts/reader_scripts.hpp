@@ -52,10 +52,11 @@ extern const std::string_view kReadAcquireBody;
 // read_extend — KEYS: lock key. ARGV: value, ttl ms. 1 when the value is a
 //   live reader (its deadline moves to now + ttl), else 0.
 extern const std::string_view kReadExtendBody;
-// read_release — KEYS: lock key. ARGV: value, release channel. Removes
-//   the reader; when it was the last one the key goes and the value is
-//   published on the channel ("" publishes nothing). 1 when the value was a
-//   live reader, else 0.
+// read_release — KEYS: lock key. ARGV: value, release channel, waiting
+//   set. Removes the reader; when it was the last one the key goes (or
+//   passes to the writer waiting), the value is published on the channel
+//   ("" publishes nothing) and the next mutex waiter in line is named. 1
+//   when the value was a live reader, else 0.
 extern const std::string_view kReadReleaseBody;
 
 }  // namespace redlock::detail

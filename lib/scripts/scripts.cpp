@@ -136,16 +136,44 @@ end
 return out
 )lua";
 
+// Every release that frees a mutex's key (the mutex's, the last reader's,
+// a fair holder's, a multi-resource lock's) names the waiter whose turn it
+// is, name_next(waiting set, released value): the first live place in the
+// line, taken out of it (a named waiter that no longer waits then costs one
+// wake-up, not one per release), whose id is "<wake channel> <number>",
+// gets "<number> <value>" published on that channel. Expired places met on
+// the way are dropped, at most 16 of them per release; an empty waiting
+// set's name ('') names no one.
+constexpr std::string_view kNameNext = R"lua(
+local function name_next(waiting, value)
+  if waiting == '' then return end
+  local now
+  for _ = 1, 16 do
+    local head = redis.pcall('ZPOPMIN', waiting)
+    if type(head) ~= 'table' or head.err or #head < 2 then return end
+    if not now then
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+    if (tonumber(head[2]) or 0) > now then
+      local space = string.find(head[1], ' ', 1, true)
+      if space then
+        redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
+                    string.sub(head[1], space + 1) .. ' ' .. value)
+      end
+      return
+    end
+  end
+end
+)lua";
+
 // The release (no shared keys). KEYS: each request's lock key; ARGV: each
 // request's value, release channel and waiting set ('' for none). Each
 // request's GET, then one DEL of every key released, then the PUBLISH of
 // each released value: a value is published only once its lock is gone,
 // since the value alone lets anyone extend or release that lock. With a
-// waiting set, the message also names the waiter whose turn it is, "@id
-// value" (values never start with '@'): the first live place in line,
-// taken out of it (a named waiter that no longer waits then costs one
-// wake-up, not one per release); expired places met on the way are
-// dropped, at most 16 of them per release. A key released twice in
+// waiting set, the release also names the waiter whose turn it is
+// (kNameNext). A key released twice in
 // one batch is released once (the second finds it gone, as it would one
 // request later). Each request's answer: 1 when its value was deleted,
 // else 0. Every command runs under redis.pcall: a GET error (WRONGTYPE) or
@@ -156,19 +184,6 @@ constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
 if n < 1 or #ARGV ~= 3 * n then
   return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
-end
-local function next_waiter(waiting)
-  local now
-  for _ = 1, 16 do
-    local head = redis.pcall('ZPOPMIN', waiting)
-    if type(head) ~= 'table' or head.err or #head < 2 then return nil end
-    if not now then
-      local t = redis.call('TIME')
-      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    end
-    if (tonumber(head[2]) or 0) > now then return head[1] end
-  end
-  return nil
 end
 local out, gone, doomed = {}, {}, {}
 for i = 1, n do
@@ -196,13 +211,12 @@ end
 for i = 1, n do
   local channel = ARGV[3 * i - 1]
   if out[i] == 1 and channel ~= '' then
-    local message = ARGV[3 * i - 2]
-    if ARGV[3 * i] ~= '' then
-      local turn = next_waiter(ARGV[3 * i])
-      if turn then message = '@' .. turn .. ' ' .. message end
+    local published = redis.pcall('PUBLISH', channel, ARGV[3 * i - 2])
+    if type(published) == 'table' and published.err then
+      out[i] = published
+    else
+      name_next(ARGV[3 * i], ARGV[3 * i - 2])
     end
-    local published = redis.pcall('PUBLISH', channel, message)
-    if type(published) == 'table' and published.err then out[i] = published end
   end
 end
 return out
@@ -286,12 +300,14 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireBatch);
   static const std::string extend = std::string(kReadersOr) + std::string(kExtendBatch);
-  static const std::string release = std::string(kReadersOr) + std::string(kReleaseBatch);
+  static const std::string release =
+      std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseBatch);
   static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
   static const std::string acquire_all =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
   static const std::string extend_all = std::string(kReadersOr) + std::string(kExtendAllBody);
-  static const std::string release_all = std::string(kReadersOr) + std::string(kReleaseAllBody);
+  static const std::string release_all =
+      std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseAllBody);
   static const std::string read_acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
   static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
@@ -300,8 +316,10 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string ticket_draw = std::string(kNodeRules) + std::string(kTicketDrawBody);
   static const std::string ticket_enqueue =
       std::string(kNodeRules) + std::string(kTicketEnqueueBody);
-  static const std::string fair_release = std::string(kReadersOr) + std::string(kFairReleaseBody);
-  static const std::string read_release = std::string(kReaderRules) + std::string(kReadReleaseBody);
+  static const std::string fair_release =
+      std::string(kReadersOr) + std::string(kNameNext) + std::string(kFairReleaseBody);
+  static const std::string read_release =
+      std::string(kReaderRules) + std::string(kNameNext) + std::string(kReadReleaseBody);
   static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
@@ -444,6 +462,10 @@ std::string waiting_key(std::string_view prefix, std::string_view resource) {
   key.reserve(prefix.size() + 8 + resource.size());
   key.append(prefix).append("waiting:").append(resource);
   return key;
+}
+
+std::string wake_channel(std::string_view prefix, std::string_view client) {
+  return std::string(prefix) + "released:@" + std::string(client);
 }
 
 std::string queue_key(std::string_view prefix, std::string_view resource) {

@@ -118,9 +118,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   empty). Deletes only our own value, then publishes the (now dead) value
 //   on the channel to wake waiters (an empty channel publishes nothing: an
 //   unlock nobody should hear); the value lets a waiter count one release
-//   once. With a waiting set, the message is "@id value" when a waiter is in
-//   line: the first live one, whose place is taken (docs/engine.md,
-//   "Waiting for a release"). Answers done or refused.
+//   once. With a waiting set, the first live waiter in line (whose place is
+//   taken) is also named: "<number> <value>" on the wake channel its id
+//   carries (docs/engine.md, "Waiting for a release"). Answers done or
+//   refused.
 // fence — KEYS: fence hash; shared: node marker, recovering key. ARGV:
 //   resource, proposed token T, amnesia defence. Stores T only if the
 //   counter is strictly smaller, and never while recovering. Answers
@@ -168,10 +169,16 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
 // The mutex waiters' line for `resource` on a node: a sorted set of waiter
-// ids, each scored with the node-clock instant its place lapses. A release
-// names the first live one in its message, so that only that waiter, of
-// all the clients' waiters, tries at once.
+// ids ("<wake channel> <number>"), each scored with the node-clock instant
+// its place lapses. A release names the first live one on its client's
+// wake channel, so that only that waiter, of all the clients' waiters,
+// tries at once.
 [[nodiscard]] std::string waiting_key(std::string_view prefix, std::string_view resource);
+// A client's wake channel, on which releases name its waiters:
+// `{prefix}released:@{client}`, under the release channels' pattern (so the
+// ACL that lets clients hear releases lets them hear these; a lock named
+// "@{client}" would share it, and its waiters' messages are ignored there).
+[[nodiscard]] std::string wake_channel(std::string_view prefix, std::string_view client);
 // Where the leader elected for the election's resource announces its term:
 // the resource's release channel with "#elected" after it (under the
 // release channels' pattern, so the same ACL covers it; a lock named

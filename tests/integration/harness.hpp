@@ -212,6 +212,55 @@ inline bool subscribers_become(RedisCluster& cluster, const std::string& channel
   });
 }
 
+// Waits (bounded) until the resource's waiting line holds `count` mutex
+// waiters on a majority of the nodes (on every node for 0). Not every node:
+// a fresh node that answered the first probe late waits out a recovery
+// delay, and until then answers "recovering", which takes no place in line.
+// `every_node` asks it of every node.
+inline bool line_becomes(RedisCluster& cluster, const std::string& resource, long long count,
+                         bool every_node = false) {
+  const std::string key = "redlock:waiting:" + resource;
+  const std::size_t needed = count == 0 || every_node ? cluster.size() : cluster.size() / 2 + 1;
+  return eventually([&] {
+    std::size_t agreeing = 0;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().command({"ZCARD", key}).integer == count) ++agreeing;
+    }
+    return agreeing >= needed;
+  });
+}
+
+// Waits (bounded by a recovery delay of `ttl`) until every node of a fresh
+// quorum carries its identity marker and none waits out a recovery delay:
+// for tests that need every node to vote.
+inline bool quorum_settles(RedisCluster& cluster, std::chrono::milliseconds ttl) {
+  return eventually(
+      [&] {
+        for (std::size_t i = 0; i < cluster.size(); ++i) {
+          RedisProbe probe = cluster.node(i).probe();
+          if (!probe.exists("redlock:node") || probe.exists("redlock:recovering")) return false;
+        }
+        return true;
+      },
+      ttl + std::chrono::seconds(5));
+}
+
+// Whether every node has this many clients listening on wake channels (a
+// client's, on which releases name its waiters in line; bounded wait).
+inline bool wake_listeners_become(RedisCluster& cluster, long long count) {
+  return eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      const Reply reply =
+          cluster.node(i).probe().command({"PUBSUB", "CHANNELS", "redlock:released:@*"});
+      if (reply.kind != Reply::Kind::array ||
+          static_cast<long long>(reply.elements.size()) != count) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
 // Counts nodes whose lock key exists.
 inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resource) {
   std::size_t count = 0;

@@ -174,5 +174,47 @@ TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   EXPECT_EQ(subscriber.next_message(), "after");
 }
 
+// A release names the first live waiter in line on its wake channel and
+// takes it out of the line; lapsed places go on the way. A node whose ACL
+// refuses the line's commands still releases and publishes: only the name
+// is missing.
+TEST(NodeRules, AReleaseNamesTheFirstLiveWaiterAndWorksWithoutTheLinesCommands) {
+  RedisCluster cluster{1};
+  RedisProbe admin(cluster.node(0).port());
+  const std::string key = "redlock:lock:doc";
+  const std::string channel = "redlock:released:doc";
+  const std::string line = "redlock:waiting:doc";
+  const std::string wake = "redlock:released:@client";
+  Subscriber named(cluster.node(0).port(), wake);
+  const auto fill_line = [&] {
+    ASSERT_TRUE(admin.set(key, "the-live-value"));
+    // A lapsed place (scored in 1970) before a live one.
+    (void)admin.command({"ZADD", line, "1", wake + " 6", "99999999999999", wake + " 7"});
+  };
+
+  fill_line();
+  Reply reply =
+      admin.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line});
+  ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
+  EXPECT_EQ(reply.elements.at(0).integer, 1);
+  EXPECT_EQ(named.next_message(), "7 the-live-value");
+  EXPECT_EQ(admin.command({"ZCARD", line}).integer, 0) << "named and lapsed places stay";
+
+  ASSERT_TRUE(
+      admin.command({"ACL", "SETUSER", "nopop", "on", ">secret", "~*", "&*", "+@all", "-zpopmin"})
+          .is_ok());
+  RedisProbe user(cluster.node(0).port());
+  ASSERT_TRUE(user.command({"AUTH", "nopop", "secret"}).is_ok());
+  fill_line();
+  Subscriber released(cluster.node(0).port(), channel);
+  reply =
+      user.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line});
+  ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
+  EXPECT_EQ(reply.elements.at(0).integer, 1) << "released all the same";
+  EXPECT_FALSE(admin.exists(key));
+  EXPECT_EQ(released.next_message(), "the-live-value");
+  EXPECT_EQ(admin.command({"ZCARD", line}).integer, 2) << "the line is left alone";
+}
+
 }  // namespace
 }  // namespace redlock::test

@@ -199,8 +199,10 @@ TEST_F(ReadWriteTest, AGuardedReaderRenewsAndItsLastReleaseWakesAWaitingWriter) 
     written = writers.acquire(Resource("doc"), patient);
     done = true;
   });
-  // Released once the writer listens on every node (bounded wait).
-  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:doc", 1));
+  // Released once the writer is in line and listens on every node (bounded
+  // wait).
+  EXPECT_TRUE(line_becomes(cluster, "doc", 1));
+  EXPECT_TRUE(wake_listeners_become(cluster, 1));
   EXPECT_FALSE(done.load()) << "the writer got in while a reader held the resource";
   (void)guard.release();
   EXPECT_TRUE(eventually([&] { return done.load(); }, milliseconds(3000)))

@@ -111,7 +111,8 @@ void exercise_wakeup_and_guard(RedisCluster& cluster, const QuorumConfig& config
     options.wait = milliseconds(10000);
     waited = waiter_client.acquire(Resource("handoff"), options);
   });
-  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:handoff", 1));
+  EXPECT_TRUE(line_becomes(cluster, "handoff", 1));
+  EXPECT_TRUE(wake_listeners_become(cluster, 1));
   const auto released_at = std::chrono::steady_clock::now();
   (void)holder.release(*held.lock);
   waiter.join();

@@ -56,7 +56,9 @@ TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r", "p:lock:s"}));
   const ScriptCall release = release_call(multi(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release_all);
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:released:s"}));
+  // Each resource's channel and waiting line.
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r",
+                                                    "p:released:s", "p:waiting:s"}));
 }
 
 TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
