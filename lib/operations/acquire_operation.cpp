@@ -22,10 +22,10 @@ constexpr int kMaxFenceRounds = 3;
 // entry's life (docs/safety.md, "Fair locks").
 constexpr Milliseconds kQueueEntryTtl{400};
 constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
-// A mutex waiter's place in the waiting line outlives the longest pause
-// between its attempts (twice the mean retry delay) by this much: a live
-// waiter keeps its place while it sleeps, and a dead one is dropped soon
-// after (or named once by a release, which takes its place).
+// A mutex waiters' line outlives the longest pause between a waiter's
+// attempts (twice the mean retry delay) by this much: while any waiter
+// lives, its refusals keep the line; a dead waiter's place goes when a
+// release names it, or with the line.
 constexpr Milliseconds kLineLeaseSlack{100};
 }  // namespace
 

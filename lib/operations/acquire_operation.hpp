@@ -211,9 +211,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Subscribed to the resource's release channel (until the acquire ends).
   bool waiting_for_release_ = false;
   // Mutex: the waiting line on the nodes (waiting_key), this waiter's id in
-  // it (WakeupHub::line_member, taken when it first lines up), how long a
-  // place lasts unless an attempt renews it, and whether an attempt may
-  // have taken one.
+  // it (WakeupHub::line_member, taken when it first lines up), how long the
+  // line lasts unless a refusal renews it, and whether an attempt may have
+  // taken a place.
   std::string waiting_key_;
   std::string waiter_id_;
   std::string lease_text_;

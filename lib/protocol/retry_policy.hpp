@@ -64,7 +64,11 @@ inline constexpr int kSplitRetrySpan = 3;
 // retries (exponentially weighted, a quarter to the newest) is at least
 // kContendedRetries and the last note is less than kContentionMemory old:
 // two clients taking turns on a briefly held lock need fewer (the one that
-// releases often takes it straight back), a queue of several needs more.
+// releases often takes it straight back), a queue of several needs about
+// one (refused once, which lines the waiter up, then named by a release).
+// Half a retry, not one: a queue's mean hovers around one, and each dip
+// below the mark let the next acquire skip its pause and collide with the
+// waiter the release had named.
 // Counted in attempts, not in time, so a loaded machine whose round trips
 // stretch does not change the verdict. At most kMaxRemembered resources are
 // kept: expired ones go first, then the oldest.
@@ -72,7 +76,7 @@ class RecentContention {
  public:
   static constexpr Milliseconds kContentionMemory{1000};
   static constexpr std::size_t kMaxRemembered = 1024;
-  static constexpr double kContendedRetries = 1.0;
+  static constexpr double kContendedRetries = 0.5;
 
   // An acquire without retries is noted only for a resource already
   // remembered.

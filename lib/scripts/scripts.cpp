@@ -96,13 +96,14 @@ end
 // recovering key and the fence hash, shared by every request, then each
 // request's lock key; ARGV: each request's value, ttl, resource, amnesia
 // flag, and its place in line: the waiting set's key ('' for a request that
-// does not wait in line), the waiter's id, the place's lease in ms and
+// does not wait in line), the waiter's id, the line's lease in ms and
 // whether an earlier attempt may have taken a place ("1"). A request the
 // node rules refuse gets their answer. Each request then costs its SET (and
 // its PTTL when busy, its HGET when fenced). A busy answer puts the waiter
-// at the back of the line, its place due when the lease runs out unless
-// another refusal renews it; a grant takes the waiter's place out of the
-// line. Each request's answer: {1, fence counter} when granted ({1, 0}
+// at the back of the line unless it has a place already (a waiter keeps
+// its place through its refused attempts), scored by the node's clock, and
+// keeps the whole line alive for the lease; a grant takes the waiter's
+// place out of the line. Each request's answer: {1, fence counter} when granted ({1, 0}
 // unfenced), {0, holder PTTL} when busy, {2, 0} when the node has no
 // identity marker (defence on) and {3, ms left} while it is recovering.
 // Every command runs under redis.pcall: an error (an ACL refusal,
@@ -124,7 +125,7 @@ for i = 1, n do
     if reply[1] == 0 then
       local lease = tonumber(ARGV[a + 7]) or 0
       if lease > 0 then
-        redis.pcall('ZADD', waiting, node_ms() + lease, ARGV[a + 6])
+        redis.pcall('ZADD', waiting, 'NX', node_ms(), ARGV[a + 6])
         redis.pcall('PEXPIRE', waiting, lease)
       end
     elseif reply[1] == 1 and ARGV[a + 8] == '1' then
@@ -138,31 +139,20 @@ return out
 
 // Every release that frees a mutex's key (the mutex's, the last reader's,
 // a fair holder's, a multi-resource lock's) names the waiter whose turn it
-// is, name_next(waiting set, released value): the first live place in the
-// line, taken out of it (a named waiter that no longer waits then costs one
+// is, name_next(waiting set, released value): the first place in the line,
+// taken out of it (a named waiter that no longer waits then costs one
 // wake-up, not one per release), whose id is "<wake channel> <number>",
-// gets "<number> <value>" published on that channel. Expired places met on
-// the way are dropped, at most 16 of them per release; an empty waiting
+// gets "<number> <value>" published on that channel. An empty waiting
 // set's name ('') names no one.
 constexpr std::string_view kNameNext = R"lua(
 local function name_next(waiting, value)
   if waiting == '' then return end
-  local now
-  for _ = 1, 16 do
-    local head = redis.pcall('ZPOPMIN', waiting)
-    if type(head) ~= 'table' or head.err or #head < 2 then return end
-    if not now then
-      local t = redis.call('TIME')
-      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    end
-    if (tonumber(head[2]) or 0) > now then
-      local space = string.find(head[1], ' ', 1, true)
-      if space then
-        redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
-                    string.sub(head[1], space + 1) .. ' ' .. value)
-      end
-      return
-    end
+  local head = redis.pcall('ZPOPMIN', waiting)
+  if type(head) ~= 'table' or head.err or #head < 2 then return end
+  local space = string.find(head[1], ' ', 1, true)
+  if space then
+    redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
+                string.sub(head[1], space + 1) .. ' ' .. value)
   end
 end
 )lua";

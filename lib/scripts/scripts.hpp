@@ -107,18 +107,19 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   acquire, which needs no counter), amnesia defence ("1" or "0"; with
 //   "0" the marker is not asked for, but the recovering key still refuses),
 //   then the waiter's place in line: waiting set (waiting_key, or empty
-//   for a request that does not wait), waiter id, lease ms, and "1" when
-//   an earlier attempt of the same acquire may hold a place. Answers
-//   {done, fence counter} ({done, 0} unfenced), {refused, holder PTTL},
-//   {unmarked, 0}, {recovering, ms left}; a refusal also (re)takes the
-//   waiter's place at the back of the line, a grant gives it up.
+//   for a request that does not wait), waiter id, the line's lease ms, and
+//   "1" when an earlier attempt of the same acquire may hold a place.
+//   Answers {done, fence counter} ({done, 0} unfenced), {refused, holder
+//   PTTL}, {unmarked, 0}, {recovering, ms left}; a refusal also gives the
+//   waiter a place at the back of the line when it has none, a grant takes
+//   its place out.
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
 //   never creates the key: an expired lock stays expired.
 // release — KEYS: lock key. ARGV: value, release channel, waiting set (or
 //   empty). Deletes only our own value, then publishes the (now dead) value
 //   on the channel to wake waiters (an empty channel publishes nothing: an
 //   unlock nobody should hear); the value lets a waiter count one release
-//   once. With a waiting set, the first live waiter in line (whose place is
+//   once. With a waiting set, the first waiter in line (whose place is
 //   taken) is also named: "<number> <value>" on the wake channel its id
 //   carries (docs/engine.md, "Waiting for a release"). Answers done or
 //   refused.
@@ -170,7 +171,7 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);
 // The mutex waiters' line for `resource` on a node: a sorted set of waiter
 // ids ("<wake channel> <number>"), each scored with the node-clock instant
-// its place lapses. A release names the first live one on its client's
+// it first took its place. A release names the first one on its client's
 // wake channel, so that only that waiter, of all the clients' waiters,
 // tries at once.
 [[nodiscard]] std::string waiting_key(std::string_view prefix, std::string_view resource);

@@ -187,6 +187,47 @@ TEST(Wakeup, EveryKindsReleaseNamesTheMutexWaiterInLine) {
   }
 }
 
+// Whatever is published on a client's wake channel (a node or a client
+// writing there: garbage, numbers that name no waiter, a waiter named over
+// and over) costs at most a refused attempt: the waiter still takes the lock
+// when the holder releases it, and nothing crashes.
+TEST(Wakeup, GarbageOnAWakeChannelCostsAtMostAnAttempt) {
+  RedisCluster cluster{3};
+  BlockingClient holder(config_for(cluster));
+  BlockingClient waiter_client(config_for(cluster));
+  AcquireResult held = holder.acquire(Resource("noisy"));
+  ASSERT_TRUE(held.ok());
+  AcquireResult waited;
+  std::thread waiter([&] {
+    AcquireOptions options;
+    options.retry_delay = milliseconds(60000);
+    options.wait = milliseconds(10000);
+    waited = waiter_client.acquire(Resource("noisy"), options);
+  });
+  const bool lined_up = line_becomes(cluster, "noisy", 1) && wake_listeners_become(cluster, 1);
+  EXPECT_TRUE(lined_up);
+  const Reply channels =
+      cluster.node(0).probe().command({"PUBSUB", "CHANNELS", "redlock:released:@*"});
+  ASSERT_EQ(channels.elements.size(), 1U);
+  const std::string wake = channels.elements[0].text;
+  const Reply place =
+      cluster.node(0).probe().command({"ZRANGE", "redlock:waiting:noisy", "0", "0"});
+  ASSERT_EQ(place.elements.size(), 1U);
+  const std::string number = place.elements[0].text.substr(place.elements[0].text.rfind(' ') + 1);
+  for (const std::string& message :
+       {std::string(""), std::string("7"), std::string(" "), std::string("x y"),
+        std::string("184467440737095516160 v"), std::string("-1 v"), std::string(100000, '9'),
+        number + " forged-1", number + " forged-2", number + " forged-1"}) {
+    (void)cluster.node(0).probe().command({"PUBLISH", wake, message});
+  }
+  (void)holder.release(*held.lock);
+  waiter.join();
+  ASSERT_TRUE(waited.ok()) << waited.error.message();
+  // Refused, then (at most) woken once by a forged name, then named.
+  EXPECT_LE(waited.attempts, 4);
+  (void)waiter_client.release(*waited.lock);
+}
+
 // A waiter that gives up takes its place out of every node's line, so no
 // release names it and wakes no one.
 TEST(Wakeup, AWaiterThatGivesUpLeavesTheLine) {

@@ -138,8 +138,12 @@ TEST(RecentContention, RetriesAreAveragedAQuarterToTheNewest) {
   recent.note("a", clock.now(), 0, microseconds(500));  // mean 1.125
   EXPECT_TRUE(recent.contended_round_trip("a", clock.now()));
   recent.note("a", clock.now(), 0, microseconds(500));  // mean 0.84
+  EXPECT_TRUE(recent.contended_round_trip("a", clock.now()));
+  recent.note("a", clock.now(), 0, microseconds(500));  // mean 0.63
+  EXPECT_TRUE(recent.contended_round_trip("a", clock.now()));
+  recent.note("a", clock.now(), 0, microseconds(500));  // mean 0.47
   EXPECT_FALSE(recent.contended_round_trip("a", clock.now()));
-  recent.note("a", clock.now(), 3, microseconds(500));  // mean 1.38
+  recent.note("a", clock.now(), 3, microseconds(500));  // mean 1.1
   EXPECT_TRUE(recent.contended_round_trip("a", clock.now()));
 }
 
