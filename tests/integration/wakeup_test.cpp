@@ -156,6 +156,46 @@ TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
   EXPECT_TRUE(line_becomes(cluster, "line", 0));
 }
 
+// A waiter keeps its place in line through its own refused attempts: one
+// whose short retry delay has it try, and be refused, again and again is
+// still named before a waiter that lined up after it.
+TEST(Wakeup, AWaiterKeepsItsPlaceThroughItsRefusedAttempts) {
+  RedisCluster cluster{3};
+  BlockingClient holder(config_for(cluster));
+  AcquireResult held = holder.acquire(Resource("kept"));
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(quorum_settles(cluster, std::chrono::seconds(10)));
+  BlockingClient eager_client(config_for(cluster));
+  BlockingClient patient_client(config_for(cluster));
+  std::atomic<int> served{0};
+  int eager_turn = -1;
+  int patient_turn = -1;
+  const auto wait_for = [&](BlockingClient& client, milliseconds retry_delay, int& turn) {
+    AcquireOptions options;
+    options.retry_delay = retry_delay;
+    options.wait = milliseconds(20000);
+    AcquireResult result = client.acquire(Resource("kept"), options);
+    turn = served.fetch_add(1);
+    if (result.ok()) (void)client.release(*result.lock);
+  };
+  std::thread eager([&] { wait_for(eager_client, milliseconds(5), eager_turn); });
+  bool lined_up = line_becomes(cluster, "kept", 1, true);
+  std::thread patient([&] { wait_for(patient_client, milliseconds(60000), patient_turn); });
+  lined_up =
+      lined_up && line_becomes(cluster, "kept", 2, true) && wake_listeners_become(cluster, 2);
+  EXPECT_TRUE(lined_up);
+  // The eager waiter tries (and is refused) a few more times behind the
+  // patient one's place.
+  const std::uint64_t before = eager_client.metrics()->acquire_attempts.load();
+  EXPECT_TRUE(
+      eventually([&] { return eager_client.metrics()->acquire_attempts.load() >= before + 3; }));
+  (void)holder.release(*held.lock);
+  eager.join();
+  patient.join();
+  EXPECT_EQ(eager_turn, 0) << "the eager waiter lost its place to the patient one";
+  EXPECT_EQ(patient_turn, 1);
+}
+
 // Whatever kind of lock frees the resource's key (a lock over several
 // resources, a fair holder's), its release names the mutex waiter in line.
 TEST(Wakeup, EveryKindsReleaseNamesTheMutexWaiterInLine) {
