@@ -76,6 +76,40 @@ TEST(Wakeup, AWaiterOnASecondResourceIsSubscribedOnTheConnectionsAlreadyUp) {
   }
 }
 
+// The same when another kind's waiter (a semaphore's, which listens on its
+// release channel) opened the subscriber connections: a mutex waiter later
+// is heard on its client's wake channel at once.
+TEST(Wakeup, AWaiterInLineIsHeardOnConnectionsAnotherKindsWaiterOpened) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  BlockingClient waiter_client(config_for(cluster));
+  AcquireOptions options;
+  options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
+  options.wait = milliseconds(10000);
+
+  AcquireResult permit = holder_client.acquire(Semaphore("pool", 1));
+  ASSERT_TRUE(permit.ok());
+  AcquireResult waited_permit;
+  std::thread permit_waiter(
+      [&] { waited_permit = waiter_client.acquire(Semaphore("pool", 1), options); });
+  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:sem:pool", 1));
+  (void)holder_client.release(*permit.lock);
+  permit_waiter.join();
+  ASSERT_TRUE(waited_permit.ok()) << waited_permit.error.message();
+  (void)waiter_client.release(*waited_permit.lock);
+
+  AcquireResult held = holder_client.acquire(Resource("after"));
+  ASSERT_TRUE(held.ok());
+  AcquireResult waited;
+  std::thread waiter([&] { waited = waiter_client.acquire(Resource("after"), options); });
+  EXPECT_TRUE(line_becomes(cluster, "after", 1));
+  EXPECT_TRUE(wake_listeners_become(cluster, 1)) << "the wake channel was never subscribed";
+  (void)holder_client.release(*held.lock);
+  waiter.join();
+  ASSERT_TRUE(waited.ok()) << waited.error.message();
+  (void)waiter_client.release(*waited.lock);
+}
+
 TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   RedisCluster cluster{3};
   BlockingClient client(config_for(cluster));
