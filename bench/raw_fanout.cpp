@@ -277,9 +277,9 @@ void RawFanoutDriver::start_cycle(std::size_t worker) {
         commands_ == RawCommands::minimal
             ? send<6>(link->context, set_reply_callback, cycle,
                       {"SET", cycle->key, kValue, "NX", "PX", kTtl})
-            : send<15>(link->context, set_reply_callback, cycle,
+            : send<12>(link->context, set_reply_callback, cycle,
                        {"EVALSHA", shas_[0], "4", marker_key_, recovering_key_, fence_key_,
-                        cycle->key, kValue, kTtl, cycle->resource, kDefenceOn, "", "", "", "0"});
+                        cycle->key, kValue, kTtl, cycle->resource, kDefenceOn, ""});
     if (sent != REDIS_OK) {
       --cycle->callbacks_owed;
       ++cycle->set_replies;

@@ -149,16 +149,17 @@ void AcquireOperation::send_attempt() {
   auto& nodes = core_.nodes();
   auto self = shared_from_this();
   if (kind_ == LockKind::single) {
-    const bool was_in_line = in_line_;
     const bool lining_up = line_up();
-    const std::string_view line = lining_up ? std::string_view(waiting_key_) : std::string_view();
+    // The first character says whether an earlier attempt may hold a place.
+    if (lining_up) line_argument_[0] = in_line_ ? '1' : '0';
+    const std::string_view line = lining_up ? std::string_view(line_argument_) : std::string_view();
     for (auto& node : nodes) {
       node->send(script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
                  {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(),
-                  defence_flag_, line, waiter_id_, lease_text_, was_in_line ? "1" : "0"},
+                  defence_flag_, line},
                  true, attempt_.started(), self, attempt_.tag());
     }
-    in_line_ = was_in_line || lining_up;
+    in_line_ = in_line_ || lining_up;
     return;
   }
   attempt_call_.args[0] = value_.str();
@@ -191,7 +192,8 @@ bool AcquireOperation::line_up() {
     const LockConfig& lock = core_.config().lock;
     waiter_id_ = core_.wakeups().line_member();
     waiting_key_ = waiting_key(lock.key_prefix, resource_.str());
-    lease_text_ = std::to_string((2 * plan_.mean_delay + kLineLeaseSlack).count());
+    line_argument_ =
+        line_argument(waiting_key_, waiter_id_, 2 * plan_.mean_delay + kLineLeaseSlack);
   }
   return true;
 }

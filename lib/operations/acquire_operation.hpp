@@ -211,12 +211,13 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Subscribed to the resource's release channel (until the acquire ends).
   bool waiting_for_release_ = false;
   // Mutex: the waiting line on the nodes (waiting_key), this waiter's id in
-  // it (WakeupHub::line_member, taken when it first lines up), how long the
-  // line lasts unless a refusal renews it, and whether an attempt may have
-  // taken a place.
+  // it (WakeupHub::line_member, taken when it first lines up), the
+  // attempts' place-in-line argument (line_argument; the line lasts twice
+  // the mean retry delay plus kLineLeaseSlack unless a refusal renews it),
+  // and whether an attempt may have taken a place.
   std::string waiting_key_;
   std::string waiter_id_;
-  std::string lease_text_;
+  std::string line_argument_;
   bool in_line_ = false;
   int free_attempts_ = 0;
   AcquireResult result_;

@@ -95,9 +95,11 @@ end
 // batch of one; it opens with kNodeRules. KEYS: the node marker, the
 // recovering key and the fence hash, shared by every request, then each
 // request's lock key; ARGV: each request's value, ttl, resource, amnesia
-// flag, and its place in line: the waiting set's key ('' for a request that
-// does not wait in line), the waiter's id, the line's lease in ms and
-// whether an earlier attempt may have taken a place ("1"). A request the
+// flag, and its place in line, '' for a request that does not wait in line,
+// else "<F><lease ms>:<length>:<waiting set><waiter id>" in one argument
+// (one string for Redis to make per request, not four; read only when the
+// answer needs it): F is "1" when an earlier attempt may have taken a
+// place, <length> the waiting set's key's length. A request the
 // node rules refuse gets their answer. Each request then costs its SET (and
 // its PTTL when busy, its HGET when fenced). A busy answer puts the waiter
 // at the back of the line unless it has a place already (a waiter keeps
@@ -112,24 +114,35 @@ end
 // its grant; a place in line that cannot be kept costs only the wake-up.
 constexpr std::string_view kAcquireBatch = R"lua(
 local n = #KEYS - 3
-if n < 1 or #ARGV ~= 8 * n then
+if n < 1 or #ARGV ~= 5 * n then
   return redis.error_reply('ERR acquire batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local function place_of(line)
+  local colon = string.find(line, ':', 2, true)
+  if not colon then return nil end
+  local lease = tonumber(string.sub(line, 2, colon - 1))
+  local after = string.find(line, ':', colon + 1, true)
+  if not after then return nil end
+  local length = tonumber(string.sub(line, colon + 1, after - 1))
+  if not lease or not length or length < 1 or after + length >= #line then return nil end
+  return string.sub(line, after + 1, after + length), string.sub(line, after + length + 1), lease
 end
 local out = {}
 for i = 1, n do
-  local a = 8 * (i - 1)
+  local a = 5 * (i - 1)
   local reply = refusal(ARGV[a + 4]) or
                 writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3])
-  local waiting = ARGV[a + 5]
-  if waiting ~= '' and type(reply) == 'table' and reply.err == nil then
+  local line = ARGV[a + 5]
+  if line ~= '' and type(reply) == 'table' and reply.err == nil then
     if reply[1] == 0 then
-      local lease = tonumber(ARGV[a + 7]) or 0
-      if lease > 0 then
-        redis.pcall('ZADD', waiting, 'NX', node_ms(), ARGV[a + 6])
+      local waiting, id, lease = place_of(line)
+      if waiting and lease > 0 then
+        redis.pcall('ZADD', waiting, 'NX', node_ms(), id)
         redis.pcall('PEXPIRE', waiting, lease)
       end
-    elseif reply[1] == 1 and ARGV[a + 8] == '1' then
-      redis.pcall('ZREM', waiting, ARGV[a + 6])
+    elseif reply[1] == 1 and string.byte(line, 1) == 49 then
+      local waiting, id = place_of(line)
+      if waiting then redis.pcall('ZREM', waiting, id) end
     end
   end
   out[i] = reply
@@ -163,7 +176,9 @@ end
 // each released value: a value is published only once its lock is gone,
 // since the value alone lets anyone extend or release that lock. With a
 // waiting set, the release also names the waiter whose turn it is
-// (kNameNext). A key released twice in
+// (kNameNext); one EXISTS over the whole batch's waiting sets comes first,
+// so that a batch of uncontended releases, the common case, pays one call
+// for the lines instead of one per lock. A key released twice in
 // one batch is released once (the second finds it gone, as it would one
 // request later). Each request's answer: 1 when its value was deleted,
 // else 0. Every command runs under redis.pcall: a GET error (WRONGTYPE) or
@@ -198,15 +213,24 @@ if #doomed > 0 then
     return out
   end
 end
+local lines = {}
 for i = 1, n do
   local channel = ARGV[3 * i - 1]
   if out[i] == 1 and channel ~= '' then
     local published = redis.pcall('PUBLISH', channel, ARGV[3 * i - 2])
     if type(published) == 'table' and published.err then
       out[i] = published
-    else
-      name_next(ARGV[3 * i], ARGV[3 * i - 2])
+    elseif ARGV[3 * i] ~= '' then
+      lines[#lines + 1] = i
     end
+  end
+end
+if #lines > 0 then
+  local keys = {}
+  for j, i in ipairs(lines) do keys[j] = ARGV[3 * i] end
+  local waiting = redis.pcall('EXISTS', unpack(keys))
+  if type(waiting) ~= 'number' or waiting > 0 then
+    for _, i in ipairs(lines) do name_next(ARGV[3 * i], ARGV[3 * i - 2]) end
   end
 end
 return out
@@ -314,7 +338,7 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
-      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 8, kScriptReplyBytes},
+      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 5, kScriptReplyBytes},
       {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
       {ScriptId::release, "release", release, sha1_hex(release), true, 0, 3, kScriptReplyBytes},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
@@ -452,6 +476,14 @@ std::string waiting_key(std::string_view prefix, std::string_view resource) {
   key.reserve(prefix.size() + 8 + resource.size());
   key.append(prefix).append("waiting:").append(resource);
   return key;
+}
+
+std::string line_argument(std::string_view waiting, std::string_view waiter_id,
+                          Milliseconds lease) {
+  std::string argument =
+      "0" + std::to_string(lease.count()) + ":" + std::to_string(waiting.size()) + ":";
+  argument.append(waiting).append(waiter_id);
+  return argument;
 }
 
 std::string wake_channel(std::string_view prefix, std::string_view client) {

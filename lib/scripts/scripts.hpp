@@ -106,9 +106,8 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   fence hash. ARGV: value, ttl ms, resource (empty for an unfenced
 //   acquire, which needs no counter), amnesia defence ("1" or "0"; with
 //   "0" the marker is not asked for, but the recovering key still refuses),
-//   then the waiter's place in line: waiting set (waiting_key, or empty
-//   for a request that does not wait), waiter id, the line's lease ms, and
-//   "1" when an earlier attempt of the same acquire may hold a place.
+//   then the waiter's place in line, empty for a request that does not
+//   wait, else line_argument().
 //   Answers {done, fence counter} ({done, 0} unfenced), {refused, holder
 //   PTTL}, {unmarked, 0}, {recovering, ms left}; a refusal also gives the
 //   waiter a place at the back of the line when it has none, a grant takes
@@ -175,6 +174,13 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // wake channel, so that only that waiter, of all the clients' waiters,
 // tries at once.
 [[nodiscard]] std::string waiting_key(std::string_view prefix, std::string_view resource);
+// An acquire request's place-in-line argument: "<F><lease ms>:<length>:
+// <waiting set><waiter id>", F "1" when an earlier attempt of the same
+// acquire may hold a place (its grant then takes the place out), else "0";
+// <length> is the waiting set's key's length, so that neither name needs
+// escaping.
+[[nodiscard]] std::string line_argument(std::string_view waiting, std::string_view waiter_id,
+                                        Milliseconds lease);
 // A client's wake channel, on which releases name its waiters:
 // `{prefix}released:@{client}`, under the release channels' pattern (so the
 // ACL that lets clients hear releases lets them hear these; a lock named

@@ -99,9 +99,8 @@ TEST(NodeRules, TheRecoveryDelayBindsAClientWithoutTheDefence) {
   RedisProbe node(cluster.node(0).port());
   ASSERT_TRUE(node.set(kMarker, "marked"));
   ASSERT_TRUE(node.set(kRecovering, "recovering", std::chrono::milliseconds(60000)));
-  const Reply reply =
-      node.command({"EVAL", body(ScriptId::acquire), "4", kMarker, kRecovering, kFence,
-                    "redlock:lock:r", "value", "10000", "", "0", "", "", "", "0"});
+  const Reply reply = node.command({"EVAL", body(ScriptId::acquire), "4", kMarker, kRecovering,
+                                    kFence, "redlock:lock:r", "value", "10000", "", "0", ""});
   EXPECT_EQ(proposal_code(reply), detail::code(ReplyCode::recovering)) << reply.text;
   EXPECT_FALSE(node.exists("redlock:lock:r"));
 

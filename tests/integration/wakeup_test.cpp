@@ -297,8 +297,10 @@ TEST(Wakeup, GarbageOnAWakeChannelCostsAtMostAnAttempt) {
   (void)holder.release(*held.lock);
   waiter.join();
   ASSERT_TRUE(waited.ok()) << waited.error.message();
-  // Refused, then (at most) woken once by a forged name, then named.
-  EXPECT_LE(waited.attempts, 4);
+  // Refused, woken at most once by each of the two forged names, then
+  // named; one more when a forged wake's attempt meets the release half-way
+  // (granted by some nodes, refused by others) and retries.
+  EXPECT_LE(waited.attempts, 5);
   (void)waiter_client.release(*waited.lock);
 }
 

@@ -101,6 +101,13 @@ TEST(ScriptReplyCodes, TheKindsExtendsAndReleaseAnswerAFlag) {
   }
 }
 
+TEST(ScriptKeys, APlaceInLineTravelsAsOneArgumentNeedingNoEscape) {
+  // The waiting set's name is given by its length: a resource may hold any
+  // byte, ':' included.
+  EXPECT_EQ(line_argument("p:waiting:a:b", "p:released:@c 7", Milliseconds(500)),
+            "0500:13:p:waiting:a:bp:released:@c 7");
+}
+
 TEST(ScriptKeys, NoTwoPermitsOfAnySemaphoresShareAKey) {
   // The digits after the last colon name the permit.
   EXPECT_NE(permit_key("p:", "x:1", 0), permit_key("p:", "x", 10));
