@@ -1,7 +1,5 @@
 #include "operations/acquire_operation.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -188,15 +186,15 @@ void AcquireOperation::send_attempt() {
 bool AcquireOperation::line_up() {
   // A try-lock never waits, so it never takes a place anyone would name.
   if (plan_.max_retries == 0) return false;
-  if (waiter_id_.empty()) {
-    const LockConfig& lock = core_.config().lock;
-    waiter_id_ = core_.wakeups().line_member();
-    waiting_key_ = waiting_key(lock.key_prefix, resource_.str());
-    line_argument_ =
-        line_argument(waiting_key_, waiter_id_, 2 * plan_.mean_delay + kLineLeaseSlack);
+  if (!line_place_) {
+    line_place_ = core_.wakeups().line_place();
+    waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
+    line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   }
   return true;
 }
+
+Milliseconds AcquireOperation::line_lease() const { return 2 * plan_.mean_delay + kLineLeaseSlack; }
 
 Decision AcquireOperation::attempt_decision() const noexcept {
   if (kind_ != LockKind::permit) return attempt_.decision();
@@ -554,10 +552,10 @@ void AcquireOperation::leave_queue() {
     ScriptCall call;
     call.script = &script(ScriptId::queue_leave);
     call.keys = {waiting_key_};
-    call.args = {waiter_id_};
-    // A place lasts at most its lease: after that there is nothing to undo.
-    const TimePoint expires_at =
-        core_.clock().now() + 2 * plan_.mean_delay + Milliseconds(kLineLeaseSlack);
+    call.args = {line_place_->id};
+    // A place lasts at most the line's lease: after that there is nothing
+    // to undo.
+    const TimePoint expires_at = core_.clock().now() + line_lease();
     for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
   }
   if (!queued_) return;
@@ -598,7 +596,7 @@ void AcquireOperation::wait_for_release() {
   const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
   if (in_line_) {
     // In line: woken only when a release names this waiter (wakeup_hub.hpp).
-    core_.wakeups().wait_in_line(waiter_id_, self);
+    core_.wakeups().wait_in_line(line_place_->number, self);
     return;
   }
   for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
@@ -616,7 +614,7 @@ void AcquireOperation::stop_waiting_for_release() {
   if (!waiting_for_release_) return;
   waiting_for_release_ = false;
   // (Whichever it listened on; leaving the other is a no-op.)
-  if (!waiter_id_.empty()) core_.wakeups().leave_line(waiter_id_);
+  if (line_place_) core_.wakeups().leave_line(line_place_->number);
   for (const std::string& channel : channels_) core_.wakeups().leave(channel, this);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // is refused (whenever the acquire may retry); names the waiter the first
   // time.
   [[nodiscard]] bool line_up();
+  // How long the nodes keep the line unless a refusal renews it: twice the
+  // mean retry delay, the longest pause between a waiter's attempts, plus
+  // kLineLeaseSlack.
+  [[nodiscard]] Milliseconds line_lease() const;
   // Subscribes to the release channels (once per acquire).
   void wait_for_release();
   void propose(std::uint64_t token);
@@ -210,13 +215,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool recovery_requested_ = false;
   // Subscribed to the resource's release channel (until the acquire ends).
   bool waiting_for_release_ = false;
-  // Mutex: the waiting line on the nodes (waiting_key), this waiter's id in
-  // it (WakeupHub::line_member, taken when it first lines up), the
-  // attempts' place-in-line argument (line_argument; the line lasts twice
-  // the mean retry delay plus kLineLeaseSlack unless a refusal renews it),
-  // and whether an attempt may have taken a place.
+  // Mutex: the waiting line on the nodes (waiting_key), this waiter's place
+  // in it (taken when it first lines up), the attempts' place-in-line
+  // argument (line_argument), and whether an attempt may have taken a
+  // place.
   std::string waiting_key_;
-  std::string waiter_id_;
+  std::optional<WakeupHub::LinePlace> line_place_;
   std::string line_argument_;
   bool in_line_ = false;
   int free_attempts_ = 0;

@@ -2,17 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
 
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 
 namespace {
-// Releases remembered per channel (a value, and the named copies of it
-// acted on). A release's copies arrive within about one round trip of each
-// other, during which only a few other releases of the same resource can
-// happen.
+// Releases remembered per channel. A release's copies arrive within about
+// one round trip of each other, during which only a few other releases of
+// the same resource can happen.
 constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
@@ -72,27 +70,13 @@ void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe)
   }
 }
 
-std::string WakeupHub::line_member() {
-  return wake_channel_ + " " + std::to_string(next_number_++);
+WakeupHub::LinePlace WakeupHub::line_place() {
+  const std::uint64_t number = next_number_++;
+  return {number, wake_channel_ + " " + std::to_string(number)};
 }
 
-namespace {
-// The number at the end of a line member or at the start of a named
-// release's message; none when the text has none.
-std::optional<std::uint64_t> number_in(std::string_view digits) {
-  std::uint64_t number = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
-  if (error != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  return number;
-}
-}  // namespace
-
-void WakeupHub::wait_in_line(std::string_view member, const std::shared_ptr<Wakeable>& waiter) {
+void WakeupHub::wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter) {
   if (closed_) return;
-  const std::size_t space = member.rfind(' ');
-  if (space == std::string_view::npos) return;
-  const std::optional<std::uint64_t> number = number_in(member.substr(space + 1));
-  if (!number) return;
   ensure_connections();
   if (!wake_subscribed_) {
     // Kept from the first waiter on: one subscription per node for the
@@ -100,15 +84,7 @@ void WakeupHub::wait_in_line(std::string_view member, const std::shared_ptr<Wake
     wake_subscribed_ = true;
     subscribe_everywhere(wake_channel_, true);
   }
-  line_.insert_or_assign(*number, waiter);
-}
-
-void WakeupHub::leave_line(std::string_view member) {
-  const std::size_t space = member.rfind(' ');
-  if (space == std::string_view::npos) return;
-  if (const std::optional<std::uint64_t> number = number_in(member.substr(space + 1))) {
-    line_.erase(*number);
-  }
+  line_.insert_or_assign(number, waiter);
 }
 
 void WakeupHub::on_message(std::string_view channel, std::string_view message) {
@@ -118,7 +94,7 @@ void WakeupHub::on_message(std::string_view channel, std::string_view message) {
   }
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  if (seen_before(entry->second, message)) return;  // another node's copy
+  if (seen_before(entry->second.recent_releases, message)) return;  // another node's copy
   // Copy first: waking may end a waiter's acquire, and it then leaves, which
   // edits the list (and may erase the channel).
   std::vector<std::shared_ptr<Wakeable>> candidates;
@@ -133,20 +109,21 @@ void WakeupHub::on_message(std::string_view channel, std::string_view message) {
 void WakeupHub::on_named(std::string_view message) {
   // "number value": the copies of one release that name the same waiter
   // are one message.
-  if (seen_before(wake_seen_, message)) return;
+  if (seen_before(named_seen_, message)) return;
   const std::size_t space = message.find(' ');
   if (space == std::string_view::npos) return;
-  const std::optional<std::uint64_t> number = number_in(message.substr(0, space));
-  if (!number) return;
-  const auto found = line_.find(*number);
+  std::uint64_t number = 0;
+  const char* const end = message.data() + space;
+  const auto parsed = std::from_chars(message.data(), end, number);
+  if (parsed.ec != std::errc{} || parsed.ptr != end) return;  // not a number
+  const auto found = line_.find(number);
   if (found == line_.end()) return;  // no longer waiting
   if (auto waiter = found->second.lock()) (void)waiter->wake();
 }
 
-bool WakeupHub::seen_before(Channel& channel, std::string_view seen) {
-  auto& recent = channel.recent_releases;
-  if (std::find(recent.begin(), recent.end(), seen) != recent.end()) return true;
-  recent.emplace_back(seen);
+bool WakeupHub::seen_before(std::deque<std::string>& recent, std::string_view message) {
+  if (std::find(recent.begin(), recent.end(), message) != recent.end()) return true;
+  recent.emplace_back(message);
   if (recent.size() > kReleasesRemembered) recent.pop_front();
   return false;
 }

@@ -70,18 +70,23 @@ class WakeupHub {
   // `channel`, until leave().
   void wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter);
   void leave(const std::string& channel, const Wakeable* waiter);
-  // A new waiter's id in the nodes' waiting lines (a member of
-  // waiting_key's sorted set): this client's wake channel, a space, and a
-  // number no other waiter of this client has. Costs no I/O: an acquire
-  // takes one before its first attempt, which may already line it up.
-  [[nodiscard]] std::string line_member();
-  // `waiter`, whose id is `member`, is woken (at most once per release
+  // A new waiter's place in this client's line: a number no other waiter of
+  // this client has, and the id the nodes' waiting lines know it by (a
+  // member of waiting_key's sorted set: this client's wake channel, a
+  // space, the number). Costs no I/O: an acquire takes one before its
+  // first attempt, which may already line it up.
+  struct LinePlace {
+    std::uint64_t number = 0;
+    std::string id;
+  };
+  [[nodiscard]] LinePlace line_place();
+  // The waiter with place `number` is woken (at most once per release
   // naming it) when a node's release names it, until leave_line(). The
   // first call subscribes the wake channel on every node; a release that
   // names the waiter before that subscription reached a node is missed
   // there, and the waiter's retry timer stands in.
-  void wait_in_line(std::string_view member, const std::shared_ptr<Wakeable>& waiter);
-  void leave_line(std::string_view member);
+  void wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter);
+  void leave_line(std::uint64_t number) { line_.erase(number); }
   void close();
 
   // Channels subscribed right now (for tests and diagnosis).
@@ -100,13 +105,11 @@ class WakeupHub {
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
-    // Newest last, already acted on: released values, and "@id value" for
-    // a named waiter woken.
-    std::deque<std::string> recent_releases;
+    std::deque<std::string> recent_releases;       // newest last, already counted
   };
-  // Whether `seen` (a released value, or a named message) was met before on
-  // this channel; remembers it if not.
-  static bool seen_before(Channel& channel, std::string_view seen);
+  // Whether `message` (a released value, or a named release's "number
+  // value") is among the `recent` ones; remembers it if not.
+  static bool seen_before(std::deque<std::string>& recent, std::string_view message);
 
   std::map<std::string, Channel, std::less<>> waiters_;
   // The line: this client's wake channel (under the release channels'
@@ -116,7 +119,7 @@ class WakeupHub {
   bool wake_subscribed_ = false;
   std::uint64_t next_number_ = 0;
   std::map<std::uint64_t, std::weak_ptr<Wakeable>> line_;
-  Channel wake_seen_;
+  std::deque<std::string> named_seen_;
   void on_named(std::string_view message);
   RecentContention recent_contention_;
   bool closed_ = false;
