@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -209,6 +210,20 @@ inline bool subscribers_become(RedisCluster& cluster, const std::string& channel
       if (subscribers(cluster.node(i), channel) != expected) return false;
     }
     return true;
+  });
+}
+
+// An acquire of `target` (a resource or a semaphore) on a thread of its
+// own that tries again only when a release wakes it: its retry delay is a
+// minute, its wait 10 s. The future's destructor waits for it, so a test
+// that stops early still joins the thread.
+template <typename Target>
+std::future<AcquireResult> acquire_when_woken(BlockingClient& client, Target target) {
+  return std::async(std::launch::async, [&client, target = std::move(target)] {
+    AcquireOptions options;
+    options.retry_delay = std::chrono::milliseconds(60000);  // the fallback: ~a minute
+    options.wait = std::chrono::milliseconds(10000);
+    return client.acquire(target, options);
   });
 }
 

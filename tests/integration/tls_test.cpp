@@ -104,18 +104,12 @@ void exercise_wakeup_and_guard(RedisCluster& cluster, const QuorumConfig& config
   BlockingClient waiter_client(config);
   AcquireResult held = holder.acquire(Resource("handoff"));
   ASSERT_TRUE(held.ok()) << held.error.message();
-  AcquireResult waited;
-  std::thread waiter([&] {
-    AcquireOptions options;
-    options.retry_delay = milliseconds(60000);  // only the wake-up is in time
-    options.wait = milliseconds(10000);
-    waited = waiter_client.acquire(Resource("handoff"), options);
-  });
+  auto waiting = acquire_when_woken(waiter_client, Resource("handoff"));
   EXPECT_TRUE(line_becomes(cluster, "handoff", 1));
   EXPECT_TRUE(wake_listeners_become(cluster, 1));
   const auto released_at = std::chrono::steady_clock::now();
   (void)holder.release(*held.lock);
-  waiter.join();
+  const AcquireResult waited = waiting.get();
   ASSERT_TRUE(waited.ok()) << waited.error.message();
   EXPECT_LT(std::chrono::steady_clock::now() - released_at, std::chrono::seconds(5));
   (void)waiter_client.release(*waited.lock);

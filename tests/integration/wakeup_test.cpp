@@ -59,18 +59,14 @@ TEST(Wakeup, AWaiterOnASecondResourceIsSubscribedOnTheConnectionsAlreadyUp) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
   BlockingClient waiter_client(config_for(cluster));
-  AcquireOptions options;
-  options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
-  options.wait = milliseconds(10000);
   for (const std::string resource : {"first", "second"}) {
     AcquireResult held = holder_client.acquire(Resource(resource));
     ASSERT_TRUE(held.ok()) << resource;
-    AcquireResult waited;
-    std::thread waiter([&] { waited = waiter_client.acquire(Resource(resource), options); });
+    auto waiting = acquire_when_woken(waiter_client, Resource(resource));
     EXPECT_TRUE(line_becomes(cluster, resource, 1)) << resource << " never lined up";
     EXPECT_TRUE(wake_listeners_become(cluster, 1)) << resource << " never subscribed";
     (void)holder_client.release(*held.lock);
-    waiter.join();
+    const AcquireResult waited = waiting.get();
     ASSERT_TRUE(waited.ok()) << resource << ": " << waited.error.message();
     (void)waiter_client.release(*waited.lock);
   }
@@ -83,29 +79,23 @@ TEST(Wakeup, AWaiterInLineIsHeardOnConnectionsAnotherKindsWaiterOpened) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
   BlockingClient waiter_client(config_for(cluster));
-  AcquireOptions options;
-  options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
-  options.wait = milliseconds(10000);
 
   AcquireResult permit = holder_client.acquire(Semaphore("pool", 1));
   ASSERT_TRUE(permit.ok());
-  AcquireResult waited_permit;
-  std::thread permit_waiter(
-      [&] { waited_permit = waiter_client.acquire(Semaphore("pool", 1), options); });
+  auto waiting_for_permit = acquire_when_woken(waiter_client, Semaphore("pool", 1));
   EXPECT_TRUE(subscribers_become(cluster, "redlock:released:sem:pool", 1));
   (void)holder_client.release(*permit.lock);
-  permit_waiter.join();
+  const AcquireResult waited_permit = waiting_for_permit.get();
   ASSERT_TRUE(waited_permit.ok()) << waited_permit.error.message();
   (void)waiter_client.release(*waited_permit.lock);
 
   AcquireResult held = holder_client.acquire(Resource("after"));
   ASSERT_TRUE(held.ok());
-  AcquireResult waited;
-  std::thread waiter([&] { waited = waiter_client.acquire(Resource("after"), options); });
+  auto waiting = acquire_when_woken(waiter_client, Resource("after"));
   EXPECT_TRUE(line_becomes(cluster, "after", 1));
   EXPECT_TRUE(wake_listeners_become(cluster, 1)) << "the wake channel was never subscribed";
   (void)holder_client.release(*held.lock);
-  waiter.join();
+  const AcquireResult waited = waiting.get();
   ASSERT_TRUE(waited.ok()) << waited.error.message();
   (void)waiter_client.release(*waited.lock);
 }
@@ -243,18 +233,12 @@ TEST(Wakeup, EveryKindsReleaseNamesTheMutexWaiterInLine) {
         kind == "fair" ? holder.acquire(Resource("kinds"), fair)
                        : holder.acquire(std::vector<Resource>{Resource("a"), Resource("kinds")});
     ASSERT_TRUE(held.ok()) << kind << ": " << held.error.message();
-    AcquireResult waited;
-    std::thread waiter([&] {
-      AcquireOptions options;
-      options.retry_delay = milliseconds(60000);  // only a wake-up is in time
-      options.wait = milliseconds(10000);
-      waited = waiter_client.acquire(Resource("kinds"), options);
-    });
+    auto waiting = acquire_when_woken(waiter_client, Resource("kinds"));
     const bool lined_up = line_becomes(cluster, "kinds", 1) && wake_listeners_become(cluster, 1);
     EXPECT_TRUE(lined_up) << kind;
     const auto released_at = Stopwatch::now();
     (void)holder.release(*held.lock);
-    waiter.join();
+    const AcquireResult waited = waiting.get();
     ASSERT_TRUE(waited.ok()) << kind << ": " << waited.error.message();
     EXPECT_LT(Stopwatch::now() - released_at, milliseconds(5000)) << kind;
     (void)waiter_client.release(*waited.lock);
@@ -271,13 +255,7 @@ TEST(Wakeup, GarbageOnAWakeChannelCostsAtMostAnAttempt) {
   BlockingClient waiter_client(config_for(cluster));
   AcquireResult held = holder.acquire(Resource("noisy"));
   ASSERT_TRUE(held.ok());
-  AcquireResult waited;
-  std::thread waiter([&] {
-    AcquireOptions options;
-    options.retry_delay = milliseconds(60000);
-    options.wait = milliseconds(10000);
-    waited = waiter_client.acquire(Resource("noisy"), options);
-  });
+  auto waiting = acquire_when_woken(waiter_client, Resource("noisy"));
   const bool lined_up = line_becomes(cluster, "noisy", 1) && wake_listeners_become(cluster, 1);
   EXPECT_TRUE(lined_up);
   const Reply channels =
@@ -295,7 +273,7 @@ TEST(Wakeup, GarbageOnAWakeChannelCostsAtMostAnAttempt) {
     (void)cluster.node(0).probe().command({"PUBLISH", wake, message});
   }
   (void)holder.release(*held.lock);
-  waiter.join();
+  const AcquireResult waited = waiting.get();
   ASSERT_TRUE(waited.ok()) << waited.error.message();
   // Refused, woken at most once by each of the two forged names, then
   // named; one more when a forged wake's attempt meets the release half-way
