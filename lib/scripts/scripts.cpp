@@ -103,7 +103,9 @@ end
 // node rules refuse gets their answer. Each request then costs its SET (and
 // its PTTL when busy, its HGET when fenced). A busy answer puts the waiter
 // at the back of the line unless it has a place already (a waiter keeps
-// its place through its refused attempts), scored by the node's clock, and
+// its place through its refused attempts), scored by the node's clock in
+// microseconds (in milliseconds, two waiters refused within one would tie,
+// and the sorted set would order them by id, not by arrival), and
 // keeps the whole line alive for the lease; a grant takes the waiter's
 // place out of the line. Each request's answer: {1, fence counter} when granted ({1, 0}
 // unfenced), {0, holder PTTL} when busy, {2, 0} when the node has no
@@ -137,7 +139,8 @@ for i = 1, n do
     if reply[1] == 0 then
       local waiting, id, lease = place_of(line)
       if waiting and lease > 0 then
-        redis.pcall('ZADD', waiting, 'NX', node_ms(), id)
+        local t = redis.call('TIME')
+        redis.pcall('ZADD', waiting, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), id)
         redis.pcall('PEXPIRE', waiting, lease)
       end
     elseif reply[1] == 1 and string.byte(line, 1) == 49 then

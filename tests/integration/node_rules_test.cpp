@@ -215,5 +215,29 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   EXPECT_EQ(admin.command({"ZCARD", line}).integer, 2) << "the line is left alone";
 }
 
+// Waiters refused one after another take their places in that order, even
+// within one millisecond of each other (a later id that sorts first does
+// not jump ahead).
+TEST(NodeRules, RefusedWaitersLineUpInTheOrderTheyCame) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  const std::string key = "redlock:lock:busy";
+  const std::string line = "redlock:waiting:busy";
+  ASSERT_TRUE(node.set(key, "the-holder"));
+  const auto refuse = [&](const std::string& id) {
+    const std::string place = "0500:" + std::to_string(line.size()) + ":" + line + id;
+    (void)node.command({"EVAL", body(ScriptId::acquire), "4", kMarker, kRecovering, kFence, key,
+                        "value", "10000", "", "0", place});
+  };
+  for (int round = 0; round < 20; ++round) {
+    (void)node.command({"DEL", line});
+    refuse("ch 9-later-id-sorting-last");
+    refuse("ch 1-earlier-id-sorting-first");
+    const Reply order = node.command({"ZRANGE", line, "0", "-1"});
+    ASSERT_EQ(order.elements.size(), 2U) << order.text;
+    EXPECT_EQ(order.elements[0].text, "ch 9-later-id-sorting-last") << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace redlock::test
