@@ -583,6 +583,8 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     complete(why);
     return;
   }
+  if (woken_while_voting_) delay = Microseconds(0);
+  woken_while_voting_ = false;
   pause_then_attempt(*delay);
   if (busy_ > 0) wait_for_release();
 }
@@ -603,6 +605,13 @@ void AcquireOperation::wait_for_release() {
 }
 
 bool AcquireOperation::wake() {
+  if (phase_ == Phase::voting) {
+    // A release came while this waiter's own attempt is still out (a name
+    // is given once: the node took the place out of its line). If the
+    // attempt fails, the next one starts at once instead of sleeping.
+    woken_while_voting_ = true;
+    return true;
+  }
   if (phase_ != Phase::pausing || retry_timer_ == TimerQueue::kNone) return false;
   core_.timers().cancel(retry_timer_);
   retry_timer_ = TimerQueue::kNone;

@@ -223,6 +223,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<WakeupHub::LinePlace> line_place_;
   std::string line_argument_;
   bool in_line_ = false;
+  // A release woke this waiter while its attempt was out: retry at once if
+  // that attempt fails.
+  bool woken_while_voting_ = false;
   int free_attempts_ = 0;
   AcquireResult result_;
 };
