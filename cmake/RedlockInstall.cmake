@@ -89,6 +89,7 @@ install(FILES
     "${PROJECT_BINARY_DIR}/redlockConfigVersion.cmake"
     "${PROJECT_SOURCE_DIR}/cmake/Findlibuv.cmake"
     "${PROJECT_SOURCE_DIR}/cmake/Findhiredis.cmake"
+    "${PROJECT_SOURCE_DIR}/cmake/Findnettle.cmake"
   DESTINATION "${REDLOCK_INSTALL_CMAKEDIR}"
   COMPONENT redlock_development)
 
@@ -115,7 +116,7 @@ set(REDLOCK_PC_REQUIRES "libuv")
 set(REDLOCK_PC_REQUIRES_PRIVATE "")
 set(REDLOCK_PC_LIBS_PRIVATE "")
 if(REDLOCK_STATIC_LIBRARY OR REDLOCK_INSTALL_STATIC_ARCHIVE)
-  set(REDLOCK_PC_REQUIRES_PRIVATE "hiredis tomlplusplus libssl libcrypto")
+  set(REDLOCK_PC_REQUIRES_PRIVATE "hiredis tomlplusplus libssl libcrypto nettle")
   if(CMAKE_USE_PTHREADS_INIT)
     set(REDLOCK_PC_LIBS_PRIVATE "-pthread")
   elseif(CMAKE_THREAD_LIBS_INIT)

@@ -148,7 +148,7 @@ if(REDLOCK_DPKG_SHLIBDEPS)
 else()
   # What the binaries link dynamically on Debian 12 (bookworm).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
-  set(_redlock_tool_libs "libc6, libstdc++6, libgcc-s1, libuv1, libhiredis0.14, libtomlplusplus3, libssl3")
+  set(_redlock_tool_libs "libc6, libstdc++6, libgcc-s1, libuv1, libhiredis0.14, libtomlplusplus3, libssl3, libnettle8")
 endif()
 
 # libredlock<SOVERSION>.
@@ -178,7 +178,7 @@ This package holds the shared library, libredlock.so.${REDLOCK_SOVERSION}.")
 # libredlock-dev.
 set(CPACK_DEBIAN_REDLOCK_DEVELOPMENT_PACKAGE_NAME "libredlock-dev")
 set(CPACK_DEBIAN_REDLOCK_DEVELOPMENT_PACKAGE_SECTION "libdevel")
-set(_redlock_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev, libssl-dev")
+set(_redlock_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev, libssl-dev, nettle-dev")
 if(_redlock_type STREQUAL "SHARED_LIBRARY")
   string(PREPEND _redlock_dev_depends "${_redlock_lib_package} (= ${REDLOCK_DEB_VERSION}), ")
 endif()

@@ -12,9 +12,11 @@
 
 #include <uv.h>
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "redlock/clock.hpp"
 #include "transport/loop_turn.hpp"
@@ -37,6 +39,12 @@ class LoopContext {
   [[nodiscard]] bool clock_is_steady() const noexcept { return clock_is_steady_; }
   [[nodiscard]] TimerQueue& timers() noexcept { return *timers_; }
   [[nodiscard]] LoopTurn& turn() noexcept { return *turn_; }
+  // The one buffer every connection on this loop reads its socket into.
+  // One is enough: a connection hands what it read to its reply reader
+  // (which copies) or to its TLS session before anything else runs, so no
+  // read outlives the callback it arrived in. Per connection, 16 KiB each
+  // was most of an idle client's memory.
+  [[nodiscard]] std::span<char> read_buffer() noexcept { return read_buffer_; }
 
   // Accounting of open libuv handles and requests.
   void handle_opened() noexcept { ++open_handles_; }
@@ -53,6 +61,7 @@ class LoopContext {
   bool clock_is_steady_;
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<LoopTurn> turn_;
+  std::array<char, 16 * 1024> read_buffer_{};
   std::size_t open_handles_ = 0;
   bool closing_ = false;
   std::function<void()> on_all_closed_;

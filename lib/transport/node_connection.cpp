@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <span>
 #include <utility>
 
 #include "redlock/clock.hpp"
@@ -25,7 +26,15 @@ namespace redlock::detail {
 
 namespace {
 
-constexpr std::size_t kReadBufferSize = 16 * 1024;
+// A drained output buffer that grew past this is let go rather than kept
+// for the session's life: the handshake's script text (some 40 KiB) or a
+// burst. Requests in flight in the benchmarks (64 of them) stay below it.
+constexpr std::size_t kKeptOutputCapacity = 32 * 1024;
+
+void drop_if_large(std::string& drained) noexcept {
+  if (drained.empty() && drained.capacity() > kKeptOutputCapacity) std::string().swap(drained);
+}
+
 // How many full read buffers a deadline reads before judging (64 KiB).
 constexpr int kMaxReadsBeforeDeadline = 4;
 
@@ -85,7 +94,6 @@ struct NodeConnection::TcpHolder {
   NodeConnection* owner = nullptr;  // null once the connection let go of it
   LoopContext* loop = nullptr;
   std::uint64_t generation = 0;
-  std::array<char, kReadBufferSize> read_buffer{};
 };
 
 namespace {
@@ -285,9 +293,9 @@ void NodeConnection::on_connected(int status) {
   const int rc = uv_read_start(
       tcp_->stream(),
       [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
-        auto* holder = static_cast<TcpHolder*>(handle->data);
-        buf->base = holder->read_buffer.data();
-        buf->len = holder->read_buffer.size();
+        const std::span<char> shared = static_cast<TcpHolder*>(handle->data)->loop->read_buffer();
+        buf->base = shared.data();
+        buf->len = shared.size();
       },
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
         auto* holder = static_cast<TcpHolder*>(stream->data);
@@ -353,7 +361,10 @@ void NodeConnection::queue_handshake() {
     add("PING");
   }
   handshake_pending_ = handshake.size();
-  outbuf_.insert(0, head);
+  // Appended to the handshake rather than inserted before what is queued:
+  // one copy of the scripts' text in memory at a time, not two.
+  head += outbuf_;
+  outbuf_.swap(head);
   for (auto it = handshake.rbegin(); it != handshake.rend(); ++it) {
     slots_.push_front(std::move(*it));
   }
@@ -403,7 +414,10 @@ void NodeConnection::start_write() {
     return;
   }
   if (written > 0) wire.erase(0, static_cast<std::size_t>(written));
-  if (wire.empty()) return;
+  if (wire.empty()) {
+    drop_if_large(wire);
+    return;
+  }
 
   auto* request = new WriteRequest{};
   request->data = std::move(wire);
@@ -438,6 +452,7 @@ bool NodeConnection::encrypt_output() {
   if (!tls_ || !tls_->established() || outbuf_.empty()) return true;
   if (!tls_->encrypt(outbuf_, tls_out_)) return false;
   outbuf_.clear();
+  drop_if_large(outbuf_);
   return true;
 }
 
@@ -476,8 +491,9 @@ void NodeConnection::on_read(ssize_t nread, const char* data) {
   if (!tls_out_.empty() || (!was_established && tls_->established())) start_write();
   if (generation != generation_) return;
   // The read buffer's bytes are in the session now: it takes the plaintext.
-  char* buffer = tcp_->read_buffer.data();
-  const std::size_t size = tcp_->read_buffer.size();
+  const std::span<char> shared = loop_.read_buffer();
+  char* buffer = shared.data();
+  const std::size_t size = shared.size();
   for (;;) {
     const long got = tls_->read(buffer, size);
     if (got < 0) {
@@ -631,6 +647,9 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
   if (--handshake_pending_ == 0 && state_ == State::handshaking) {
     state_ = State::ready;
+    // The steps of a handshake that loaded every script are not kept for
+    // the session's life (a swap: clear() keeps the capacity).
+    std::vector<HandshakeStep>().swap(handshake_steps_);
     loop_.timers().cancel(connect_timer_);
     connect_timer_ = TimerQueue::kNone;
     backoff_ = reconnect_min_;
@@ -729,17 +748,16 @@ void NodeConnection::read_arrived() {
   // Bounded: a node that never stops sending is the reader's budget's to
   // stop, and the loop's to go on with meanwhile.
   for (int read = 0; read < kMaxReadsBeforeDeadline && generation == generation_; ++read) {
-    TcpHolder* holder = tcp_;
-    const ssize_t got =
-        ::recv(fd, holder->read_buffer.data(), holder->read_buffer.size(), MSG_DONTWAIT);
+    const std::span<char> shared = loop_.read_buffer();
+    const ssize_t got = ::recv(fd, shared.data(), shared.size(), MSG_DONTWAIT);
     if (got == 0) {
       on_read(UV_EOF, nullptr);
       return;
     }
     // Nothing more (EAGAIN), or an error the loop's own read reports.
     if (got < 0) return;
-    on_read(got, holder->read_buffer.data());
-    if (static_cast<std::size_t>(got) < holder->read_buffer.size()) return;
+    on_read(got, shared.data());
+    if (static_cast<std::size_t>(got) < shared.size()) return;
   }
 }
 

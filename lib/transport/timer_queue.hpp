@@ -54,7 +54,7 @@ class TimerSchedule {
   // Slots come in blocks that never move: a held lock keeps two timers
   // pending all the time, and a vector of slots would copy every pending
   // callback as it doubled and keep up to half of its capacity unused.
-  static constexpr std::size_t kSlotBlockBits = 10;
+  static constexpr std::size_t kSlotBlockBits = 8;
   static constexpr std::size_t kSlotsPerBlock = std::size_t{1} << kSlotBlockBits;
   struct Group {
     TimePoint when;
