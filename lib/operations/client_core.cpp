@@ -45,11 +45,17 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_);
   recovery_ = std::make_unique<RecoveryCoordinator>(*this);
   if (!config_problem_.empty()) return;
-  // The lock connections load every script; persistence is reported, and
-  // refused in strict mode, since a node that loses acknowledged writes
-  // breaks fencing.
+  // The lock connections load the mutex's scripts at set-up; the other
+  // kinds' go as EVAL the first time a session uses them (some 30 KiB a
+  // connection need not hold or send for kinds it may never use).
+  // Persistence is reported, and refused in strict mode, since a node that
+  // loses acknowledged writes breaks fencing.
   SessionSetup setup;
-  for (const Script& entry : script_table()) setup.scripts.push_back(&entry);
+  for (const ScriptId id : {ScriptId::acquire, ScriptId::extend, ScriptId::release,
+                            ScriptId::fence, ScriptId::probe, ScriptId::recover,
+                            ScriptId::queue_leave}) {
+    setup.scripts.push_back(&script(id));
+  }
   setup.read_persistence = true;
   setup.persistence_recheck = options.persistence_recheck;
   nodes_.reserve(config_.nodes.size());

@@ -27,8 +27,8 @@ namespace redlock::detail {
 namespace {
 
 // A drained output buffer that grew past this is let go rather than kept
-// for the session's life: the handshake's script text (some 40 KiB) or a
-// burst. Requests in flight in the benchmarks (64 of them) stay below it.
+// for the session's life (a burst); requests in flight in the benchmarks
+// (64 of them) stay below it. The handshake's buffer always goes.
 constexpr std::size_t kKeptOutputCapacity = 32 * 1024;
 
 void drop_if_large(std::string& drained) noexcept {
@@ -350,7 +350,9 @@ void NodeConnection::queue_handshake() {
     append_command(head, {"INFO", "server"});
     add("INFO server", true, ServerFact::run_id);
   }
+  loaded_.reset();
   for (const Script* script : setup_.scripts) {
+    loaded_.set(static_cast<std::size_t>(script->id));
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }
@@ -415,7 +417,12 @@ void NodeConnection::start_write() {
   }
   if (written > 0) wire.erase(0, static_cast<std::size_t>(written));
   if (wire.empty()) {
-    drop_if_large(wire);
+    // Nothing follows the handshake's text until the node has answered it.
+    if (state_ == State::handshaking) {
+      std::string().swap(wire);
+    } else {
+      drop_if_large(wire);
+    }
     return;
   }
 

@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -170,7 +171,8 @@ class Fifo {
 // What a session asks of the node once connected, beyond AUTH and SELECT:
 // decided by the layer above (the transport only carries it out).
 struct SessionSetup {
-  // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them.
+  // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them; any
+  // other script goes as EVAL the first time the session sends it.
   std::vector<const Script*> scripts;
   // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
   // GET (persistence()) at connect, and again every `persistence_recheck`
@@ -342,6 +344,11 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
+  // Whether a request of `script` goes with its body (EVAL): when asked
+  // (`use_eval`), or the first time in this session for a script the
+  // session set-up did not load. EVAL caches it on the node, so the
+  // session's later requests of it go as EVALSHA.
+  [[nodiscard]] bool with_body(const Script& script, bool use_eval) noexcept;
   // The front `count` requests (one, or one batch) met NOSCRIPT: queues
   // them again as EVAL of their script's body.
   void resend_with_eval(std::size_t count);
@@ -416,6 +423,9 @@ class NodeConnection final : public Flushable {
   bool plain_seen_ = false;
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
+  // The scripts this session has sent the node (SCRIPT LOAD at set-up, or
+  // EVAL): any other goes as EVAL the first time (with_body).
+  std::bitset<kScriptCount> loaded_;
   std::size_t handshake_pending_ = 0;
   std::string outbuf_;
   // Requests at the back of the queue not yet encoded: batchable requests

@@ -321,11 +321,19 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   return mine == theirs;
 }
 
+bool NodeConnection::with_body(const Script& script, bool use_eval) noexcept {
+  const auto bit = static_cast<std::size_t>(script.id);
+  if (!use_eval && loaded_.test(bit)) return false;
+  loaded_.set(bit);
+  return true;
+}
+
 void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
   // EVALSHA sha numkeys, the shared keys once (from the first request: the
   // run holds only requests with the same ones, batches_with), each
   // request's first key, then every request's arguments.
   const Slot& head = slots_[first];
+  use_eval = with_body(*head.script, use_eval);
   const std::size_t shared = head.key_count - 1U;
   const std::size_t args = head.argc - 3 - head.key_count;
   append_script_head(outbuf_, *head.script, 3 + shared + count * (1 + args), use_eval);
@@ -350,6 +358,7 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
 
 void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
   Slot& slot = slots_[index];
+  use_eval = with_body(*slot.script, use_eval);
   if (!slot.script->batched) {
     append_request(slot, use_eval);
     return;
@@ -366,6 +375,7 @@ void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
+  use_eval = with_body(*slot.script, use_eval);
   append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
   outbuf_ += tail_of(slot);
   if (slot.with_wait) {

@@ -237,6 +237,38 @@ TEST(Batching, ANodeThatLostItsScriptsAnswersABatchAfterAll) {
   }
 }
 
+// A session loads the mutex's scripts when it is set up; another kind's
+// script goes with its body (EVAL) the first time the session sends it,
+// which caches it on the node: later requests go as EVALSHA, and none ever
+// meets NOSCRIPT.
+TEST(Batching, AnotherKindsScriptGoesWithItsBodyOnceASessionAndNeverMeetsNoscript) {
+  RedisCluster cluster(3);
+  initialise_nodes(config_for(cluster));
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    RedisProbe probe = cluster.node(node).probe();
+    EXPECT_EQ(probe.command({"SCRIPT", "FLUSH"}).kind, Reply::Kind::status);
+    EXPECT_EQ(probe.command({"CONFIG", "RESETSTAT"}).kind, Reply::Kind::status);
+  }
+  BlockingClient client(batching_config(cluster));
+  AcquireOptions shared;
+  shared.shared = true;
+  for (int round = 0; round < 3; ++round) {
+    AcquireResult read = client.acquire(Resource("loaded-on-first-use"), shared);
+    ASSERT_TRUE(read.ok()) << round << ": " << read.error.message();
+    const ReleaseResult released = client.release(*read.lock);
+    EXPECT_FALSE(released.error) << round << ": " << released.error.message();
+  }
+  for (std::size_t node = 0; node < cluster.size(); ++node) {
+    // read_acquire and read_release, once each; the other two rounds'
+    // requests found them cached.
+    EXPECT_EQ(calls_of(cluster.node(node), "eval"), 2) << node;
+    EXPECT_GE(calls_of(cluster.node(node), "evalsha"), 4) << node;
+    const auto errors = cluster.node(node).probe().info("errorstats");
+    ASSERT_TRUE(errors.has_value());
+    EXPECT_EQ(errors->find("NOSCRIPT"), std::string::npos) << *errors;
+  }
+}
+
 // Busy and granted answers alternate inside one batch: each acquire gets
 // its own node's answer for its own resource.
 TEST(Batching, EachRequestOfABatchGetsItsOwnAnswer) {
