@@ -136,6 +136,9 @@ void AcquireOperation::begin_attempt() {
   value_ = LockValue::random();
   if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
   busy_ = 0;
+  if (kind_ == LockKind::single && plan_.max_retries != 0) {
+    line_marks_.assign(core_.nodes().size(), 0);
+  }
   phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
@@ -239,7 +242,10 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   if (outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering) {
     attempt_.unchanged(node);
   }
-  if (outcome.status == NodeStatus::busy) ++busy_;
+  if (outcome.status == NodeStatus::busy) {
+    ++busy_;
+    if (node < line_marks_.size()) line_marks_[node] |= kRefusedLatest;
+  }
   const bool granted = outcome.status == NodeStatus::granted;
   (void)attempt_.vote(granted);
   if (kind_ == LockKind::permit) {
@@ -583,7 +589,10 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     complete(why);
     return;
   }
-  if (woken_while_voting_) delay = Microseconds(0);
+  const bool renamed = std::any_of(line_marks_.begin(), line_marks_.end(), [](std::uint8_t marks) {
+    return marks == (kRefusedLatest | kNamedWhileVoting);
+  });
+  if (woken_while_voting_ || renamed) delay = Microseconds(0);
   woken_while_voting_ = false;
   pause_then_attempt(*delay);
   if (busy_ > 0) wait_for_release();
@@ -617,6 +626,16 @@ bool AcquireOperation::wake() {
   retry_timer_ = TimerQueue::kNone;
   begin_attempt();
   return true;
+}
+
+bool AcquireOperation::named(std::size_t node, bool first_copy) {
+  if (first_copy) return wake();
+  if (node >= line_marks_.size()) return false;
+  if (phase_ == Phase::voting) {
+    line_marks_[node] |= kNamedWhileVoting;
+    return true;
+  }
+  return (line_marks_[node] & kRefusedLatest) != 0 && wake();
 }
 
 void AcquireOperation::stop_waiting_for_release() {

@@ -45,6 +45,13 @@ class AcquireOperation final : public Operation, public Wakeable {
   void cancel() override;
   void abort(std::error_code why) override;
   bool wake() override;
+  // Named in line by `node`. A first copy wakes as wake() does. A later
+  // copy of the same release wakes only when `node` refused this waiter's
+  // latest attempt: that node freed the lock after the attempt reached it
+  // and took the waiter's place out of its line, so no other name will
+  // come from it. Received while voting, it makes a failed attempt retry at
+  // once.
+  bool named(std::size_t node, bool first_copy) override;
 
  private:
   // Where the acquire stands; exactly one at a time.
@@ -226,6 +233,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   // A release woke this waiter while its attempt was out: retry at once if
   // that attempt fails.
   bool woken_while_voting_ = false;
+  // Per node, for the latest attempt: whether it answered busy, and whether
+  // it named this waiter while the attempt was out.
+  static constexpr std::uint8_t kRefusedLatest = 1;
+  static constexpr std::uint8_t kNamedWhileVoting = 2;
+  std::vector<std::uint8_t> line_marks_;
   int free_attempts_ = 0;
   AcquireResult result_;
 };

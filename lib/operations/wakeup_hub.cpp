@@ -27,8 +27,9 @@ void WakeupHub::ensure_connections() {
     auto connection =
         std::make_unique<NodeConnection>(loop_, metrics_.node(config_.nodes[i].name), i,
                                          config_.nodes[i], config_.lock, SessionSetup{});
-    connection->set_push_handler(
-        [this](std::string_view channel, std::string_view value) { on_message(channel, value); });
+    connection->set_push_handler([this, i](std::string_view channel, std::string_view value) {
+      on_message(i, channel, value);
+    });
     NodeConnection* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.
     connection->set_ready_handler([this, raw] {
@@ -87,9 +88,10 @@ void WakeupHub::wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeabl
   line_.insert_or_assign(number, waiter);
 }
 
-void WakeupHub::on_message(std::string_view channel, std::string_view message) {
+void WakeupHub::on_message(std::size_t node, std::string_view channel,
+                           std::string_view message) {
   if (channel == wake_channel_) {
-    on_named(message);
+    on_named(node, message);
     return;
   }
   auto entry = waiters_.find(channel);
@@ -106,10 +108,13 @@ void WakeupHub::on_message(std::string_view channel, std::string_view message) {
   }
 }
 
-void WakeupHub::on_named(std::string_view message) {
+void WakeupHub::on_named(std::size_t node, std::string_view message) {
   // "number value": the copies of one release that name the same waiter
-  // are one message.
-  if (seen_before(named_seen_, message)) return;
+  // are one message. Later copies still reach the waiter, marked so: the
+  // copy of a node that refused the waiter's attempt before the release
+  // came is news (that node took the place out of its line), whichever
+  // node's copy came first (acquire_operation.hpp).
+  const bool first_copy = !seen_before(named_seen_, message);
   const std::size_t space = message.find(' ');
   if (space == std::string_view::npos) return;
   std::uint64_t number = 0;
@@ -118,7 +123,7 @@ void WakeupHub::on_named(std::string_view message) {
   if (parsed.ec != std::errc{} || parsed.ptr != end) return;  // not a number
   const auto found = line_.find(number);
   if (found == line_.end()) return;  // no longer waiting
-  if (auto waiter = found->second.lock()) (void)waiter->wake();
+  if (auto waiter = found->second.lock()) (void)waiter->named(node, first_copy);
 }
 
 bool WakeupHub::seen_before(std::deque<std::string>& recent, std::string_view message) {

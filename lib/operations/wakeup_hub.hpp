@@ -53,6 +53,10 @@ class Wakeable {
   // Loop thread: a release was published on the channel being waited on.
   // Returns whether the waiter acted on it (it was sleeping before a retry).
   virtual bool wake() = 0;
+  // Loop thread: node `node` named this waiter in line. `first_copy`: no
+  // other node's copy of the same release came before. By default only a
+  // first copy wakes.
+  virtual bool named(std::size_t /*node*/, bool first_copy) { return first_copy && wake(); }
 
  protected:
   ~Wakeable() = default;
@@ -96,7 +100,7 @@ class WakeupHub {
 
  private:
   void ensure_connections();
-  void on_message(std::string_view channel, std::string_view message);
+  void on_message(std::size_t node, std::string_view channel, std::string_view message);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
 
   LoopContext& loop_;
@@ -120,7 +124,7 @@ class WakeupHub {
   std::uint64_t next_number_ = 0;
   std::map<std::uint64_t, std::weak_ptr<Wakeable>> line_;
   std::deque<std::string> named_seen_;
-  void on_named(std::string_view message);
+  void on_named(std::size_t node, std::string_view message);
   RecentContention recent_contention_;
   bool closed_ = false;
 };

@@ -7,10 +7,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <thread>
 
 #include "harness.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {
@@ -50,6 +52,66 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   // its life, one subscription per node, and on no resource's channel.
   EXPECT_TRUE(line_becomes(cluster, "handoff", 0));
   EXPECT_TRUE(subscribers_become(cluster, "redlock:released:handoff", 0));
+}
+
+// A release that reaches the nodes one at a time: the first node's name
+// wakes the waiter, whose attempt the other nodes still refuse. Their names
+// come later, copies of the same release ("number value"), and each is news
+// (the node took the waiter's place out of its line after refusing it): the
+// waiter tries again at once instead of sleeping until its retry timer,
+// here a minute away.
+TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  AcquireResult held = holder_client.acquire(Resource("one-by-one"));
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(quorum_settles(cluster, std::chrono::seconds(10)));
+  if (nodes_holding(cluster, "one-by-one") < cluster.size()) {
+    (void)holder_client.release(*held.lock);
+    held = holder_client.acquire(Resource("one-by-one"));
+    ASSERT_TRUE(held.ok());
+  }
+  ASSERT_EQ(nodes_holding(cluster, "one-by-one"), cluster.size());
+
+  BlockingClient waiter_client(config_for(cluster));
+  std::future<AcquireResult> waited = acquire_when_woken(waiter_client, Resource("one-by-one"));
+  ASSERT_TRUE(line_becomes(cluster, "one-by-one", 1, /*every_node=*/true));
+  ASSERT_TRUE(wake_listeners_become(cluster, 1));
+
+  // The holder's release, by hand, one node at a time. On node 0 someone
+  // else takes the key in the same transaction, so the attempt that node
+  // 0's name starts is refused by every node (no split vote, whose quick
+  // retries would hide a dropped name) and the waiter sleeps again.
+  const std::vector<std::string> release = {
+      "EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
+      key_of("one-by-one"), held.lock->value.str(), "redlock:released:one-by-one",
+      "redlock:waiting:one-by-one"};
+  {
+    RedisProbe node0 = cluster.node(0).probe();
+    ASSERT_EQ(node0.command({"MULTI"}).kind, Reply::Kind::status);
+    (void)node0.command(release);
+    (void)node0.command({"SET", key_of("one-by-one"), "someone-else", "PX", "60000"});
+    ASSERT_EQ(node0.command({"EXEC"}).kind, Reply::Kind::array);
+  }
+  // Node 0's name woke the waiter; every node refused its attempt, and
+  // node 0 lined it up again.
+  const auto attempts = [&] { return waiter_client.metrics()->snapshot().acquire_attempts; };
+  ASSERT_TRUE(eventually([&] {
+    return attempts() >= 2 &&
+           cluster.node(0).probe().command({"ZCARD", "redlock:waiting:one-by-one"}).integer == 1;
+  }));
+  ASSERT_EQ(waited.wait_for(milliseconds(0)), std::future_status::timeout);
+
+  const auto released_at = Stopwatch::now();
+  for (const std::size_t node : {std::size_t{1}, std::size_t{2}}) {
+    ASSERT_EQ(cluster.node(node).probe().command(release).kind, Reply::Kind::array);
+  }
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "the later names were dropped: the waiter sleeps until its retry timer";
+  AcquireResult result = waited.get();
+  ASSERT_TRUE(result.ok()) << result.error.message();
+  EXPECT_LT(Stopwatch::now() - released_at, std::chrono::seconds(5));
+  (void)waiter_client.release(*result.lock);
 }
 
 // The subscriber connections of a client come up with its first waiter;
