@@ -286,4 +286,21 @@ inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resou
   return count;
 }
 
+// A lock on `resource`, taken by `client` once the quorum has settled
+// (quorum_settles) and held on every node: for tests that need every node
+// to line the waiters up. Empty when it could not be had.
+inline std::optional<Lock> hold_on_every_node(RedisCluster& cluster, BlockingClient& client,
+                                              const std::string& resource) {
+  AcquireResult held = client.acquire(Resource(resource));
+  if (!held.ok() || !quorum_settles(cluster, std::chrono::seconds(10))) return std::nullopt;
+  if (nodes_holding(cluster, resource) < cluster.size()) {
+    // Taken while a node still waited out its recovery delay.
+    (void)client.release(*held.lock);
+    held = client.acquire(Resource(resource));
+    if (!held.ok()) return std::nullopt;
+  }
+  if (nodes_holding(cluster, resource) < cluster.size()) return std::nullopt;
+  return held.lock;
+}
+
 }  // namespace redlock::test

@@ -63,15 +63,8 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
 TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
-  AcquireResult held = holder_client.acquire(Resource("one-by-one"));
-  ASSERT_TRUE(held.ok());
-  ASSERT_TRUE(quorum_settles(cluster, std::chrono::seconds(10)));
-  if (nodes_holding(cluster, "one-by-one") < cluster.size()) {
-    (void)holder_client.release(*held.lock);
-    held = holder_client.acquire(Resource("one-by-one"));
-    ASSERT_TRUE(held.ok());
-  }
-  ASSERT_EQ(nodes_holding(cluster, "one-by-one"), cluster.size());
+  const std::optional<Lock> held = hold_on_every_node(cluster, holder_client, "one-by-one");
+  ASSERT_TRUE(held.has_value());
 
   BlockingClient waiter_client(config_for(cluster));
   std::future<AcquireResult> waited = acquire_when_woken(waiter_client, Resource("one-by-one"));
@@ -84,7 +77,7 @@ TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   // retries would hide a dropped name) and the waiter sleeps again.
   const std::vector<std::string> release = {
       "EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
-      key_of("one-by-one"), held.lock->value.str(), "redlock:released:one-by-one",
+      key_of("one-by-one"), held->value.str(), "redlock:released:one-by-one",
       "redlock:waiting:one-by-one"};
   {
     RedisProbe node0 = cluster.node(0).probe();
@@ -185,15 +178,9 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
 TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
   RedisCluster cluster{3};
   BlockingClient holder_client(config_for(cluster));
-  AcquireResult held = holder_client.acquire(Resource("line"));
-  ASSERT_TRUE(held.ok());
   // Every node votes, so that every node lines the waiters up in turn.
-  ASSERT_TRUE(quorum_settles(cluster, std::chrono::seconds(10)));
-  if (nodes_holding(cluster, "line") < cluster.size()) {
-    (void)holder_client.release(*held.lock);
-    held = holder_client.acquire(Resource("line"));
-    ASSERT_TRUE(held.ok());
-  }
+  const std::optional<Lock> held = hold_on_every_node(cluster, holder_client, "line");
+  ASSERT_TRUE(held.has_value());
 
   constexpr std::size_t kWaiters = 3;
   std::vector<std::unique_ptr<BlockingClient>> clients;
@@ -221,7 +208,7 @@ TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
                wake_listeners_become(cluster, static_cast<long long>(i + 1));
     EXPECT_TRUE(lined_up) << "waiter " << i << " never lined up";
   }
-  (void)holder_client.release(*held.lock);
+  (void)holder_client.release(*held);
   for (auto& waiter : waiters) waiter.join();
   ASSERT_TRUE(lined_up);
 
