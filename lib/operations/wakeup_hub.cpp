@@ -88,8 +88,7 @@ void WakeupHub::wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeabl
   line_.insert_or_assign(number, waiter);
 }
 
-void WakeupHub::on_message(std::size_t node, std::string_view channel,
-                           std::string_view message) {
+void WakeupHub::on_message(std::size_t node, std::string_view channel, std::string_view message) {
   if (channel == wake_channel_) {
     on_named(node, message);
     return;

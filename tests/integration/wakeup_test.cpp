@@ -76,8 +76,12 @@ TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   // 0's name starts is refused by every node (no split vote, whose quick
   // retries would hide a dropped name) and the waiter sleeps again.
   const std::vector<std::string> release = {
-      "EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
-      key_of("one-by-one"), held->value.str(), "redlock:released:one-by-one",
+      "EVAL",
+      std::string(detail::script(detail::ScriptId::release).body),
+      "1",
+      key_of("one-by-one"),
+      held->value.str(),
+      "redlock:released:one-by-one",
       "redlock:waiting:one-by-one"};
   {
     RedisProbe node0 = cluster.node(0).probe();
