@@ -136,9 +136,8 @@ void AcquireOperation::begin_attempt() {
   value_ = LockValue::random();
   if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
   busy_ = 0;
-  if (kind_ == LockKind::single && plan_.max_retries != 0) {
-    line_marks_.assign(core_.nodes().size(), 0);
-  }
+  refused_latest_.reset();
+  named_while_voting_.reset();
   phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
@@ -244,7 +243,7 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   }
   if (outcome.status == NodeStatus::busy) {
     ++busy_;
-    if (node < line_marks_.size()) line_marks_[node] |= kRefusedLatest;
+    refused_latest_[node] = true;
   }
   const bool granted = outcome.status == NodeStatus::granted;
   (void)attempt_.vote(granted);
@@ -589,9 +588,9 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
     complete(why);
     return;
   }
-  const bool renamed = std::any_of(line_marks_.begin(), line_marks_.end(), [](std::uint8_t marks) {
-    return marks == (kRefusedLatest | kNamedWhileVoting);
-  });
+  // Named while voting by a node that then refused, or refused and then
+  // named: that node has freed the lock since.
+  const bool renamed = (refused_latest_ & named_while_voting_).any();
   if (woken_while_voting_ || renamed) delay = Microseconds(0);
   woken_while_voting_ = false;
   pause_then_attempt(*delay);
@@ -630,12 +629,11 @@ bool AcquireOperation::wake() {
 
 bool AcquireOperation::named(std::size_t node, bool first_copy) {
   if (first_copy) return wake();
-  if (node >= line_marks_.size()) return false;
   if (phase_ == Phase::voting) {
-    line_marks_[node] |= kNamedWhileVoting;
+    named_while_voting_[node] = true;
     return true;
   }
-  return (line_marks_[node] & kRefusedLatest) != 0 && wake();
+  return refused_latest_[node] && wake();
 }
 
 void AcquireOperation::stop_waiting_for_release() {

@@ -1,6 +1,7 @@
 // One acquire (docs/algorithm.md, "Acquire"), possibly over several attempts.
 #pragma once
 
+#include <bitset>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "protocol/permit_tally.hpp"
 #include "protocol/quorum.hpp"
 #include "protocol/retry_policy.hpp"
+#include "redlock/config.hpp"
 #include "scripts/lock_calls.hpp"
 
 namespace redlock::detail {
@@ -234,10 +236,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // that attempt fails.
   bool woken_while_voting_ = false;
   // Per node, for the latest attempt: whether it answered busy, and whether
-  // it named this waiter while the attempt was out.
-  static constexpr std::uint8_t kRefusedLatest = 1;
-  static constexpr std::uint8_t kNamedWhileVoting = 2;
-  std::vector<std::uint8_t> line_marks_;
+  // it named this waiter while the attempt was out (in place: no
+  // allocation on the acquire path).
+  std::bitset<kMaxNodes> refused_latest_;
+  std::bitset<kMaxNodes> named_while_voting_;
   int free_attempts_ = 0;
   AcquireResult result_;
 };

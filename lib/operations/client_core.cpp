@@ -8,6 +8,11 @@ namespace {
 
 std::string validate(const QuorumConfig& config) {
   if (config.nodes.empty()) return "no nodes configured";
+  // What a quorum file refuses, refused as well in a configuration built in
+  // code: per-node tallies and marks are sized for kMaxNodes.
+  if (config.nodes.size() > kMaxNodes) {
+    return "more than " + std::to_string(kMaxNodes) + " nodes configured";
+  }
   if (config.lock.ttl.count() <= 0) return "ttl must be positive";
   if (config.lock.connect_timeout.count() <= 0) return "connect timeout must be positive";
   for (const NodeConfig& node : config.nodes) {

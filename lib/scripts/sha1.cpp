@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "protocol/random_value.hpp"
+
 namespace redlock::detail {
 
 std::string sha1_hex(std::string_view data) {
@@ -15,14 +17,7 @@ std::string sha1_hex(std::string_view data) {
   sha1_update(&context, data.size(), reinterpret_cast<const std::uint8_t*>(data.data()));
   std::array<std::uint8_t, SHA1_DIGEST_SIZE> digest{};
   sha1_digest(&context, digest.size(), digest.data());
-  constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest.size());
-  for (const std::uint8_t byte : digest) {
-    hex.push_back(kDigits[byte >> 4]);
-    hex.push_back(kDigits[byte & 0x0f]);
-  }
-  return hex;
+  return to_hex(digest.data(), digest.size());
 }
 
 }  // namespace redlock::detail

@@ -28,12 +28,8 @@ namespace {
 
 // A drained output buffer that grew past this is let go rather than kept
 // for the session's life (a burst); requests in flight in the benchmarks
-// (64 of them) stay below it. The handshake's buffer always goes.
+// (64 of them) stay below it.
 constexpr std::size_t kKeptOutputCapacity = 32 * 1024;
-
-void drop_if_large(std::string& drained) noexcept {
-  if (drained.empty() && drained.capacity() > kKeptOutputCapacity) std::string().swap(drained);
-}
 
 // How many full read buffers a deadline reads before judging (64 KiB).
 constexpr int kMaxReadsBeforeDeadline = 4;
@@ -417,12 +413,7 @@ void NodeConnection::start_write() {
   }
   if (written > 0) wire.erase(0, static_cast<std::size_t>(written));
   if (wire.empty()) {
-    // Nothing follows the handshake's text until the node has answered it.
-    if (state_ == State::handshaking) {
-      std::string().swap(wire);
-    } else {
-      drop_if_large(wire);
-    }
+    release_drained(wire);
     return;
   }
 
@@ -459,8 +450,17 @@ bool NodeConnection::encrypt_output() {
   if (!tls_ || !tls_->established() || outbuf_.empty()) return true;
   if (!tls_->encrypt(outbuf_, tls_out_)) return false;
   outbuf_.clear();
-  drop_if_large(outbuf_);
+  release_drained(outbuf_);
   return true;
+}
+
+void NodeConnection::release_drained(std::string& drained) const noexcept {
+  // Nothing follows the handshake's text until the node has answered it:
+  // its buffer always goes (a swap: clear() keeps the capacity).
+  if (drained.empty() &&
+      (state_ == State::handshaking || drained.capacity() > kKeptOutputCapacity)) {
+    std::string().swap(drained);
+  }
 }
 
 void NodeConnection::on_read(ssize_t nread, const char* data) {
@@ -654,8 +654,8 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
   if (--handshake_pending_ == 0 && state_ == State::handshaking) {
     state_ = State::ready;
-    // The steps of a handshake that loaded every script are not kept for
-    // the session's life (a swap: clear() keeps the capacity).
+    // The handshake's steps are not kept for the session's life (a swap:
+    // clear() keeps the capacity).
     std::vector<HandshakeStep>().swap(handshake_steps_);
     loop_.timers().cancel(connect_timer_);
     connect_timer_ = TimerQueue::kNone;

@@ -281,6 +281,10 @@ class NodeConnection final : public Flushable {
   // Over TLS, encrypts what outbuf_ holds into tls_out_ once the handshake
   // is done; false when encryption failed (tls_->error()).
   bool encrypt_output();
+  // Lets a drained output buffer's memory go: always while the session is
+  // being set up (its text is the handshake's), else past
+  // kKeptOutputCapacity.
+  void release_drained(std::string& drained) const noexcept;
   // What goes on the socket next: tls_out_ over TLS, else outbuf_.
   [[nodiscard]] std::string& wire_buffer() noexcept { return tls_ ? tls_out_ : outbuf_; }
   // What the node said, decrypted when the session is TLS.
@@ -344,11 +348,11 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
-  // Whether a request of `script` goes with its body (EVAL): when asked
+  // Writes a request's head to the output: EVAL with the body when asked
   // (`use_eval`), or the first time in this session for a script the
-  // session set-up did not load. EVAL caches it on the node, so the
-  // session's later requests of it go as EVALSHA.
-  [[nodiscard]] bool with_body(const Script& script, bool use_eval) noexcept;
+  // session set-up did not load, else EVALSHA. EVAL caches the script on
+  // the node, so the session's later requests of it go as EVALSHA.
+  void append_head(const Script& script, std::size_t argc, bool use_eval);
   // The front `count` requests (one, or one batch) met NOSCRIPT: queues
   // them again as EVAL of their script's body.
   void resend_with_eval(std::size_t count);
@@ -424,7 +428,7 @@ class NodeConnection final : public Flushable {
   Fifo<Slot> slots_;
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   // The scripts this session has sent the node (SCRIPT LOAD at set-up, or
-  // EVAL): any other goes as EVAL the first time (with_body).
+  // EVAL): any other goes as EVAL the first time (append_head).
   std::bitset<kScriptCount> loaded_;
   std::size_t handshake_pending_ = 0;
   std::string outbuf_;

@@ -321,11 +321,10 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   return mine == theirs;
 }
 
-bool NodeConnection::with_body(const Script& script, bool use_eval) noexcept {
+void NodeConnection::append_head(const Script& script, std::size_t argc, bool use_eval) {
   const auto bit = static_cast<std::size_t>(script.id);
-  if (!use_eval && loaded_.test(bit)) return false;
+  append_script_head(outbuf_, script, argc, use_eval || !loaded_.test(bit));
   loaded_.set(bit);
-  return true;
 }
 
 void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use_eval) {
@@ -333,10 +332,9 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
   // run holds only requests with the same ones, batches_with), each
   // request's first key, then every request's arguments.
   const Slot& head = slots_[first];
-  use_eval = with_body(*head.script, use_eval);
   const std::size_t shared = head.key_count - 1U;
   const std::size_t args = head.argc - 3 - head.key_count;
-  append_script_head(outbuf_, *head.script, 3 + shared + count * (1 + args), use_eval);
+  append_head(*head.script, 3 + shared + count * (1 + args), use_eval);
   append_bulk(outbuf_, number_text(static_cast<long long>(shared + count)));
   outbuf_.append(tail_of(head).substr(head.layout.second_key_offset,
                                       head.layout.args_offset - head.layout.second_key_offset));
@@ -358,15 +356,14 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
 
 void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
   Slot& slot = slots_[index];
-  use_eval = with_body(*slot.script, use_eval);
   if (!slot.script->batched) {
     append_request(slot, use_eval);
     return;
   }
   if (slot.prepared != nullptr && !use_eval && slot.script->shared_keys == 0 && !slot.with_wait) {
     // Without shared keys a batch of one is the request as it was prepared,
-    // byte for byte: its tail behind the script's head.
-    append_script_head(outbuf_, *slot.script, slot.argc, false);
+    // byte for byte: its tail behind the script's head (either head).
+    append_head(*slot.script, slot.argc, false);
     outbuf_ += slot.prepared->tail();
     slot.batch_size = 1;
     return;
@@ -375,8 +372,7 @@ void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
-  use_eval = with_body(*slot.script, use_eval);
-  append_script_head(outbuf_, *slot.script, slot.argc, use_eval);
+  append_head(*slot.script, slot.argc, use_eval);
   outbuf_ += tail_of(slot);
   if (slot.with_wait) {
     append_command(outbuf_,

@@ -72,6 +72,14 @@ TEST(BlockingClientLifetime, ConfigErrorsComeBackAsValues) {
   EXPECT_EQ(result.error, errc::config_error);
 }
 
+TEST(BlockingClientLifetime, AQuorumBuiltInCodeWithTooManyNodesIsAConfigError) {
+  QuorumConfig too_many;
+  for (std::size_t i = 0; i <= kMaxNodes; ++i) too_many.nodes.push_back(node_at(1));
+  BlockingClient client(too_many);
+  AcquireResult result = client.acquire(Resource("x"));
+  EXPECT_EQ(result.error, errc::config_error);
+}
+
 }  // namespace
 }  // namespace redlock::test
 
