@@ -112,8 +112,8 @@ void WakeupHub::on_named(std::size_t node, std::string_view message) {
   // are one message. Later copies still reach the waiter, marked so: the
   // copy of a node that refused the waiter's attempt before the release
   // came is news (that node took the place out of its line), whichever
-  // node's copy came first (acquire_operation.hpp).
-  const bool first_copy = !seen_before(named_seen_, message);
+  // node's copy came first (acquire_operation.hpp). Only a message naming
+  // a waiter here is remembered: garbage does not push real names out.
   const std::size_t space = message.find(' ');
   if (space == std::string_view::npos) return;
   std::uint64_t number = 0;
@@ -122,6 +122,7 @@ void WakeupHub::on_named(std::size_t node, std::string_view message) {
   if (parsed.ec != std::errc{} || parsed.ptr != end) return;  // not a number
   const auto found = line_.find(number);
   if (found == line_.end()) return;  // no longer waiting
+  const bool first_copy = !seen_before(named_seen_, message);
   if (auto waiter = found->second.lock()) (void)waiter->named(node, first_copy);
 }
 
