@@ -29,6 +29,10 @@ class ObserveOperation final : public Operation, public Wakeable {
   // A release or an election was published: read again (never counts as
   // the one waiter a release wakes: other waiters of the client still are).
   bool wake() override;
+  // Another node's copy of a release: read again as well (reads in a row
+  // fold into one more), since the read the first copy started may have
+  // reached the nodes before the release did.
+  void heard_again() override { read(); }
 
  private:
   void read();

@@ -95,7 +95,7 @@ void WakeupHub::on_message(std::size_t node, std::string_view channel, std::stri
   }
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  if (seen_before(entry->second.recent_releases, message)) return;  // another node's copy
+  const bool copy = seen_before(entry->second.recent_releases, message);  // another node's
   // Copy first: waking may end a waiter's acquire, and it then leaves, which
   // edits the list (and may erase the channel).
   std::vector<std::shared_ptr<Wakeable>> candidates;
@@ -103,7 +103,11 @@ void WakeupHub::on_message(std::size_t node, std::string_view channel, std::stri
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
   for (const auto& waiter : candidates) {
-    if (waiter->wake()) return;
+    if (copy) {
+      waiter->heard_again();
+    } else if (waiter->wake()) {
+      return;
+    }
   }
 }
 

@@ -28,7 +28,9 @@
 // started waiting. The N nodes each publish the same release; the released
 // value identifies it, so it counts once, even when copies of two releases
 // interleave; a copy that names another waiter of this client (the nodes'
-// lines differ) wakes that waiter as well.
+// lines differ) wakes that waiter as well. The later copies still reach
+// every waiter on the channel as heard_again(), for the observers that read
+// the lock's state rather than retry.
 //
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
@@ -57,6 +59,12 @@ class Wakeable {
   // other node's copy of the same release came before. By default only a
   // first copy wakes.
   virtual bool named(std::size_t /*node*/, bool first_copy) { return first_copy && wake(); }
+  // Loop thread: another node's copy of a release already heard on the
+  // channel. A waiter that acts on the first copy (it retries) ignores the
+  // rest; one that reads the lock's state (a leader observer) must not: the
+  // first node's copy can come before the release reached a majority, so a
+  // read it starts may still find the lock held by a majority.
+  virtual void heard_again() {}
 
  protected:
   ~Wakeable() = default;

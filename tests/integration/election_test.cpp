@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {
@@ -210,6 +211,73 @@ TEST_F(ElectionTest, AnObserverIsToldOfEachLeaderAndOfTheirGoing) {
   EXPECT_EQ(seen[3].leader->payload, "10.0.0.2");
   EXPECT_GT(seen[3].leader->term, seen[1].leader->term);
   EXPECT_EQ(seen[4].error, make_error_code(errc::cancelled));
+}
+
+// The Lua calls `node` has run so far (EVAL and EVALSHA).
+long long script_calls(RedisServer& node) {
+  const Reply reply = node.probe().command({"INFO", "commandstats"});
+  long long calls = 0;
+  for (const std::string_view command : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
+    const std::size_t at = reply.text.find(command);
+    if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + command.size()));
+  }
+  return calls;
+}
+
+TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
+  // The first node's copy of a resignation can come before the release
+  // reached a majority: the read it starts still finds the leader. The
+  // other nodes' copies carry the same text; the observer must read again
+  // on them, or it would keep the old leader until its poll.
+  QuorumConfig config = config_for(cluster, milliseconds(60000));  // no renewal meanwhile
+  BlockingClient candidate(config);
+  Guard leader = candidate.campaign(Election("early"), advertising("a"));
+  ASSERT_TRUE(leader);
+  const std::string value = leader.lock().value.str();
+  const std::string channel = "redlock:released:election:early";
+  LoopRun run(config);
+  std::atomic<int> calls{0};
+  std::atomic<bool> gone{false};
+  std::atomic<bool> acted{false};
+  std::thread actor([&] {
+    if (eventually([&] { return calls.load() == 1; }) && subscribers_become(cluster, channel, 1)) {
+      std::vector<long long> before;
+      for (std::size_t i = 0; i < cluster.size(); ++i)
+        before.push_back(script_calls(cluster.node(i)));
+      // The first copy, before any node has released.
+      (void)cluster.node(0).probe().command({"PUBLISH", channel, value});
+      // Its read has reached every node: what it will report is settled.
+      const bool read = eventually([&] {
+        for (std::size_t i = 0; i < cluster.size(); ++i) {
+          if (script_calls(cluster.node(i)) <= before[i]) return false;
+        }
+        return true;
+      });
+      if (read) {
+        // The release itself: each node deletes, then publishes the same value.
+        for (std::size_t i = 0; i < cluster.size(); ++i) {
+          (void)cluster.node(i).probe().command(
+              {"EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
+               key_of("election:early"), value, channel, ""});
+        }
+        (void)eventually([&] { return gone.load(); }, milliseconds(3000));
+      }
+    }
+    acted = true;
+  });
+  ObserveOptions options;
+  options.poll = milliseconds(60000);  // only the pushes can tell it in time
+  EXPECT_TRUE(run.run(
+      [&] {
+        (void)run.client().observe(Election("early"), options, [&](const LeaderResult& result) {
+          if (++calls > 1 && result.ok() && !result.leader) gone = true;
+        });
+        run.when([&] { return acted.load(); }, [&] { run.done(); });
+      },
+      milliseconds(10000)));
+  actor.join();
+  EXPECT_GE(calls.load(), 1) << "the observer never reported the leader";
+  EXPECT_TRUE(gone.load()) << "the resignation was heard but never read";
 }
 
 TEST_F(ElectionTest, AnObserverNoticesALeaderThatVanishedByItsPoll) {
