@@ -47,15 +47,28 @@ class AcquireOperation final : public Operation, public Wakeable {
   void cancel() override;
   void abort(std::error_code why) override;
   bool wake() override;
-  // Named in line by `node`. A first copy wakes as wake() does. A later
-  // copy of the same release wakes only when `node` refused this waiter's
-  // latest attempt: that node freed the lock after the attempt reached it
-  // and took the waiter's place out of its line, so no other name will
-  // come from it. Received while voting, it makes a failed attempt retry at
-  // once.
+  // Named in line by `node` (or, outside a line, `node`'s copy of a
+  // release on the resource's channel whose first copy woke this waiter).
+  // A first copy wakes as wake() does. A later copy of the same release
+  // wakes only when `node` refused this waiter's latest attempt: that node
+  // freed the lock after the attempt reached it (and took the waiter's
+  // place out of its line), so no other word of it will come from that
+  // node. Received while voting, it makes a failed attempt retry at once.
   bool named(std::size_t node, bool first_copy) override;
 
  private:
+  // A fair waiter's place in the queue lives this long on a node unless its
+  // waiter renews it, which every attempt does, at least every
+  // kFairRefresh: a waiter that died holds the queue up for at most the
+  // entry's life (docs/safety.md, "Fair locks").
+  static constexpr Milliseconds kQueueEntryTtl{400};
+  static constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
+  // A mutex waiters' line outlives the longest pause between a waiter's
+  // attempts (twice the mean retry delay) by this much: while any waiter
+  // lives, its refusals keep the line; a dead waiter's place goes when a
+  // release names it, or with the line.
+  static constexpr Milliseconds kLineLeaseSlack{100};
+
   // Where the acquire stands; exactly one at a time.
   enum class Phase {
     pausing,     // before the first attempt (courtesy) or between attempts

@@ -1,0 +1,158 @@
+// The waiting side of an acquire (docs/algorithm.md, "Waiting in line" and
+// "Fair locks"): a mutex waiter's place in the nodes' lines and the names
+// that wake it, a fair waiter's ticket rounds and queue entry, and the
+// release channels other waiters listen on.
+#include <algorithm>
+#include <string>
+
+#include "operations/acquire_operation.hpp"
+#include "scripts/reply_parse.hpp"
+
+namespace redlock::detail {
+
+void AcquireOperation::begin_ticket(std::error_code why, Microseconds pause) {
+  phase_ = Phase::ticketing;
+  ticket_drawn_at_ = core_.clock().now();
+  ticket_why_ = why;
+  ticket_pause_ = pause;
+  queued_ = true;
+  enqueueing_ = false;
+  ticket_drawn_ = 0;
+  wait_for_release();
+  send_ticket_round();
+}
+
+void AcquireOperation::send_ticket_round() {
+  fencing_.open(core_.config().nodes, core_.clock().now());
+  ScriptCall call;
+  if (!enqueueing_) {
+    call.script = &script(ScriptId::ticket_draw);
+    call.keys = {marker_key_, recovering_key_, fence_key_};
+    call.args = {ticket_field_, std::string(defence_flag_)};
+  } else {
+    call.script = &script(ScriptId::ticket_enqueue);
+    call.keys = {marker_key_, recovering_key_, fence_key_, queue_key_, queue_due_key_};
+    call.args = {ticket_field_, std::to_string(ticket_drawn_), queue_id_,
+                 std::to_string(kQueueEntryTtl.count()), std::string(defence_flag_)};
+  }
+  auto self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send_call(call, false, fencing_.started(), self, fencing_.tag());
+  }
+}
+
+void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& response) {
+  NodeOutcome& outcome = fencing_.answer(node, response);
+  parse_acquire_response(response, 0, outcome);
+  const bool yes = outcome.status == NodeStatus::granted && outcome.fence_counter > 0;
+  if (yes && !enqueueing_) {
+    ticket_drawn_ = std::max(ticket_drawn_, static_cast<std::uint64_t>(outcome.fence_counter));
+  }
+  const Decision decision = fencing_.vote(yes);
+  if (decision == Decision::pending) return;
+  (void)fencing_.close(core_.clock().now());
+  if (decision == Decision::won && !enqueueing_) {
+    // The highest of a majority's counters: above every ticket recorded on
+    // a majority before this draw began.
+    enqueueing_ = true;
+    send_ticket_round();
+    return;
+  }
+  if (decision == Decision::won) {
+    ticket_ = ticket_drawn_;
+    result_.ticket = AcquireResult::Ticket{ticket_drawn_, ticket_drawn_at_, core_.clock().now()};
+  }
+  // Recorded or not, the waiter waits as after its refusal; without a
+  // ticket its next refusal draws again.
+  retry_or_finish(ticket_why_, ticket_ ? std::min(ticket_pause_, kFairRefresh) : ticket_pause_);
+}
+
+void AcquireOperation::leave_queue() {
+  if (in_line_) {
+    in_line_ = false;
+    ScriptCall call;
+    call.script = &script(ScriptId::queue_leave);
+    call.keys = {waiting_key_};
+    call.args = {line_place_->id};
+    // A place lasts at most the line's lease: after that there is nothing
+    // to undo.
+    const TimePoint expires_at = core_.clock().now() + line_lease();
+    for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+  }
+  if (!queued_) return;
+  queued_ = false;
+  ScriptCall call;
+  call.script = &script(ScriptId::queue_leave);
+  call.keys = {queue_key_, queue_due_key_};
+  call.args = {queue_id_};
+  const TimePoint expires_at = core_.clock().now() + kQueueEntryTtl;
+  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+}
+
+bool AcquireOperation::line_up() {
+  // A try-lock never waits, so it never takes a place anyone would name.
+  if (plan_.max_retries == 0) return false;
+  if (!line_place_) {
+    line_place_ = core_.wakeups().line_place();
+    waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
+    line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
+  }
+  return true;
+}
+
+Milliseconds AcquireOperation::line_lease() const { return 2 * plan_.mean_delay + kLineLeaseSlack; }
+
+Decision AcquireOperation::attempt_decision() const noexcept {
+  if (kind_ != LockKind::permit) return attempt_.decision();
+  if (permits_differ_) return Decision::lost;
+  return permit_votes_.decision();
+}
+
+void AcquireOperation::wait_for_release() {
+  if (waiting_for_release_) return;
+  // Held by someone else: wake up when they release, not only when the
+  // (jittered) retry timer, which stays as the fallback, fires. Stay
+  // subscribed until the acquire completes (wakeup_hub.hpp).
+  waiting_for_release_ = true;
+  const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+  if (in_line_) {
+    // In line: woken only when a release names this waiter (wakeup_hub.hpp).
+    core_.wakeups().wait_in_line(line_place_->number, self);
+    return;
+  }
+  for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
+}
+
+bool AcquireOperation::wake() {
+  if (phase_ == Phase::voting) {
+    // A release came while this waiter's own attempt is still out (a name
+    // is given once: the node took the place out of its line). If the
+    // attempt fails, the next one starts at once instead of sleeping.
+    woken_while_voting_ = true;
+    return true;
+  }
+  if (phase_ != Phase::pausing || retry_timer_ == TimerQueue::kNone) return false;
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  begin_attempt();
+  return true;
+}
+
+bool AcquireOperation::named(std::size_t node, bool first_copy) {
+  if (first_copy) return wake();
+  if (phase_ == Phase::voting) {
+    named_while_voting_[node] = true;
+    return true;
+  }
+  return refused_latest_[node] && wake();
+}
+
+void AcquireOperation::stop_waiting_for_release() {
+  if (!waiting_for_release_) return;
+  waiting_for_release_ = false;
+  // (Whichever it listened on; leaving the other is a no-op.)
+  if (line_place_) core_.wakeups().leave_line(line_place_->number);
+  for (const std::string& channel : channels_) core_.wakeups().leave(channel, this);
+}
+
+}  // namespace redlock::detail
