@@ -95,19 +95,53 @@ void WakeupHub::on_message(std::size_t node, std::string_view channel, std::stri
   }
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end()) return;
-  const bool copy = seen_before(entry->second.recent_releases, message);  // another node's
-  // Copy first: waking may end a waiter's acquire, and it then leaves, which
-  // edits the list (and may erase the channel).
+  auto& recent = entry->second.recent_releases;
+  const auto heard = std::find_if(recent.begin(), recent.end(), [message](const HeardRelease& r) {
+    return r.message == message;
+  });
+  if (heard == recent.end()) {
+    recent.push_back(HeardRelease{std::string(message), false, {}});
+    if (recent.size() > kReleasesRemembered) recent.pop_front();
+    wake_one(entry->first, recent.size() - 1);
+    return;
+  }
+  // Another node's copy. Copy the waiters first: waking may end a waiter's
+  // acquire, and it then leaves, which edits the list (and may erase the
+  // channel).
+  const std::shared_ptr<Wakeable> woken = heard->woken.lock();
+  const bool served = heard->served;
+  const std::size_t heard_index = static_cast<std::size_t>(heard - recent.begin());
+  std::vector<std::shared_ptr<Wakeable>> others;
+  for (const auto& candidate : entry->second.waiters) {
+    auto locked = candidate.lock();
+    if (locked && locked != woken) others.push_back(std::move(locked));
+  }
+  const std::string name = entry->first;
+  if (woken) (void)woken->named(node, false);
+  for (const auto& waiter : others) waiter->heard_again();
+  if (!served) wake_one(name, heard_index);
+}
+
+void WakeupHub::wake_one(const std::string& channel, std::size_t heard_index) {
+  auto entry = waiters_.find(channel);
+  if (entry == waiters_.end() || heard_index >= entry->second.recent_releases.size()) return;
   std::vector<std::shared_ptr<Wakeable>> candidates;
   for (const auto& candidate : entry->second.waiters) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
+  const std::string message = entry->second.recent_releases[heard_index].message;
   for (const auto& waiter : candidates) {
-    if (copy) {
-      waiter->heard_again();
-    } else if (waiter->wake()) {
-      return;
+    if (!waiter->wake()) continue;
+    // The waiter may have left (and the channel gone) meanwhile; the
+    // release may have been pushed out of the remembered ones.
+    auto again = waiters_.find(channel);
+    if (again == waiters_.end()) return;
+    for (HeardRelease& release : again->second.recent_releases) {
+      if (release.message != message) continue;
+      release.served = true;
+      release.woken = waiter;
     }
+    return;
   }
 }
 

@@ -28,9 +28,12 @@
 // started waiting. The N nodes each publish the same release; the released
 // value identifies it, so it counts once, even when copies of two releases
 // interleave; a copy that names another waiter of this client (the nodes'
-// lines differ) wakes that waiter as well. The later copies still reach
-// every waiter on the channel as heard_again(), for the observers that read
-// the lock's state rather than retry.
+// lines differ) wakes that waiter as well. A later copy of a release heard
+// on a resource's channel goes to the waiter its first copy woke as a later
+// copy of a name (Wakeable::named: it wakes again only if that node refused
+// its latest attempt, as in line), to every other waiter as heard_again(),
+// for the observers that read the lock's state rather than retry, and, if
+// no waiter acted on the first copy, wakes one as a first copy would.
 //
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
@@ -55,9 +58,10 @@ class Wakeable {
   // Loop thread: a release was published on the channel being waited on.
   // Returns whether the waiter acted on it (it was sleeping before a retry).
   virtual bool wake() = 0;
-  // Loop thread: node `node` named this waiter in line. `first_copy`: no
-  // other node's copy of the same release came before. By default only a
-  // first copy wakes.
+  // Loop thread: node `node` named this waiter in line, or sent a later
+  // copy of a release on a resource's channel whose first copy woke this
+  // waiter. `first_copy`: no other node's copy of the same release came
+  // before. By default only a first copy wakes.
   virtual bool named(std::size_t /*node*/, bool first_copy) { return first_copy && wake(); }
   // Loop thread: another node's copy of a release already heard on the
   // channel. A waiter that acts on the first copy (it retries) ignores the
@@ -115,10 +119,21 @@ class WakeupHub {
   const QuorumConfig& config_;
   Metrics& metrics_;
   std::vector<std::unique_ptr<NodeConnection>> subscribers_;
+  // A release heard on a resource's channel: its message (the released
+  // value), and the waiter its first copy woke, if one acted on it.
+  struct HeardRelease {
+    std::string message;
+    bool served = false;
+    std::weak_ptr<Wakeable> woken;
+  };
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
-    std::deque<std::string> recent_releases;       // newest last, already counted
+    std::deque<HeardRelease> recent_releases;      // newest last
   };
+  // Wakes the first of `channel`'s sleeping waiters that acts on the
+  // release (`heard`, a new one or one no waiter acted on yet), and
+  // remembers it there.
+  void wake_one(const std::string& channel, std::size_t heard_index);
   // Whether `message` (a released value, or a named release's "number
   // value") is among the `recent` ones; remembers it if not.
   static bool seen_before(std::deque<std::string>& recent, std::string_view message);

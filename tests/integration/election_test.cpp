@@ -213,17 +213,6 @@ TEST_F(ElectionTest, AnObserverIsToldOfEachLeaderAndOfTheirGoing) {
   EXPECT_EQ(seen[4].error, make_error_code(errc::cancelled));
 }
 
-// The Lua calls `node` has run so far (EVAL and EVALSHA).
-long long script_calls(RedisServer& node) {
-  const Reply reply = node.probe().command({"INFO", "commandstats"});
-  long long calls = 0;
-  for (const std::string_view command : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
-    const std::size_t at = reply.text.find(command);
-    if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + command.size()));
-  }
-  return calls;
-}
-
 TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
   // The first node's copy of a resignation can come before the release
   // reached a majority: the read it starts still finds the leader. The

@@ -286,6 +286,17 @@ inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resou
   return count;
 }
 
+// The Lua calls `node` has run so far (EVAL and EVALSHA).
+inline long long script_calls(RedisServer& node) {
+  const Reply reply = node.probe().command({"INFO", "commandstats"});
+  long long calls = 0;
+  for (const std::string_view command : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
+    const std::size_t at = reply.text.find(command);
+    if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + command.size()));
+  }
+  return calls;
+}
+
 // A lock on `resource`, taken by `client` once the quorum has settled
 // (quorum_settles) and held on every node: for tests that need every node
 // to line the waiters up. Empty when it could not be had.

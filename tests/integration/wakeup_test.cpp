@@ -111,6 +111,67 @@ TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   (void)waiter_client.release(*result.lock);
 }
 
+// The same for a waiter outside any line (a reader, which listens on the
+// resource's channel, where every node publishes the same released value):
+// a later copy from a node that refused the attempt the first copy started
+// wakes it again.
+TEST(Wakeup, ALaterCopyOfAReleaseWakesAReaderItsNodeRefused) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  const std::optional<Lock> held = hold_on_every_node(cluster, holder_client, "read-later");
+  ASSERT_TRUE(held.has_value());
+
+  BlockingClient reader_client(config_for(cluster));
+  std::future<AcquireResult> waited = std::async(std::launch::async, [&reader_client] {
+    AcquireOptions options;
+    options.shared = true;
+    options.retry_delay = milliseconds(60000);  // the fallback: ~a minute
+    options.wait = milliseconds(10000);
+    return reader_client.acquire(Resource("read-later"), options);
+  });
+  const std::string channel = "redlock:released:read-later";
+  ASSERT_TRUE(subscribers_become(cluster, channel, 1));
+
+  std::vector<long long> before;
+  for (std::size_t i = 0; i < cluster.size(); ++i) before.push_back(script_calls(cluster.node(i)));
+  // Node 0 releases and gives the key to someone else in one transaction:
+  // its copy wakes the reader, whose attempt every node refuses.
+  const std::vector<std::string> release = {
+      "EVAL",
+      std::string(detail::script(detail::ScriptId::release).body),
+      "1",
+      key_of("read-later"),
+      held->value.str(),
+      channel,
+      ""};
+  {
+    RedisProbe node0 = cluster.node(0).probe();
+    ASSERT_EQ(node0.command({"MULTI"}).kind, Reply::Kind::status);
+    (void)node0.command(release);
+    (void)node0.command({"SET", key_of("read-later"), "someone-else", "PX", "60000"});
+    ASSERT_EQ(node0.command({"EXEC"}).kind, Reply::Kind::array);
+  }
+  // The woken attempt has reached every node (node 0 also ran the release).
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (script_calls(cluster.node(i)) < before[i] + (i == 0 ? 2 : 1)) return false;
+    }
+    return true;
+  }));
+  ASSERT_EQ(waited.wait_for(milliseconds(0)), std::future_status::timeout);
+
+  const auto released_at = Stopwatch::now();
+  for (const std::size_t node : {std::size_t{1}, std::size_t{2}}) {
+    ASSERT_EQ(cluster.node(node).probe().command(release).kind, Reply::Kind::array);
+  }
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "the later copies were dropped: the reader sleeps until its retry timer";
+  AcquireResult result = waited.get();
+  ASSERT_TRUE(result.ok()) << result.error.message();
+  EXPECT_LT(Stopwatch::now() - released_at, std::chrono::seconds(5));
+  (void)reader_client.release(*result.lock);
+}
+
 // The subscriber connections of a client come up with its first waiter;
 // a waiter on another resource later is heard on them at once, not only at
 // their next reconnect.
