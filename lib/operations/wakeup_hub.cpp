@@ -116,13 +116,13 @@ void WakeupHub::on_message(std::size_t node, std::string_view channel, std::stri
     auto locked = candidate.lock();
     if (locked && locked != woken) others.push_back(std::move(locked));
   }
-  const std::string name = entry->first;
+  std::string name = entry->first;
   if (woken) (void)woken->named(node, false);
   for (const auto& waiter : others) waiter->heard_again();
-  if (!served) wake_one(name, heard_index);
+  if (!served) wake_one(std::move(name), heard_index);
 }
 
-void WakeupHub::wake_one(const std::string& channel, std::size_t heard_index) {
+void WakeupHub::wake_one(std::string channel, std::size_t heard_index) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end() || heard_index >= entry->second.recent_releases.size()) return;
   std::vector<std::shared_ptr<Wakeable>> candidates;

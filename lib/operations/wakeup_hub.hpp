@@ -133,7 +133,9 @@ class WakeupHub {
   // Wakes the first of `channel`'s sleeping waiters that acts on the
   // release (`heard`, a new one or one no waiter acted on yet), and
   // remembers it there.
-  void wake_one(const std::string& channel, std::size_t heard_index);
+  // (`channel` by value: a waking waiter may leave, and take the map's
+  // copy of the name with it.)
+  void wake_one(std::string channel, std::size_t heard_index);
   // Whether `message` (a released value, or a named release's "number
   // value") is among the `recent` ones; remembers it if not.
   static bool seen_before(std::deque<std::string>& recent, std::string_view message);
