@@ -133,8 +133,17 @@ TEST_F(ElectionTest, ACampaignStopsWhenAskedTo) {
   waiting.join();
   EXPECT_FALSE(next);
   EXPECT_EQ(next.error(), make_error_code(errc::cancelled));
-  // Nothing of the cancelled candidate stays: the leader still leads.
-  EXPECT_EQ(nodes_holding(cluster, "election:primary"), 5u);
+  // Nothing of the cancelled candidate stays: the leader still leads. (Not
+  // "every node holds it": a node still in its recovery delay when the
+  // leader was elected never took the leader's value either.)
+  std::size_t leaders = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    const Reply held = cluster.node(i).probe().command({"GET", key_of("election:primary")});
+    if (held.kind == Reply::Kind::nil) continue;
+    EXPECT_EQ(held.text, leader.lock().value.str()) << "node " << i;
+    ++leaders;
+  }
+  EXPECT_GE(leaders, cluster.size() / 2 + 1);
   EXPECT_TRUE(leader.valid());
 }
 
