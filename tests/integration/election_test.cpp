@@ -226,7 +226,10 @@ TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
   // The first node's copy of a resignation can come before the release
   // reached a majority: the read it starts still finds the leader. The
   // other nodes' copies carry the same text; the observer must read again
-  // on them, or it would keep the old leader until its poll.
+  // on them, or it would keep the old leader until its poll. Here the first
+  // copy also wakes a reader of the same client waiting on the election's
+  // resource (so the release counts as served, and no later copy is taken
+  // for a first one), which then gives up before the release is done.
   QuorumConfig config = config_for(cluster, milliseconds(60000));  // no renewal meanwhile
   BlockingClient candidate(config);
   Guard leader = candidate.campaign(Election("early"), advertising("a"));
@@ -234,46 +237,69 @@ TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
   const std::string value = leader.lock().value.str();
   const std::string channel = "redlock:released:election:early";
   LoopRun run(config);
+  const std::shared_ptr<Metrics> metrics = run.client().metrics();
+  const auto reader_attempts = [&] { return metrics->snapshot().acquire_attempts; };
   std::atomic<int> calls{0};
   std::atomic<bool> gone{false};
   std::atomic<bool> acted{false};
+  std::atomic<bool> stop_reader{false};
+  std::atomic<bool> reader_done{false};
   std::thread actor([&] {
-    if (eventually([&] { return calls.load() == 1; }) && subscribers_become(cluster, channel, 1)) {
-      std::vector<long long> before;
-      for (std::size_t i = 0; i < cluster.size(); ++i)
-        before.push_back(script_calls(cluster.node(i)));
-      // The first copy, before any node has released.
-      (void)cluster.node(0).probe().command({"PUBLISH", channel, value});
-      // Its read has reached every node: what it will report is settled.
-      const bool read = eventually([&] {
+    const auto settled = [&](const std::vector<long long>& before, long long more) {
+      return eventually([&] {
         for (std::size_t i = 0; i < cluster.size(); ++i) {
-          if (script_calls(cluster.node(i)) <= before[i]) return false;
+          if (script_calls(cluster.node(i)) < before[i] + more) return false;
         }
         return true;
       });
-      if (read) {
-        // The release itself: each node deletes, then publishes the same value.
-        for (std::size_t i = 0; i < cluster.size(); ++i) {
-          (void)cluster.node(i).probe().command(
-              {"EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
-               key_of("election:early"), value, channel, ""});
+    };
+    const auto calls_now = [&] {
+      std::vector<long long> now;
+      for (std::size_t i = 0; i < cluster.size(); ++i) now.push_back(script_calls(cluster.node(i)));
+      return now;
+    };
+    if (eventually([&] { return calls.load() == 1 && reader_attempts() == 1; }) &&
+        subscribers_become(cluster, channel, 1)) {
+      const std::vector<long long> before = calls_now();
+      // The first copy, before any node has released: the observer reads,
+      // the reader tries again; both have reached every node before the
+      // reader gives up.
+      (void)cluster.node(0).probe().command({"PUBLISH", channel, value});
+      if (eventually([&] { return reader_attempts() == 2; }) && settled(before, 2)) {
+        stop_reader = true;
+        if (eventually([&] { return reader_done.load(); })) {
+          // The release itself: each node deletes, then publishes the same value.
+          for (std::size_t i = 0; i < cluster.size(); ++i) {
+            (void)cluster.node(i).probe().command(
+                {"EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
+                 key_of("election:early"), value, channel, ""});
+          }
+          (void)eventually([&] { return gone.load(); }, milliseconds(3000));
         }
-        (void)eventually([&] { return gone.load(); }, milliseconds(3000));
       }
     }
     acted = true;
   });
   ObserveOptions options;
   options.poll = milliseconds(60000);  // only the pushes can tell it in time
+  AcquireOptions reading;
+  reading.shared = true;
+  reading.retry_delay = milliseconds(60000);
+  reading.wait = milliseconds(20000);
+  OperationHandle reader;
   EXPECT_TRUE(run.run(
       [&] {
         (void)run.client().observe(Election("early"), options, [&](const LeaderResult& result) {
           if (++calls > 1 && result.ok() && !result.leader) gone = true;
         });
+        reader = run.client().acquire(Resource("election:early"), reading,
+                                      [&](const AcquireResult&) { reader_done = true; });
+        run.when([&] { return stop_reader.load(); }, [&] { reader.cancel(); });
         run.when([&] { return acted.load(); }, [&] { run.done(); });
       },
       milliseconds(10000)));
   actor.join();
+  EXPECT_TRUE(reader_done.load()) << "the reader never came to wait, or never gave up";
   EXPECT_GE(calls.load(), 1) << "the observer never reported the leader";
   EXPECT_TRUE(gone.load()) << "the resignation was heard but never read";
 }
