@@ -130,8 +130,11 @@ void WakeupHub::wake_one(std::string channel, std::size_t heard_index) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));
   }
   const std::string message = entry->second.recent_releases[heard_index].message;
-  for (const auto& waiter : candidates) {
-    if (!waiter->wake()) continue;
+  for (auto waiter = candidates.begin(); waiter != candidates.end(); ++waiter) {
+    if (!(*waiter)->wake()) continue;
+    // The ones after it are not woken, but a leader observer among them
+    // still reads.
+    for (auto rest = std::next(waiter); rest != candidates.end(); ++rest) (*rest)->heard_again();
     // The waiter may have left (and the channel gone) meanwhile; the
     // release may have been pushed out of the remembered ones.
     auto again = waiters_.find(channel);
@@ -139,7 +142,7 @@ void WakeupHub::wake_one(std::string channel, std::size_t heard_index) {
     for (HeardRelease& release : again->second.recent_releases) {
       if (release.message != message) continue;
       release.served = true;
-      release.woken = waiter;
+      release.woken = *waiter;
     }
     return;
   }

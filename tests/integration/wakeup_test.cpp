@@ -125,7 +125,7 @@ TEST(Wakeup, ALaterCopyOfAReleaseWakesAReaderItsNodeRefused) {
   std::future<AcquireResult> waited = std::async(std::launch::async, [&reader_client] {
     AcquireOptions options;
     options.shared = true;
-    options.retry_delay = milliseconds(60000);  // the fallback: ~a minute
+    options.retry_delay = std::chrono::hours(1);  // the fallback, uniform in [0, 2 h)
     options.wait = milliseconds(10000);
     return reader_client.acquire(Resource("read-later"), options);
   });
@@ -277,19 +277,21 @@ TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
   for (auto& waiter : waiters) waiter.join();
   ASSERT_TRUE(lined_up);
 
-  // Each waiter tries twice: refused, then named. One more attempt in all
-  // is the nodes' lines differing for a moment: a waiter's winning attempt
-  // that reached one node before the release it answered puts it back in
-  // that node's line, behind the next waiter, whom that node then names
-  // early. Waking a waiter of every client on every release would cost
-  // 2 + 3 + 4 attempts.
+  // Each waiter tries twice: refused, then named. Up to two more attempts
+  // in all are the nodes' lines differing for a moment (a waiter's winning
+  // attempt that reached one node before the release it answered puts it
+  // back in that node's line, behind the next waiter, whom that node then
+  // names early), or a named waiter's attempt that a node the release had
+  // not reached yet refused, retried at once when that node's name comes
+  // (seen on a loaded machine). Waking a waiter of every client on every
+  // release would cost 3 + (3 + 2 + 1) = 9 attempts.
   int attempts = 0;
   for (std::size_t i = 0; i < kWaiters; ++i) {
     ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].error.message();
     attempts += results[i].attempts;
     EXPECT_EQ(turn[i], static_cast<int>(i)) << "waiter " << i << " was served out of line";
   }
-  EXPECT_LE(attempts, static_cast<int>(2 * kWaiters + 1)) << "waiters tried out of turn";
+  EXPECT_LE(attempts, static_cast<int>(2 * kWaiters + 2)) << "waiters tried out of turn";
   // Each took its place out of the line when it won.
   EXPECT_TRUE(line_becomes(cluster, "line", 0));
 }
