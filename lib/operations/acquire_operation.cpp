@@ -174,6 +174,12 @@ void AcquireOperation::send_attempt() {
   }
 }
 
+Decision AcquireOperation::attempt_decision() const noexcept {
+  if (kind_ != LockKind::permit) return attempt_.decision();
+  if (permits_differ_) return Decision::lost;
+  return permit_votes_.decision();
+}
+
 void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   if (tag == kCleanupTag) return;

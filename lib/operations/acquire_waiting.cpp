@@ -102,12 +102,6 @@ bool AcquireOperation::line_up() {
 
 Milliseconds AcquireOperation::line_lease() const { return 2 * plan_.mean_delay + kLineLeaseSlack; }
 
-Decision AcquireOperation::attempt_decision() const noexcept {
-  if (kind_ != LockKind::permit) return attempt_.decision();
-  if (permits_differ_) return Decision::lost;
-  return permit_votes_.decision();
-}
-
 void AcquireOperation::wait_for_release() {
   if (waiting_for_release_) return;
   // Held by someone else: wake up when they release, not only when the
