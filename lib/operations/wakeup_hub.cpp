@@ -102,29 +102,32 @@ void WakeupHub::on_message(std::size_t node, std::string_view channel, std::stri
   if (heard == recent.end()) {
     recent.push_back(HeardRelease{std::string(message), false, {}});
     if (recent.size() > kReleasesRemembered) recent.pop_front();
-    wake_one(entry->first, recent.size() - 1);
+    wake_one(entry, recent.size() - 1);
     return;
   }
-  // Another node's copy. Copy the waiters first: waking may end a waiter's
+  // Another node's copy. A release no waiter acted on yet is still to be
+  // served, as a first copy would be.
+  if (!heard->served) {
+    wake_one(entry, static_cast<std::size_t>(heard - recent.begin()));
+    return;
+  }
+  // Served: copy the waiters first, since waking may end a waiter's
   // acquire, and it then leaves, which edits the list (and may erase the
   // channel).
   const std::shared_ptr<Wakeable> woken = heard->woken.lock();
-  const bool served = heard->served;
-  const std::size_t heard_index = static_cast<std::size_t>(heard - recent.begin());
   std::vector<std::shared_ptr<Wakeable>> others;
   for (const auto& candidate : entry->second.waiters) {
     auto locked = candidate.lock();
     if (locked && locked != woken) others.push_back(std::move(locked));
   }
-  std::string name = entry->first;
   if (woken) (void)woken->named(node, false);
   for (const auto& waiter : others) waiter->heard_again();
-  if (!served) wake_one(std::move(name), heard_index);
 }
 
-void WakeupHub::wake_one(std::string channel, std::size_t heard_index) {
-  auto entry = waiters_.find(channel);
-  if (entry == waiters_.end() || heard_index >= entry->second.recent_releases.size()) return;
+void WakeupHub::wake_one(Channels::iterator entry, std::size_t heard_index) {
+  // Copies of the channel's name and of the release: a waking waiter may
+  // leave and erase the entry they live in.
+  const std::string channel = entry->first;
   std::vector<std::shared_ptr<Wakeable>> candidates;
   for (const auto& candidate : entry->second.waiters) {
     if (auto locked = candidate.lock()) candidates.push_back(std::move(locked));

@@ -130,17 +130,17 @@ class WakeupHub {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
     std::deque<HeardRelease> recent_releases;      // newest last
   };
-  // Wakes the first of `channel`'s sleeping waiters that acts on the
-  // release (`heard`, a new one or one no waiter acted on yet), and
-  // remembers it there.
-  // (`channel` by value: a waking waiter may leave, and take the map's
-  // copy of the name with it.)
-  void wake_one(std::string channel, std::size_t heard_index);
+
   // Whether `message` (a released value, or a named release's "number
   // value") is among the `recent` ones; remembers it if not.
   static bool seen_before(std::deque<std::string>& recent, std::string_view message);
 
-  std::map<std::string, Channel, std::less<>> waiters_;
+  using Channels = std::map<std::string, Channel, std::less<>>;
+  Channels waiters_;
+  // Wakes the first of the channel's sleeping waiters that acts on its
+  // release recent_releases[heard_index] (a new one, or one no waiter acted
+  // on yet) and remembers it there; the waiters after it hear it again.
+  void wake_one(Channels::iterator entry, std::size_t heard_index);
   // The line: this client's wake channel (under the release channels'
   // pattern), whether it is subscribed, its waiters by number, and the
   // named releases already acted on.
