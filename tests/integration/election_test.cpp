@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {
@@ -246,29 +245,18 @@ TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
   std::atomic<bool> reader_done{false};
   std::atomic<int> step{0};  // how far the actor got, for the failure message
   std::thread actor([&] {
-    const auto settled = [&](const std::vector<long long>& before, long long more) {
-      return eventually([&] {
-        for (std::size_t i = 0; i < cluster.size(); ++i) {
-          if (script_calls(cluster.node(i)) < before[i] + more) return false;
-        }
-        return true;
-      });
-    };
-    const auto calls_now = [&] {
-      std::vector<long long> now;
-      for (std::size_t i = 0; i < cluster.size(); ++i) now.push_back(script_calls(cluster.node(i)));
-      return now;
-    };
     if (eventually([&] { return calls.load() == 1 && reader_attempts() >= 1; }) &&
         subscribers_become(cluster, channel, 1)) {
-      const std::vector<long long> before = calls_now();
+      std::vector<long long> wanted = script_calls(cluster);
       const std::uint64_t tried = reader_attempts();
       step = 1;
       // The first copy, before any node has released: the observer reads,
       // the reader tries again; both have reached every node before the
       // reader gives up.
       (void)cluster.node(0).probe().command({"PUBLISH", channel, value});
-      if (eventually([&] { return reader_attempts() > tried; }) && settled(before, 2)) {
+      for (long long& count : wanted) count += 2;
+      if (eventually([&] { return reader_attempts() > tried; }) &&
+          script_calls_reach(cluster, wanted)) {
         step = 2;
         stop_reader = true;
         if (eventually([&] { return reader_done.load(); })) {
@@ -276,8 +264,7 @@ TEST_F(ElectionTest, AnObserverReadsAgainOnALaterCopyOfTheRelease) {
           // The release itself: each node deletes, then publishes the same value.
           for (std::size_t i = 0; i < cluster.size(); ++i) {
             (void)cluster.node(i).probe().command(
-                {"EVAL", std::string(detail::script(detail::ScriptId::release).body), "1",
-                 key_of("election:early"), value, channel, ""});
+                release_request("election:early", value, channel, ""));
           }
           (void)eventually([&] { return gone.load(); }, milliseconds(3000));
         }

@@ -15,6 +15,7 @@
 
 #include "redis_fixture.hpp"
 #include "redlock/redlock.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 
@@ -295,6 +296,49 @@ inline long long script_calls(RedisServer& node) {
     if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + command.size()));
   }
   return calls;
+}
+
+// script_calls of every node, in node order.
+inline std::vector<long long> script_calls(RedisCluster& cluster) {
+  std::vector<long long> calls;
+  for (std::size_t i = 0; i < cluster.size(); ++i) calls.push_back(script_calls(cluster.node(i)));
+  return calls;
+}
+
+// Waits (bounded) until every node has run at least `wanted[i]` Lua calls:
+// the requests a test waits for have reached every node, and what they
+// answer is settled.
+inline bool script_calls_reach(RedisCluster& cluster, const std::vector<long long>& wanted) {
+  return eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (script_calls(cluster.node(i)) < wanted[i]) return false;
+    }
+    return true;
+  });
+}
+
+// The release script's request for `value` on `resource`'s key, publishing
+// on `channel` and naming from `waiting` ('' for none), as a client sends it.
+inline std::vector<std::string> release_request(const std::string& resource,
+                                                const std::string& value,
+                                                const std::string& channel,
+                                                const std::string& waiting) {
+  return {"EVAL", std::string(detail::script(detail::ScriptId::release).body),
+          "1",    key_of(resource),
+          value,  channel,
+          waiting};
+}
+
+// Runs `release` on `node` and gives `resource`'s key to someone else in the
+// same transaction: the release is published, but the lock is not free
+// there. Returns whether the transaction ran.
+inline bool release_and_hand_to_someone_else(RedisServer& node, const std::string& resource,
+                                             const std::vector<std::string>& release) {
+  RedisProbe probe = node.probe();
+  if (probe.command({"MULTI"}).kind != Reply::Kind::status) return false;
+  (void)probe.command(release);
+  (void)probe.command({"SET", key_of(resource), "someone-else", "PX", "60000"});
+  return probe.command({"EXEC"}).kind == Reply::Kind::array;
 }
 
 // A lock on `resource`, taken by `client` once the quorum has settled

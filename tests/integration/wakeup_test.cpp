@@ -75,21 +75,9 @@ TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   // else takes the key in the same transaction, so the attempt that node
   // 0's name starts is refused by every node (no split vote, whose quick
   // retries would hide a dropped name) and the waiter sleeps again.
-  const std::vector<std::string> release = {
-      "EVAL",
-      std::string(detail::script(detail::ScriptId::release).body),
-      "1",
-      key_of("one-by-one"),
-      held->value.str(),
-      "redlock:released:one-by-one",
-      "redlock:waiting:one-by-one"};
-  {
-    RedisProbe node0 = cluster.node(0).probe();
-    ASSERT_EQ(node0.command({"MULTI"}).kind, Reply::Kind::status);
-    (void)node0.command(release);
-    (void)node0.command({"SET", key_of("one-by-one"), "someone-else", "PX", "60000"});
-    ASSERT_EQ(node0.command({"EXEC"}).kind, Reply::Kind::array);
-  }
+  const std::vector<std::string> release = release_request(
+      "one-by-one", held->value.str(), "redlock:released:one-by-one", "redlock:waiting:one-by-one");
+  ASSERT_TRUE(release_and_hand_to_someone_else(cluster.node(0), "one-by-one", release));
   // Node 0's name woke the waiter; every node refused its attempt, and
   // node 0 lined it up again.
   const auto attempts = [&] { return waiter_client.metrics()->snapshot().acquire_attempts; };
@@ -132,32 +120,16 @@ TEST(Wakeup, ALaterCopyOfAReleaseWakesAReaderItsNodeRefused) {
   const std::string channel = "redlock:released:read-later";
   ASSERT_TRUE(subscribers_become(cluster, channel, 1));
 
-  std::vector<long long> before;
-  for (std::size_t i = 0; i < cluster.size(); ++i) before.push_back(script_calls(cluster.node(i)));
+  std::vector<long long> wanted = script_calls(cluster);
   // Node 0 releases and gives the key to someone else in one transaction:
   // its copy wakes the reader, whose attempt every node refuses.
-  const std::vector<std::string> release = {
-      "EVAL",
-      std::string(detail::script(detail::ScriptId::release).body),
-      "1",
-      key_of("read-later"),
-      held->value.str(),
-      channel,
-      ""};
-  {
-    RedisProbe node0 = cluster.node(0).probe();
-    ASSERT_EQ(node0.command({"MULTI"}).kind, Reply::Kind::status);
-    (void)node0.command(release);
-    (void)node0.command({"SET", key_of("read-later"), "someone-else", "PX", "60000"});
-    ASSERT_EQ(node0.command({"EXEC"}).kind, Reply::Kind::array);
-  }
+  const std::vector<std::string> release =
+      release_request("read-later", held->value.str(), channel, "");
+  ASSERT_TRUE(release_and_hand_to_someone_else(cluster.node(0), "read-later", release));
   // The woken attempt has reached every node (node 0 also ran the release).
-  ASSERT_TRUE(eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      if (script_calls(cluster.node(i)) < before[i] + (i == 0 ? 2 : 1)) return false;
-    }
-    return true;
-  }));
+  for (long long& calls : wanted) ++calls;
+  ++wanted[0];
+  ASSERT_TRUE(script_calls_reach(cluster, wanted));
   ASSERT_EQ(waited.wait_for(milliseconds(0)), std::future_status::timeout);
 
   const auto released_at = Stopwatch::now();
