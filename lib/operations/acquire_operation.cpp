@@ -33,7 +33,10 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
     // Waiting in line (fair_scripts.hpp): the mutex's round and key, with
     // the queue's script.
     kind_ = LockKind::fair;
-    queue_id_ = LockValue::random().str();
+    // The waiter's id in the queue is its place in this client's line, so
+    // that a release can name it (fair_scripts.hpp, fair_release).
+    line_place_ = core.wakeups().line_place();
+    queue_id_ = line_place_->id;
     queue_key_ = queue_key(prefix, resource_.str());
     queue_due_key_ = queue_due_key(prefix, resource_.str());
     ticket_field_ = ticket_field(resource_.str());
@@ -42,7 +45,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
                           lock_key_,   queue_key_,      queue_due_key_};
     attempt_call_.args = {
         "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
-        queue_id_, "",        std::to_string(kQueueEntryTtl.count())};
+        queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
   }
   if (options.shared) {
     // The read side (reader_scripts.hpp): the mutex's round on the same
@@ -152,7 +155,14 @@ void AcquireOperation::send_attempt() {
     return;
   }
   attempt_call_.args[0] = value_.str();
-  if (kind_ == LockKind::fair) attempt_call_.args[5] = ticket_ ? std::to_string(*ticket_) : "";
+  if (kind_ == LockKind::fair) {
+    attempt_call_.args[5] = ticket_ ? std::to_string(*ticket_) : "";
+    // Without a ticket, a refusal draws one (a try-lock never waits, so
+    // it draws none).
+    attempt_call_.args[7] = !ticket_ && plan_.max_retries != 0 ? ticket_field_ : std::string();
+    attempt_draws_ = 0;
+    attempt_draw_max_ = 0;
+  }
   if (kind_ == LockKind::permit) {
     permit_votes_.reset(nodes.size(), permits_);
     permits_differ_ = false;
@@ -201,7 +211,13 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
 
 void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   NodeOutcome& outcome = attempt_.answer(node, response);
-  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome);
+  std::int64_t drawn = 0;
+  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome,
+                         kind_ == LockKind::fair ? &drawn : nullptr);
+  if (drawn > 0) {
+    ++attempt_draws_;
+    attempt_draw_max_ = std::max(attempt_draw_max_, static_cast<std::uint64_t>(drawn));
+  }
   note_if_unmarked(outcome);
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
       core_.nodes()[node]->persistence() != Persistence::aof_always) {
@@ -240,18 +256,39 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   // undo it on that node. A grant for the winning attempt is simply ours —
   // but for a permit only a grant of the permit won.
   const bool won_permit_attempt = kind_ == LockKind::permit && tag == won_tag_;
+  auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
+                            [tag](const Abandoned& entry) { return entry.tag == tag; });
   if (response.kind != NodeResponse::Kind::reply) {
     if (won_permit_attempt && response.may_have_run) undo_other_permits_on(node);
+    if (found == abandoned_.end() || node >= 64) return;
+    if (response.may_have_run) {
+      undo_awaited(*found, node, -1);
+    } else {
+      found->awaiting &= ~(std::uint64_t{1} << node);
+    }
     return;
   }
   NodeOutcome outcome;
-  parse_acquire_response(response, 0, outcome);
+  std::int64_t drawn = 0;  // (a fair refusal's draw: too late to count)
+  parse_acquire_response(response, 0, outcome, kind_ == LockKind::fair ? &drawn : nullptr);
   note_if_unmarked(outcome);
-  if (outcome.status != NodeStatus::granted) return;
-  auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
-                            [tag](const auto& entry) { return entry.first == tag; });
+  if (outcome.status != NodeStatus::granted) {
+    // A refusal stored nothing; an error reply may have (a script that
+    // failed half-way), so it is undone as a grant would be.
+    const bool stored_nothing =
+        outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering;
+    if (found == abandoned_.end() || node >= 64) return;
+    if (stored_nothing) {
+      found->awaiting &= ~(std::uint64_t{1} << node);
+    } else {
+      undo_awaited(*found, node, -1);
+    }
+    return;
+  }
   if (found != abandoned_.end()) {
-    undo_grant(node, found->second, true, grant_expiry(), outcome.permit);
+    // Undone already when it was not awaited: that undo was queued behind
+    // the attempt on this node's connection.
+    undo_awaited(*found, node, outcome.permit);
     return;
   }
   if (won_permit_attempt && outcome.permit != permit_) {
@@ -393,16 +430,37 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
   fail_attempt(make_error_code(errc::fencing_failed));
 }
 
-void AcquireOperation::unlock_attempt(bool announce) {
-  abandoned_.emplace_back(attempt_.tag(), value_);
-  if (abandoned_.size() > kAbandonedKept) abandoned_.pop_front();
+void AcquireOperation::unlock_attempt(bool announce, bool after_answers) {
+  Abandoned attempt{attempt_.tag(), value_, announce, 0};
   const TimePoint expires_at = grant_expiry();
   const auto& outcomes = attempt_.outcomes();
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
     if (!attempt_.may_have_changed(i)) continue;
+    const bool pending = outcomes.size() > i && outcomes[i].status == NodeStatus::pending;
+    if (after_answers && pending && i < 64) {
+      attempt.awaiting |= std::uint64_t{1} << i;
+      continue;
+    }
     const bool granted = outcomes.size() > i && outcomes[i].status == NodeStatus::granted;
     undo_grant(i, value_, announce, expires_at, granted ? outcomes[i].permit : -1);
   }
+  abandoned_.push_back(std::move(attempt));
+  if (abandoned_.size() <= kAbandonedKept) return;
+  // Forgotten from here on: the nodes still to answer are undone now (the
+  // undo queues behind the attempt on the node's connection).
+  Abandoned& oldest = abandoned_.front();
+  for (std::size_t i = 0; i < core_.nodes().size() && oldest.awaiting != 0; ++i) {
+    undo_awaited(oldest, i, -1);
+  }
+  abandoned_.pop_front();
+}
+
+void AcquireOperation::undo_awaited(Abandoned& attempt, std::size_t node, std::int64_t permit) {
+  if (node >= 64) return;
+  const std::uint64_t bit = std::uint64_t{1} << node;
+  if ((attempt.awaiting & bit) == 0) return;
+  attempt.awaiting &= ~bit;
+  undo_grant(node, attempt.value, attempt.announce, grant_expiry(), permit);
 }
 
 void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
@@ -462,7 +520,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // client would only start the next collision (the splitters retry on
   // their own, see split_retry_pause). Any other failed attempt is
   // announced, since its grants may be what the waiters saw as "held".
-  unlock_attempt(!(split_ && pause));
+  unlock_attempt(!(split_ && pause), true);
   if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
     begin_ticket(why, *pause);
     return;
@@ -526,9 +584,21 @@ void AcquireOperation::succeed(Microseconds validity) {
   complete({});
 }
 
+void AcquireOperation::undo_all_awaited() {
+  // The acquire ends: a process may exit, or its client close, before the
+  // answers come, so what still awaits an answer is undone now (behind the
+  // attempt on each node's connection, as an undo at the decision is).
+  for (Abandoned& attempt : abandoned_) {
+    for (std::size_t i = 0; i < core_.nodes().size() && attempt.awaiting != 0; ++i) {
+      undo_awaited(attempt, i, -1);
+    }
+  }
+}
+
 void AcquireOperation::complete(std::error_code error) {
   // The core may hold the last reference; keep this alive to the end.
   auto keep = shared_from_this();
+  undo_all_awaited();
   if (error) leave_queue();
   stop_waiting_for_release();
   core_.finished(this);
@@ -544,6 +614,7 @@ void AcquireOperation::finish(std::error_code error) {
 
 void AcquireOperation::cancel() {
   if (phase_ == Phase::done) return;
+  undo_all_awaited();
   leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());
@@ -562,6 +633,7 @@ void AcquireOperation::cancel() {
 
 void AcquireOperation::abort(std::error_code why) {
   if (phase_ == Phase::done) return;
+  undo_all_awaited();
   leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());

@@ -132,7 +132,27 @@ class AcquireOperation final : public Operation, public Wakeable {
   }
   void fail_attempt(std::error_code why);
   // `announce`: publish the deletions as a release, to wake waiters.
-  void unlock_attempt(bool announce);
+  // Failed attempts whose late grants must still be undone: the attempt's
+  // tag and value, whether its undo is announced, and the nodes (of the
+  // first 64) that had not answered at the decision, whose undo waits for
+  // their answer (unlock_attempt).
+  struct Abandoned {
+    std::uint32_t tag = 0;
+    LockValue value{""};
+    bool announce = false;
+    std::uint64_t awaiting = 0;
+  };  // (abandoned_).
+  // Undoes the attempt on every node it may have changed. `after_answers`:
+  // a node that had not answered at the decision is undone only if its
+  // answer says it may have stored the value (a grant, or no answer at
+  // all), instead of at once: most such answers are refusals, and an undo
+  // sent for each would cost the nodes a script call per refused attempt.
+  void unlock_attempt(bool announce, bool after_answers = false);
+  // The undo of an abandoned attempt on `node`, if it still awaits that
+  // node's answer.
+  void undo_awaited(Abandoned& attempt, std::size_t node, std::int64_t permit);
+  // Every undo still awaiting an answer, sent now (the acquire ends).
+  void undo_all_awaited();
   // Sends the compare-and-delete of `value` to `node`, to be sent again
   // after a reconnect until `expires_at` (grant_expiry), when the value
   // cannot live there any more.
@@ -197,6 +217,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool enqueueing_ = false;
   std::uint64_t ticket_drawn_ = 0;
   TimePoint ticket_drawn_at_{};
+  // The tickets the nodes drew in refusing the latest attempt: how many
+  // nodes drew, and the highest (fair_acquire draws on a refusal).
+  std::size_t attempt_draws_ = 0;
+  std::uint64_t attempt_draw_max_ = 0;
   std::error_code ticket_why_;
   Microseconds ticket_pause_{0};
 
@@ -225,8 +249,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<FenceRound> proposal_;
   std::optional<std::uint64_t> token_;
 
-  // Values of failed attempts whose late grants must still be undone.
-  std::deque<std::pair<std::uint32_t, LockValue>> abandoned_;
+  std::deque<Abandoned> abandoned_;
   TimerQueue::Id retry_timer_ = TimerQueue::kNone;
   std::error_code last_failure_;
   TimePoint called_at_{};

@@ -12,12 +12,16 @@ namespace redlock::detail {
 
 void AcquireOperation::begin_ticket(std::error_code why, Microseconds pause) {
   phase_ = Phase::ticketing;
-  ticket_drawn_at_ = core_.clock().now();
   ticket_why_ = why;
   ticket_pause_ = pause;
   queued_ = true;
-  enqueueing_ = false;
-  ticket_drawn_ = 0;
+  // A majority that refused the attempt drew the ticket in refusing it:
+  // the highest of their counters is the ticket a draw round would give
+  // (above every ticket recorded on a majority before the attempt began),
+  // so only its record is left to do.
+  enqueueing_ = attempt_draws_ >= majority(core_.nodes().size());
+  ticket_drawn_ = enqueueing_ ? attempt_draw_max_ : 0;
+  ticket_drawn_at_ = enqueueing_ ? attempt_.started() : core_.clock().now();
   wait_for_release();
   send_ticket_round();
 }
@@ -109,6 +113,11 @@ void AcquireOperation::wait_for_release() {
   // subscribed until the acquire completes (wakeup_hub.hpp).
   waiting_for_release_ = true;
   const auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
+  // A fair waiter is named by the release of the holder before it in the
+  // queue; the resource's channel, which it listens on as well, carries
+  // the releases that named no fair waiter (an unfair holder's, or one on
+  // a node whose queue does not list this waiter yet).
+  if (kind_ == LockKind::fair) core_.wakeups().wait_in_line(line_place_->number, self);
   if (in_line_) {
     // In line: woken only when a release names this waiter (wakeup_hub.hpp).
     core_.wakeups().wait_in_line(line_place_->number, self);
@@ -118,10 +127,12 @@ void AcquireOperation::wait_for_release() {
 }
 
 bool AcquireOperation::wake() {
-  if (phase_ == Phase::voting) {
-    // A release came while this waiter's own attempt is still out (a name
-    // is given once: the node took the place out of its line). If the
-    // attempt fails, the next one starts at once instead of sleeping.
+  if (phase_ == Phase::voting || phase_ == Phase::ticketing) {
+    // A release came while this waiter's own attempt (or its ticket's
+    // record) is still out (a name is given once: the node took the place
+    // out of its line, or will not name a fair waiter again until the next
+    // release). If the attempt fails, or once the ticket is recorded, the
+    // next attempt starts at once instead of sleeping.
     woken_while_voting_ = true;
     return true;
   }

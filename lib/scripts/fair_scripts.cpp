@@ -3,7 +3,7 @@
 namespace redlock::detail {
 
 const std::string_view kFairAcquireBody = R"lua(
-if #KEYS ~= 6 or #ARGV ~= 7 then
+if #KEYS ~= 6 or #ARGV ~= 8 then
   return redis.error_reply('ERR fair_acquire: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local refused = refusal(ARGV[4])
@@ -26,12 +26,19 @@ if ARGV[6] ~= '' then
 end
 local head = redis.pcall('ZRANGE', queue, 0, 0)
 if failed(head) then return head end
+local answer
 if head[1] and head[1] ~= id then
   local left = redis.pcall('PTTL', key)
   if failed(left) then return left end
-  return {0, left}
+  answer = {0, left}
+else
+  answer = writer_grant(key, ARGV[1], ARGV[2], KEYS[3], ARGV[3])
 end
-return writer_grant(key, ARGV[1], ARGV[2], KEYS[3], ARGV[3])
+if ARGV[8] ~= '' and type(answer) == 'table' and answer[1] == 0 then
+  local drawn = redis.pcall('HINCRBY', KEYS[3], ARGV[8], 1)
+  if type(drawn) == 'number' then answer[3] = drawn end
+end
+return answer
 )lua";
 
 const std::string_view kTicketDrawBody = R"lua(
@@ -76,6 +83,22 @@ const std::string_view kFairReleaseBody = R"lua(
 if #KEYS ~= 3 or #ARGV ~= 4 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
+local function name_first(queue, due, value)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
+  if type(gone) == 'table' and not gone.err and #gone > 0 then
+    redis.pcall('ZREM', queue, unpack(gone))
+    redis.pcall('ZREM', due, unpack(gone))
+  end
+  local head = redis.pcall('ZRANGE', queue, 0, 0)
+  if type(head) ~= 'table' or head.err or not head[1] then return false end
+  local space = string.find(head[1], ' ', 1, true)
+  if not space then return false end
+  local named = redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
+                            string.sub(head[1], space + 1) .. ' ' .. value)
+  return type(named) == 'number' and named > 0
+end
 redis.pcall('ZREM', KEYS[2], ARGV[3])
 redis.pcall('ZREM', KEYS[3], ARGV[3])
 local held = redis.pcall('GET', KEYS[1])
@@ -84,8 +107,10 @@ if held ~= ARGV[1] then return 0 end
 local deleted = redis.pcall('DEL', KEYS[1])
 if type(deleted) == 'table' and deleted.err then return deleted end
 if ARGV[2] ~= '' then
-  local published = redis.pcall('PUBLISH', ARGV[2], ARGV[1])
-  if type(published) == 'table' and published.err then return published end
+  if not name_first(KEYS[2], KEYS[3], ARGV[1]) then
+    local published = redis.pcall('PUBLISH', ARGV[2], ARGV[1])
+    if type(published) == 'table' and published.err then return published end
+  end
   name_next(ARGV[4], ARGV[1])
 end
 return 1

@@ -16,10 +16,14 @@ namespace redlock::detail {
 // fair_acquire — opens with the node rules and the readers' helpers.
 //   KEYS: node marker, recovering key, fence hash, lock key, queue, due.
 //   ARGV: value, ttl ms, fence field ("" unfenced), amnesia defence, waiter
-//   id, ticket ("" before the waiter has one), queue entry ttl ms. Drops
-//   the waiters past their deadline; with a ticket, (re)records the
-//   waiter's entry and deadline; refuses {0, the lock's PTTL} while another
-//   waiter is first in the queue; else answers as the mutex's acquire.
+//   id, ticket ("" before the waiter has one), queue entry ttl ms, the
+//   ticket counter's field ("" for no draw). Drops the waiters past their
+//   deadline; with a ticket, (re)records the waiter's entry and deadline;
+//   refuses {0, the lock's PTTL} while another waiter is first in the
+//   queue; else answers as the mutex's acquire. A refusal with a counter
+//   field also draws the waiter's ticket there, as ticket_draw does, and
+//   answers {0, PTTL, the counter after HINCRBY 1}: a waiter refused by a
+//   majority has drawn its ticket in the same round.
 extern const std::string_view kFairAcquireBody;
 // ticket_draw — opens with the node rules. KEYS: node marker, recovering
 //   key, fence hash. ARGV: counter field, amnesia defence. {1, the counter
@@ -31,10 +35,17 @@ extern const std::string_view kTicketDrawBody;
 //   (a max-register: a ticket drawn after this one is recorded is larger)
 //   and records the waiter: {1, T}, or the node rules' refusal.
 extern const std::string_view kTicketEnqueueBody;
-// fair_release — KEYS: lock key, queue, due. ARGV: value, release channel,
-//   waiter id, the mutex waiters' waiting set. The mutex's release of the
-//   value (naming the next mutex waiter in line), and the waiter's entry
-//   goes: 1 when the value was deleted, else 0.
+// fair_release — KEYS: lock key, queue, due. ARGV: value, release channel
+//   ("" for a release no one hears of), waiter id, the mutex waiters'
+//   waiting set. The waiter's entry goes, then the mutex's release of the
+//   value: 1 when the value was deleted, else 0. A release heard of drops
+//   the places past their deadline and names the first live waiter of the
+//   queue, as the mutex's line names its first ("<number> <value>" on the
+//   wake channel its id begins with), and names the next mutex waiter in
+//   line; only when it named no fair waiter (an empty queue, an id without
+//   a wake channel, or a wake channel no one listens on at this node) does
+//   it publish the value on the release channel, which every fair waiter
+//   of every client also listens on.
 extern const std::string_view kFairReleaseBody;
 // queue_leave — KEYS: the sorted sets that hold the waiter (a fair lock's
 //   queue and due, or a mutex's waiting line). ARGV: waiter id. Its entry

@@ -60,7 +60,9 @@ bool read_integer(const redisReply* reply, long long& value) {
 
 }  // namespace
 
-void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out) {
+void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out,
+                            std::int64_t* drawn) {
+  if (drawn != nullptr) *drawn = 0;
   if (parse_failure(response, out)) return;
   const redisReply* reply = response.replies[0];
   long long flag = 0;
@@ -70,13 +72,23 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     unexpected(reply, out);
     return;
   }
-  // A permit's grant names the permit: {1, counter, permit}; nothing else
+  // A permit's grant names the permit: {1, counter, permit}; a fair
+  // refusal may carry the ticket it drew: {0, PTTL, ticket}; nothing else
   // has a third element.
   long long permit = -1;
-  if (reply->elements == 3 &&
-      (flag != code(ReplyCode::done) || !read_integer(reply->element[2], permit) || permit < 0)) {
-    unexpected(reply, out);
-    return;
+  long long third = -1;
+  if (reply->elements == 3) {
+    const bool fair_refusal = drawn != nullptr && flag == code(ReplyCode::refused);
+    if ((flag != code(ReplyCode::done) && !fair_refusal) ||
+        !read_integer(reply->element[2], third) || third < (fair_refusal ? 1 : 0)) {
+      unexpected(reply, out);
+      return;
+    }
+    if (fair_refusal) {
+      *drawn = third;
+    } else {
+      permit = third;
+    }
   }
   if (flag == code(ReplyCode::permits_differ)) {
     // A count no client can have recorded is no answer to trust.

@@ -2,6 +2,8 @@
 // trees, unit-tested by feeding RESP bytes through a redisReader.
 #pragma once
 
+#include <cstdint>
+
 #include "protocol/fence_round.hpp"
 #include "protocol/recovery_plan.hpp"
 #include "redlock/inspection.hpp"
@@ -11,8 +13,12 @@
 namespace redlock::detail {
 
 // The response to the acquire script (and WAIT, when replicas are required).
-// `min_replicas` is the node's requirement (0: none).
-void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out);
+// `min_replicas` is the node's requirement (0: none). `drawn`, for a fair
+// attempt: a refusal may carry the ticket the node drew ({0, PTTL, ticket},
+// fair_scripts.hpp), stored there (else 0); without it such a refusal is
+// unexpected.
+void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out,
+                            std::int64_t* drawn = nullptr);
 
 // The response to the extend or release script: 1 → `yes`, 0 → not_held.
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);

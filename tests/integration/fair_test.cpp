@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "redis_subscriber.hpp"
 
 namespace redlock::test {
 namespace {
@@ -198,6 +199,105 @@ TEST_F(FairTest, FairAndUnfairClientsKeepExclusion) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(overlaps.load(), 0);
   EXPECT_GT(done.load(), 0);
+}
+
+// The holder's release names the waiter first in the queue on that
+// waiter's client's wake channel and says nothing on the resource's
+// channel, so the waiters behind it (here, of another client) are not woken
+// to be refused.
+TEST_F(FairTest, AReleaseNamesTheFirstWaiterInTheQueueAndWakesNoOneElse) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient first(config);
+  BlockingClient second(config);
+  const AcquireResult held = holder.acquire(Resource("job"), fair());
+  ASSERT_TRUE(held.ok());
+  std::vector<std::thread> waiters;
+  std::vector<AcquireResult> got(2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    waiters.emplace_back([&, i] {
+      AcquireOptions options = fair();
+      options.retry_delay = milliseconds(60000);
+      got[i] = (i == 0 ? first : second).acquire(Resource("job"), options);
+    });
+    ASSERT_TRUE(eventually([&] {
+      for (std::size_t n = 0; n < cluster.size(); ++n) {
+        if (queued_on(n, "job") != static_cast<long long>(i) + 1) return false;
+      }
+      return true;
+    })) << "waiter "
+        << i << " is not in every node's queue";
+  }
+  const Reply head = cluster.node(0).probe().command({"ZRANGE", "redlock:queue:job", "0", "0"});
+  ASSERT_EQ(head.elements.size(), 1U);
+  const std::string& place = head.elements[0].text;
+  const std::size_t space = place.rfind(' ');
+  ASSERT_NE(space, std::string::npos) << "a queue id without a wake channel: " << place;
+  const std::string channel = "redlock:released:job";
+  RedisSubscriber heard(cluster.node(0).port(), {channel, place.substr(0, space)});
+  ASSERT_TRUE(heard.ok());
+
+  (void)holder.release(*held.lock);
+  waiters[0].join();
+  ASSERT_TRUE(got[0].ok()) << got[0].error.message();
+  ASSERT_GE(cluster.node(0).probe().command({"PUBLISH", channel, "marker"}).integer, 1);
+  const std::vector<RedisSubscriber::Message> messages = heard.until("marker");
+  ASSERT_EQ(messages.size(), 1U) << "node 0 published the release on the resource's channel";
+  EXPECT_EQ(messages[0].channel, place.substr(0, space));
+  EXPECT_EQ(messages[0].payload, place.substr(space + 1) + " " + held.lock->value.str());
+  (void)first.release(*got[0].lock);
+  waiters[1].join();
+  ASSERT_TRUE(got[1].ok()) << got[1].error.message();
+  (void)second.release(*got[1].lock);
+}
+
+// A waiter refused by a majority drew its ticket in that refusal: what it
+// sends the nodes while it waits is its attempts and one more round, the
+// ticket's record, not a draw round as well. Counted on the nodes.
+TEST_F(FairTest, AWaitersTicketIsDrawnInTheRoundThatRefusedIt) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient waiter(config);
+  // Both clients' connections are up and their scripts loaded (a release
+  // here waits for every node), and the holder's lock is on every node.
+  for (BlockingClient* client : {&holder, &waiter}) {
+    const AcquireResult warm = client->acquire(Resource("warm-up"), fair());
+    ASSERT_TRUE(warm.ok());
+    EXPECT_EQ(client->release(*warm.lock).released, cluster.size());
+  }
+  const AcquireResult held = holder.acquire(Resource("job"));
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "job") == cluster.size(); }));
+  const std::vector<long long> before = script_calls(cluster);
+
+  const AcquireResult gave_up = waiter.acquire(Resource("job"), fair(milliseconds(300)));
+  ASSERT_EQ(gave_up.error, make_error_code(errc::not_acquired));
+  ASSERT_TRUE(gave_up.ticket.has_value()) << "no ticket was recorded";
+  // The place's leave is the waiter's last request: once it is everywhere,
+  // the counts are final.
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (queued_on(i, "job") != 0) return false;
+    }
+    return true;
+  }));
+  const std::vector<long long> after = script_calls(cluster);
+  ASSERT_EQ(gave_up.nodes.size(), cluster.size());
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    // Each attempt, the ticket's record, the leave; and on a node whose
+    // answer to the last attempt was still to come when the acquire ended,
+    // perhaps that attempt's undo (sent when an acquire ends with an
+    // attempt's answer outstanding).
+    const long long sent = after[i] - before[i];
+    const bool last_outstanding = gave_up.nodes[i].status == NodeStatus::pending;
+    EXPECT_GE(sent, gave_up.attempts + 2) << "node " << i;
+    EXPECT_LE(sent, gave_up.attempts + 2 + (last_outstanding ? 1 : 0)) << "node " << i;
+  }
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    const Reply counter = cluster.node(i).probe().command({"HGET", "redlock:fence", "queue:job"});
+    EXPECT_EQ(counter.text, std::to_string(gave_up.ticket->number)) << "node " << i;
+  }
+  (void)holder.release(*held.lock);
 }
 
 TEST_F(FairTest, FairAndSharedTogetherAreRefused) {

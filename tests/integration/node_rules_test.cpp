@@ -4,15 +4,14 @@
 // recovery delay binding every request, and a release that publishes only
 // what it deleted.
 #include <gtest/gtest.h>
-#include <hiredis/hiredis.h>
 
 #include <array>
 #include <chrono>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness.hpp"
+#include "redis_subscriber.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::test {
@@ -115,39 +114,6 @@ TEST(NodeRules, TheRecoveryDelayBindsAClientWithoutTheDefence) {
   EXPECT_EQ(result.nodes[0].status, NodeStatus::recovering) << result.nodes[0].detail;
 }
 
-// A subscriber on its own connection: the first message it receives.
-class Subscriber {
- public:
-  Subscriber(std::uint16_t port, const std::string& channel) {
-    const timeval timeout{5, 0};
-    context_.reset(redisConnectWithTimeout("127.0.0.1", port, timeout));
-    if (context_ == nullptr || context_->err != 0) return;
-    redisSetTimeout(context_.get(), timeout);
-    auto* reply = static_cast<redisReply*>(
-        redisCommand(context_.get(), "SUBSCRIBE %b", channel.data(), channel.size()));
-    if (reply != nullptr) freeReplyObject(reply);
-  }
-  // The payload of the next message, or empty when none came in 5 s.
-  std::string next_message() {
-    if (context_ == nullptr || context_->err != 0) return {};
-    void* raw = nullptr;
-    if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return {};
-    auto* reply = static_cast<redisReply*>(raw);
-    std::string payload;
-    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3) {
-      payload.assign(reply->element[2]->str, reply->element[2]->len);
-    }
-    freeReplyObject(reply);
-    return payload;
-  }
-
- private:
-  struct Free {
-    void operator()(redisContext* context) const { redisFree(context); }
-  };
-  std::unique_ptr<redisContext, Free> context_;
-};
-
 TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   RedisCluster cluster{1};
   RedisProbe admin(cluster.node(0).port());
@@ -158,7 +124,8 @@ TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   ASSERT_TRUE(
       admin.command({"ACL", "SETUSER", "nodel", "on", ">secret", "~*", "&*", "+@all", "-del"})
           .is_ok());
-  Subscriber subscriber(cluster.node(0).port(), channel);
+  RedisSubscriber subscriber(cluster.node(0).port(), {channel});
+  ASSERT_TRUE(subscriber.ok());
   RedisProbe user(cluster.node(0).port());
   ASSERT_TRUE(user.command({"AUTH", "nodel", "secret"}).is_ok());
   const Reply reply =
@@ -170,7 +137,7 @@ TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   // The first message on the channel is the one published after the
   // release: the release itself published nothing.
   ASSERT_EQ(admin.command({"PUBLISH", channel, "after"}).integer, 1);
-  EXPECT_EQ(subscriber.next_message(), "after");
+  EXPECT_EQ(subscriber.next().payload, "after");
 }
 
 // A release names the first waiter in line on its wake channel and takes
@@ -183,7 +150,8 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   const std::string channel = "redlock:released:doc";
   const std::string line = "redlock:waiting:doc";
   const std::string wake = "redlock:released:@client";
-  Subscriber named(cluster.node(0).port(), wake);
+  RedisSubscriber named(cluster.node(0).port(), {wake});
+  ASSERT_TRUE(named.ok());
   const auto fill_line = [&] {
     ASSERT_TRUE(admin.set(key, "the-live-value"));
     (void)admin.command({"ZADD", line, "1", wake + " 6", "2", wake + " 7"});
@@ -194,7 +162,7 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
       admin.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   EXPECT_EQ(reply.elements.at(0).integer, 1);
-  EXPECT_EQ(named.next_message(), "6 the-live-value");
+  EXPECT_EQ(named.next().payload, "6 the-live-value");
   const Reply left = admin.command({"ZRANGE", line, "0", "-1"});
   ASSERT_EQ(left.elements.size(), 1U) << "the named place stays";
   EXPECT_EQ(left.elements[0].text, wake + " 7");
@@ -205,13 +173,14 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   RedisProbe user(cluster.node(0).port());
   ASSERT_TRUE(user.command({"AUTH", "nopop", "secret"}).is_ok());
   fill_line();
-  Subscriber released(cluster.node(0).port(), channel);
+  RedisSubscriber released(cluster.node(0).port(), {channel});
+  ASSERT_TRUE(released.ok());
   reply =
       user.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   EXPECT_EQ(reply.elements.at(0).integer, 1) << "released all the same";
   EXPECT_FALSE(admin.exists(key));
-  EXPECT_EQ(released.next_message(), "the-live-value");
+  EXPECT_EQ(released.next().payload, "the-live-value");
   EXPECT_EQ(admin.command({"ZCARD", line}).integer, 2) << "the line is left alone";
 }
 
@@ -237,6 +206,93 @@ TEST(NodeRules, RefusedWaitersLineUpInTheOrderTheyCame) {
     ASSERT_EQ(order.elements.size(), 2U) << order.text;
     EXPECT_EQ(order.elements[0].text, "ch 9-later-id-sorting-last") << "round " << round;
   }
+}
+
+// A fair release names the first live waiter of the queue on its wake
+// channel ("<number> <value>"), drops the places past their deadline on the
+// way, leaves the named place where it is (its ticket stays first until it
+// wins), and publishes nothing on the release channel, which every fair
+// waiter of every client listens on. With no one listening on the first
+// waiter's wake channel, it publishes there instead.
+TEST(NodeRules, AFairReleaseNamesTheFirstLiveWaiterInTheQueueAndNoOneElse) {
+  RedisCluster cluster{1};
+  RedisProbe admin(cluster.node(0).port());
+  const std::string key = "redlock:lock:doc";
+  const std::string queue = "redlock:queue:doc";
+  const std::string due = "redlock:queue-due:doc";
+  const std::string channel = "redlock:released:doc";
+  const std::string wake = "redlock:released:@client";
+  const auto fill_queue = [&](const std::string& head_wake) {
+    ASSERT_TRUE(admin.set(key, "the-live-value"));
+    const Reply now = admin.command({"TIME"});
+    ASSERT_EQ(now.elements.size(), 2U);
+    const long long ms =
+        std::stoll(now.elements[0].text) * 1000 + std::stoll(now.elements[1].text) / 1000;
+    (void)admin.command(
+        {"ZADD", queue, "1", wake + " 5", "2", head_wake + " 6", "3", wake + " 7", "4", "holder"});
+    (void)admin.command({"ZADD", due, std::to_string(ms - 1), wake + " 5",
+                         std::to_string(ms + 60000), head_wake + " 6", std::to_string(ms + 60000),
+                         wake + " 7", std::to_string(ms + 60000), "holder"});
+  };
+  const auto release = [&] {
+    return admin.command({"EVAL", body(ScriptId::fair_release), "3", key, queue, due,
+                          "the-live-value", channel, "holder", ""});
+  };
+
+  RedisSubscriber heard(cluster.node(0).port(), {wake, channel});
+  ASSERT_TRUE(heard.ok());
+  fill_queue(wake);
+  Reply reply = release();
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  EXPECT_FALSE(admin.exists(key));
+  ASSERT_EQ(admin.command({"PUBLISH", channel, "marker"}).integer, 1);
+  const std::vector<RedisSubscriber::Message> messages = heard.until("marker");
+  ASSERT_EQ(messages.size(), 1U) << "the release published on the release channel as well";
+  EXPECT_EQ(messages[0].channel, wake);
+  EXPECT_EQ(messages[0].payload, "6 the-live-value");
+  const Reply left = admin.command({"ZRANGE", queue, "0", "-1"});
+  ASSERT_EQ(left.elements.size(), 2U) << "the expired place goes, the holder's goes";
+  EXPECT_EQ(left.elements[0].text, wake + " 6") << "the named place stays first";
+
+  (void)admin.command({"DEL", queue, due});
+  fill_queue("redlock:released:@nobody-listens");
+  reply = release();
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  ASSERT_EQ(admin.command({"PUBLISH", channel, "marker"}).integer, 1);
+  const std::vector<RedisSubscriber::Message> unheard = heard.until("marker");
+  ASSERT_EQ(unheard.size(), 1U);
+  EXPECT_EQ(unheard[0].channel, channel) << "a name no one hears stands for no release";
+  EXPECT_EQ(unheard[0].payload, "the-live-value");
+}
+
+// A fair attempt refused with a counter field draws the waiter's ticket in
+// the same round: {0, PTTL, the counter after HINCRBY 1}. Without the field
+// (a try-lock), or granted, it draws nothing.
+TEST(NodeRules, AFairRefusalDrawsTheWaitersTicket) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  const std::string key = "redlock:lock:job";
+  const std::string queue = "redlock:queue:job";
+  const std::string due = "redlock:queue-due:job";
+  const auto attempt = [&](const std::string& value, const std::string& field) {
+    return node.command({"EVAL", body(ScriptId::fair_acquire), "6", kMarker, kRecovering, kFence,
+                         key, queue, due, value, "10000", "", "0", "waiter-" + value, "", "400",
+                         field});
+  };
+  Reply reply = attempt("first", "queue:job");
+  ASSERT_EQ(reply.elements.size(), 2U) << "granted: " << reply.text;
+  EXPECT_EQ(reply.elements[0].integer, 1);
+  EXPECT_EQ(node.command({"HGET", kFence, "queue:job"}).kind, Reply::Kind::nil);
+  for (long long drawn = 1; drawn <= 2; ++drawn) {
+    reply = attempt("second", "queue:job");
+    ASSERT_EQ(reply.elements.size(), 3U) << reply.text;
+    EXPECT_EQ(reply.elements[0].integer, 0);
+    EXPECT_GT(reply.elements[1].integer, 0) << "the holder's PTTL";
+    EXPECT_EQ(reply.elements[2].integer, drawn);
+  }
+  reply = attempt("third", "");
+  ASSERT_EQ(reply.elements.size(), 2U) << "a try-lock draws nothing: " << reply.text;
+  EXPECT_EQ(node.command({"HGET", kFence, "queue:job"}).text, "2");
 }
 
 }  // namespace

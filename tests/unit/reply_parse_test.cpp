@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,40 @@ TEST(ParseAcquire, AThirdElementOnAnythingButAGrantIsMalformed) {
     NodeOutcome out;
     parse_acquire_response(response_of(parsed), 0, out);
     EXPECT_EQ(out.status, NodeStatus::error) << bytes;
+  }
+}
+
+TEST(ParseAcquire, AFairRefusalCarriesTheTicketItDrew) {
+  ParsedReplies parsed;
+  parse("*3\r\n:0\r\n:5\r\n:7\r\n", parsed);
+  NodeOutcome out;
+  std::int64_t drawn = -1;
+  parse_acquire_response(response_of(parsed), 0, out, &drawn);
+  EXPECT_EQ(out.status, NodeStatus::busy);
+  EXPECT_EQ(out.holder_ttl_ms, 5);
+  EXPECT_EQ(drawn, 7);
+  // A refusal without a draw, or a grant: nothing drawn.
+  for (const char* bytes : {"*2\r\n:0\r\n:5\r\n", "*2\r\n:1\r\n$1\r\n0\r\n"}) {
+    ParsedReplies other;
+    parse(bytes, other);
+    NodeOutcome plain;
+    drawn = -1;
+    parse_acquire_response(response_of(other), 0, plain, &drawn);
+    EXPECT_NE(plain.status, NodeStatus::error) << bytes;
+    EXPECT_EQ(drawn, 0) << bytes;
+  }
+}
+
+TEST(ParseAcquire, ADrawnTicketBelowOneOrNotANumberIsMalformed) {
+  for (const char* bytes :
+       {"*3\r\n:0\r\n:5\r\n:0\r\n", "*3\r\n:0\r\n:5\r\n:-3\r\n", "*3\r\n:0\r\n:5\r\n$1\r\nx\r\n"}) {
+    ParsedReplies parsed;
+    parse(bytes, parsed);
+    NodeOutcome out;
+    std::int64_t drawn = -1;
+    parse_acquire_response(response_of(parsed), 0, out, &drawn);
+    EXPECT_EQ(out.status, NodeStatus::error) << bytes;
+    EXPECT_EQ(drawn, 0) << bytes;
   }
 }
 
