@@ -19,7 +19,7 @@ const fs = require('fs');
 
 const PEERS = ['node-redlock', 'node-redlock-5', 'sesame-redlock'];
 const REFERENCE = 'redis-py';
-const IMPLS = ['redlock', ...PEERS, REFERENCE, 'floor', 'redlock-at-majority'];
+const IMPLS = ['redlock', ...PEERS, REFERENCE, 'floor', 'redlock-at-majority', 'redlock-fair'];
 const HEADINGS = {
   'redlock': 'redlock',
   'node-redlock': 'node-redlock 4.2.0',
@@ -28,6 +28,7 @@ const HEADINGS = {
   'redis-py': 'redis-py Lock, 1 node',
   'floor': 'floor',
   'redlock-at-majority': 'at majority',
+  'redlock-fair': 'fair',
 };
 const ROWS = [
   ['latency', 'p50_us', 'µs', 'lower'],
@@ -133,22 +134,25 @@ function main() {
   const lines = [];
   lines.push(`Medians over ${rounds} rounds (each round: redlock, node-redlock 4.2.0, redlock ` +
              '5.0.0-beta.2, @sesamecare-oss/redlock 1.4.0, redis-py, then for latency and ' +
-             'inflight the floor and redlock with release_at_majority).');
+             'inflight the floor and redlock with release_at_majority, for contended redlock ' +
+             'with [lock] fair = true).');
   lines.push('redis-py is the single-node reference: ONE node, not a quorum lock. "best peer": ' +
              'the best of the three quorum peers for that metric. Ratios are redlock / other; ' +
-             '"at majority": redlock with [lock] release_at_majority = true.');
+             '"at majority": redlock with [lock] release_at_majority = true; "fair": redlock ' +
+             'with [lock] fair = true.');
   lines.push('');
   const columns = ['case', 'metric', 'better', ...IMPLS.slice(0, 5).map((impl) => HEADINGS[impl]),
                    'best peer', 'redlock / best peer', 'floor', 'redlock / floor', 'at majority',
-                   'at majority / floor'];
+                   'at majority / floor', 'fair', 'fair / best peer'];
   lines.push(`| ${columns.join(' | ')} |`);
   lines.push(`|---|---|---|${columns.slice(3).map(() => '--:').join('|')}|`);
   const row = (runCase, label, better, values, best) => {
-    const [ours, , , , , floor, majority] = values;
+    const [ours, , , , , floor, majority, fair] = values;
     const cells = [runCase, label, better || '–', ...values.slice(0, 5).map(format),
                    best[1] === '' ? '–' : `${format(best[0])} (${best[1]})`,
                    formatRatio(ratio(ours, best[0])), format(floor), formatRatio(ratio(ours, floor)),
-                   format(majority), formatRatio(ratio(majority, floor))];
+                   format(majority), formatRatio(ratio(majority, floor)), format(fair),
+                   formatRatio(ratio(fair, best[0]))];
     return `| ${cells.join(' | ')} |`;
   };
   for (const [runCase, name, unit, better] of ROWS) {
@@ -190,27 +194,33 @@ function main() {
 
   const [bestRate, bestRateImpl] = bestPeer('contended', 'acquisitions_per_s', 'higher');
   const [bestP99, bestP99Impl] = bestPeer('contended', 'wait_p99_us', 'lower');
-  const rateOverBest = ratio(metric('redlock', 'contended', 'acquisitions_per_s'), bestRate);
-  const p99OverBest = ratio(metric('redlock', 'contended', 'wait_p99_us'), bestP99);
-  const attempts = metric('redlock', 'contended', 'attempts_per_acquire');
-  const leastOverMost = metric('redlock', 'contended', 'least_over_most');
-
-  lines.push('');
-  lines.push('Contended, redlock against the best quorum peer:');
-  lines.push(`- acquisitions/s >= ${CONTENDED_TARGETS.acquisitionsOverBest}x the best peer's ` +
-             `(${bestRateImpl || '–'}, ${format(bestRate)}/s): ${fmt(rateOverBest)}x, ` +
-             `${check(atLeast(rateOverBest, CONTENDED_TARGETS.acquisitionsOverBest))}`);
-  lines.push(`- wait p99 <= 1/5 of the best peer's (${bestP99Impl || '–'}, ${format(bestP99)} µs): ` +
-             `${fmt(p99OverBest)}x, ${check(atMost(p99OverBest, CONTENDED_TARGETS.waitP99OverBest))}`);
-  lines.push(`- attempts per acquisition <= ${CONTENDED_TARGETS.attempts}: ${fmt(attempts)}, ` +
-             `${check(atMost(attempts, CONTENDED_TARGETS.attempts))}`);
-  lines.push(`- least / most served worker >= ${CONTENDED_TARGETS.leastOverMost}: ` +
-             `${fmt(leastOverMost)}, ${check(atLeast(leastOverMost, CONTENDED_TARGETS.leastOverMost))}`);
-  lines.push(`- (reference, not a target) against redis-py on one node: acquisitions/s ` +
-             `${formatRatio(ratio(metric('redlock', 'contended', 'acquisitions_per_s'),
-                                  metric(REFERENCE, 'contended', 'acquisitions_per_s')))}, ` +
-             `wait p99 ${formatRatio(ratio(metric('redlock', 'contended', 'wait_p99_us'),
-                                          metric(REFERENCE, 'contended', 'wait_p99_us')))}`);
+  const contendedTargets = (impl, title) => {
+    if (!runs[`${impl}/contended`]) return;
+    const rateOverBest = ratio(metric(impl, 'contended', 'acquisitions_per_s'), bestRate);
+    const p99OverBest = ratio(metric(impl, 'contended', 'wait_p99_us'), bestP99);
+    const attempts = metric(impl, 'contended', 'attempts_per_acquire');
+    const leastOverMost = metric(impl, 'contended', 'least_over_most');
+    lines.push('');
+    lines.push(`${title} against the best quorum peer:`);
+    lines.push(`- acquisitions/s >= ${CONTENDED_TARGETS.acquisitionsOverBest}x the best peer's ` +
+               `(${bestRateImpl || '–'}, ${format(bestRate)}/s): ${fmt(rateOverBest)}x, ` +
+               `${check(atLeast(rateOverBest, CONTENDED_TARGETS.acquisitionsOverBest))}`);
+    lines.push(`- wait p99 <= 1/5 of the best peer's (${bestP99Impl || '–'}, ${format(bestP99)} ` +
+               `µs): ${fmt(p99OverBest)}x, ` +
+               `${check(atMost(p99OverBest, CONTENDED_TARGETS.waitP99OverBest))}`);
+    lines.push(`- attempts per acquisition <= ${CONTENDED_TARGETS.attempts}: ${fmt(attempts)}, ` +
+               `${check(atMost(attempts, CONTENDED_TARGETS.attempts))}`);
+    lines.push(`- least / most served worker >= ${CONTENDED_TARGETS.leastOverMost}: ` +
+               `${fmt(leastOverMost)}, ` +
+               `${check(atLeast(leastOverMost, CONTENDED_TARGETS.leastOverMost))}`);
+    lines.push(`- (reference, not a target) against redis-py on one node: acquisitions/s ` +
+               `${formatRatio(ratio(metric(impl, 'contended', 'acquisitions_per_s'),
+                                    metric(REFERENCE, 'contended', 'acquisitions_per_s')))}, ` +
+               `wait p99 ${formatRatio(ratio(metric(impl, 'contended', 'wait_p99_us'),
+                                            metric(REFERENCE, 'contended', 'wait_p99_us')))}`);
+  };
+  contendedTargets('redlock', 'Contended, redlock');
+  contendedTargets('redlock-fair', 'Contended, redlock in fair mode');
 
   lines.push('');
   lines.push('Other targets:');
@@ -223,7 +233,7 @@ function main() {
   lines.push(`- 64 in flight >= 10x node-redlock 4.2.0: ${fmt(flyPeer)}x, ` +
              `${check(atLeast(flyPeer, 10))}`);
   lines.push(`- no starved worker (each >= ${STARVED_SHARE} of an even share, every round): ` +
-             [...['redlock'], ...PEERS, REFERENCE]
+             ['redlock', 'redlock-fair', ...PEERS, REFERENCE]
                .filter((impl) => runs[`${impl}/contended`])
                .map((impl) => `${impl} ${check(!starved(impl))}`).join(', '));
   lines.push(`- peak RSS <= 8 MiB (redlock, every case and round): ${format(worstRss)} KiB, ` +

@@ -35,7 +35,7 @@ void AcquireOperation::send_ticket_round() {
     call.args = {ticket_field_, std::string(defence_flag_)};
   } else {
     call.script = &script(ScriptId::ticket_enqueue);
-    call.keys = {marker_key_, recovering_key_, fence_key_, queue_key_, queue_due_key_};
+    call.keys = {marker_key_, recovering_key_, fence_key_, queue_key_, queue_due_key_, lock_key_};
     call.args = {ticket_field_, std::to_string(ticket_drawn_), queue_id_,
                  std::to_string(kQueueEntryTtl.count()), std::string(defence_flag_)};
   }
@@ -47,11 +47,16 @@ void AcquireOperation::send_ticket_round() {
 
 void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& response) {
   NodeOutcome& outcome = fencing_.answer(node, response);
-  parse_acquire_response(response, 0, outcome);
+  bool first_and_free = false;
+  parse_ticket_response(response, outcome, first_and_free);
   const bool yes = outcome.status == NodeStatus::granted && outcome.fence_counter > 0;
   if (yes && !enqueueing_) {
     ticket_drawn_ = std::max(ticket_drawn_, static_cast<std::uint64_t>(outcome.fence_counter));
   }
+  // The holder released on this node before the record came: no release
+  // there will name this waiter, so it attempts as soon as the ticket is
+  // recorded, as if named.
+  if (yes && enqueueing_ && first_and_free) woken_while_voting_ = true;
   const Decision decision = fencing_.vote(yes);
   if (decision == Decision::pending) return;
   (void)fencing_.close(core_.clock().now());

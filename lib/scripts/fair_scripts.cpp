@@ -53,7 +53,7 @@ return {1, drawn}
 )lua";
 
 const std::string_view kTicketEnqueueBody = R"lua(
-if #KEYS ~= 5 or #ARGV ~= 5 then
+if #KEYS ~= 6 or #ARGV ~= 5 then
   return redis.error_reply('ERR ticket_enqueue: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local refused = refusal(ARGV[5])
@@ -76,7 +76,18 @@ if failed(queued) then return queued end
 redis.pcall('ZADD', KEYS[5], now + entry_ttl, ARGV[3])
 redis.pcall('PEXPIRE', KEYS[4], 2 * entry_ttl)
 redis.pcall('PEXPIRE', KEYS[5], 2 * entry_ttl)
-return {1, ARGV[2]}
+local gone = redis.pcall('ZRANGEBYSCORE', KEYS[5], '-inf', now)
+if type(gone) == 'table' and not gone.err and #gone > 0 then
+  redis.pcall('ZREM', KEYS[4], unpack(gone))
+  redis.pcall('ZREM', KEYS[5], unpack(gone))
+end
+local first_and_free = 0
+local head = redis.pcall('ZRANGE', KEYS[4], 0, 0)
+if type(head) == 'table' and not head.err and head[1] == ARGV[3] and
+    redis.pcall('EXISTS', KEYS[6]) == 0 then
+  first_and_free = 1
+end
+return {1, ARGV[2], first_and_free}
 )lua";
 
 const std::string_view kFairReleaseBody = R"lua(

@@ -30,10 +30,14 @@ extern const std::string_view kFairAcquireBody;
 //   after HINCRBY 1}, or the node rules' refusal.
 extern const std::string_view kTicketDrawBody;
 // ticket_enqueue — opens with the node rules. KEYS: node marker,
-//   recovering key, fence hash, queue, due. ARGV: counter field, ticket T,
-//   waiter id, queue entry ttl ms, amnesia defence. Raises the counter to T
-//   (a max-register: a ticket drawn after this one is recorded is larger)
-//   and records the waiter: {1, T}, or the node rules' refusal.
+//   recovering key, fence hash, queue, due, lock key. ARGV: counter field,
+//   ticket T, waiter id, queue entry ttl ms, amnesia defence. Raises the
+//   counter to T (a max-register: a ticket drawn after this one is
+//   recorded is larger) and records the waiter: {1, T, 1 when the waiter
+//   is now the first live one in the queue and the lock key does not
+//   exist, else 0}, or the node rules' refusal. (First and free: the
+//   release came before the record, named someone else or no one, and
+//   will not name this waiter; it should attempt now.)
 extern const std::string_view kTicketEnqueueBody;
 // fair_release — KEYS: lock key, queue, due. ARGV: value, release channel
 //   ("" for a release no one hears of), waiter id, the mutex waiters'

@@ -140,6 +140,18 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   }
 }
 
+void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool& first_and_free) {
+  // The acquire's shape: {1, number} or {1, number, a flag >= 0}, where an
+  // acquire's third element would be a permit.
+  parse_acquire_response(response, 0, out);
+  first_and_free = out.status == NodeStatus::granted && out.permit == 1;
+  if (out.status == NodeStatus::granted && out.permit > 1) {
+    out.status = NodeStatus::error;
+    out.detail = "a ticket record's flag that is neither 0 nor 1";
+  }
+  out.permit = -1;
+}
+
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out) {
   if (parse_failure(response, out)) return;
   long long flag = 0;

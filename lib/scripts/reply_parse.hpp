@@ -20,6 +20,12 @@ namespace redlock::detail {
 void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out,
                             std::int64_t* drawn = nullptr);
 
+// The response to ticket_draw ({1, counter}) or ticket_enqueue ({1, T,
+// first_and_free}): granted with the counter or T in fence_counter;
+// `first_and_free` is ticket_enqueue's third element (false for anything
+// else).
+void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool& first_and_free);
+
 // The response to the extend or release script: 1 → `yes`, 0 → not_held.
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);
 

@@ -295,5 +295,33 @@ TEST(NodeRules, AFairRefusalDrawsTheWaitersTicket) {
   EXPECT_EQ(node.command({"HGET", kFence, "queue:job"}).text, "2");
 }
 
+// A ticket's record says whether the waiter is now first in the queue and
+// the lock free ({1, T, 1}): a release that came before the record named
+// someone else or no one, and the waiter must not sleep until its retry.
+// A place past its deadline ahead of it does not count.
+TEST(NodeRules, ATicketsRecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  const std::string key = "redlock:lock:job";
+  const std::string queue = "redlock:queue:job";
+  const std::string due = "redlock:queue-due:job";
+  const auto record = [&](const std::string& ticket, const std::string& id) {
+    const Reply reply =
+        node.command({"EVAL", body(ScriptId::ticket_enqueue), "6", kMarker, kRecovering, kFence,
+                      queue, due, key, "queue:job", ticket, id, "400", "0"});
+    EXPECT_EQ(reply.elements.size(), 3U) << reply.text;
+    return reply.elements.size() == 3 ? reply.elements[2].integer : -1;
+  };
+  ASSERT_TRUE(node.set(key, "the-holder"));
+  EXPECT_EQ(record("5", "first"), 0) << "the lock is held";
+  (void)node.command({"DEL", key});
+  EXPECT_EQ(record("5", "first"), 1);
+  EXPECT_EQ(record("6", "second"), 0) << "another waiter is first";
+  // The first waiter's place lapses: the second is first now.
+  (void)node.command({"ZADD", due, "1", "first"});
+  EXPECT_EQ(record("6", "second"), 1);
+  EXPECT_EQ(node.command({"ZCARD", queue}).integer, 1) << "the lapsed place is dropped";
+}
+
 }  // namespace
 }  // namespace redlock::test

@@ -132,6 +132,33 @@ TEST(ParseAcquire, ADrawnTicketBelowOneOrNotANumberIsMalformed) {
   }
 }
 
+TEST(ParseTicket, ARecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
+  const struct {
+    const char* bytes;
+    NodeStatus status;
+    bool first_and_free;
+  } cases[] = {
+      {"*3\r\n:1\r\n$1\r\n7\r\n:1\r\n", NodeStatus::granted, true},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:0\r\n", NodeStatus::granted, false},
+      {"*2\r\n:1\r\n:7\r\n", NodeStatus::granted, false},  // a draw
+      {"*3\r\n:1\r\n$1\r\n7\r\n:2\r\n", NodeStatus::error, false},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:-1\r\n", NodeStatus::error, false},
+  };
+  for (const auto& c : cases) {
+    ParsedReplies parsed;
+    parse(c.bytes, parsed);
+    NodeOutcome out;
+    bool first_and_free = !c.first_and_free;
+    parse_ticket_response(response_of(parsed), out, first_and_free);
+    EXPECT_EQ(out.status, c.status) << c.bytes;
+    EXPECT_EQ(first_and_free, c.first_and_free) << c.bytes;
+    if (c.status == NodeStatus::granted) {
+      EXPECT_EQ(out.fence_counter, 7) << c.bytes;
+    }
+    EXPECT_EQ(out.permit, -1) << c.bytes;
+  }
+}
+
 TEST(ParseAcquire, ARecordedCountBelowOneIsMalformed) {
   for (const char* bytes : {"*2\r\n:4\r\n:-1\r\n", "*2\r\n:4\r\n:0\r\n"}) {
     ParsedReplies parsed;
