@@ -41,12 +41,26 @@ void WakeupHub::ensure_connections() {
   }
 }
 
+WakeupHub::~WakeupHub() {
+  for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
+}
+
 void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter) {
   if (closed_) return;
   ensure_connections();
   auto [entry, inserted] = waiters_.try_emplace(channel);
   entry->second.waiters.push_back(waiter);
+  // Lingering since its last waiter left: still subscribed.
+  loop_.timers().cancel(entry->second.linger);
+  entry->second.linger = TimerQueue::kNone;
   if (inserted) subscribe_everywhere(channel, true);
+}
+
+void WakeupHub::unsubscribe_if_unused(const std::string& channel) {
+  auto entry = waiters_.find(channel);
+  if (entry == waiters_.end() || !entry->second.waiters.empty()) return;
+  waiters_.erase(entry);
+  if (!closed_) subscribe_everywhere(channel, false);
 }
 
 void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
@@ -59,10 +73,14 @@ void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
                               return !locked || locked.get() == waiter;
                             }),
              list.end());
-  if (list.empty()) {
+  if (!list.empty()) return;
+  if (closed_) {
     waiters_.erase(entry);
-    if (!closed_) subscribe_everywhere(channel, false);
+    return;
   }
+  loop_.timers().cancel(entry->second.linger);
+  entry->second.linger = loop_.timers().schedule_after(
+      kChannelLinger, [this, name = channel] { unsubscribe_if_unused(name); });
 }
 
 void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe) {
@@ -180,6 +198,7 @@ bool WakeupHub::seen_before(std::deque<std::string>& recent, std::string_view me
 void WakeupHub::close() {
   if (closed_) return;
   closed_ = true;
+  for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
   waiters_.clear();
   line_.clear();
   for (auto& connection : subscribers_) connection->close();

@@ -2,8 +2,9 @@
 // `{prefix}released:{resource}` on every node and retry as soon as a release
 // is published, instead of sleeping out their retry delay. One subscriber
 // connection per node serves every waiter of the client; a channel is
-// subscribed while it has waiters and unsubscribed when the last one leaves,
-// so subscriptions do not accumulate. A waiter stays from its first "held"
+// subscribed while it has waiters and unsubscribed kChannelLinger after the
+// last one left (unless another came meanwhile), so subscriptions do not
+// accumulate beyond the channels waited on within that time. A waiter stays from its first "held"
 // answer until its acquire completes, also while it is attempting: leaving
 // and coming back after every attempt would cost a SUBSCRIBE and an
 // UNSUBSCRIBE per node per attempt, and would forget which release was
@@ -79,6 +80,7 @@ class WakeupHub {
   // `loop`, `config` and `metrics` must outlive the hub (the client core
   // owns all four).
   WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics);
+  ~WakeupHub();
   WakeupHub(const WakeupHub&) = delete;
   WakeupHub& operator=(const WakeupHub&) = delete;
 
@@ -105,7 +107,15 @@ class WakeupHub {
   void leave_line(std::uint64_t number) { line_.erase(number); }
   void close();
 
-  // Channels subscribed right now (for tests and diagnosis).
+  // How long a resource's channel stays subscribed after its last waiter
+  // left: a client that waits on a resource again soon (a worker looping
+  // over acquire and release) finds it subscribed, instead of paying an
+  // UNSUBSCRIBE and a SUBSCRIBE on every node for each acquire, and of
+  // missing a release that comes before its new SUBSCRIBE took effect.
+  static constexpr Microseconds kChannelLinger{std::chrono::seconds(1)};
+
+  // Channels subscribed right now, lingering ones included (for tests and
+  // diagnosis).
   [[nodiscard]] std::size_t channels() const noexcept { return waiters_.size(); }
 
   [[nodiscard]] RecentContention& recent_contention() noexcept { return recent_contention_; }
@@ -129,6 +139,8 @@ class WakeupHub {
   struct Channel {
     std::vector<std::weak_ptr<Wakeable>> waiters;  // in the order they came
     std::deque<HeardRelease> recent_releases;      // newest last
+    // Armed while the channel has no waiter: its unsubscription.
+    TimerQueue::Id linger = TimerQueue::kNone;
   };
 
   // Whether `message` (a released value, or a named release's "number
@@ -141,6 +153,8 @@ class WakeupHub {
   // release recent_releases[heard_index] (a new one, or one no waiter acted
   // on yet) and remembers it there; the waiters after it hear it again.
   void wake_one(Channels::iterator entry, std::size_t heard_index);
+  // The channel's last waiter left `kChannelLinger` ago and none came.
+  void unsubscribe_if_unused(const std::string& channel);
   // The line: this client's wake channel (under the release channels'
   // pattern), whether it is subscribed, its waiters by number, and the
   // named releases already acted on.

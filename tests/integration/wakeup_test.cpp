@@ -207,6 +207,38 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   (void)client.release(*held.lock);
 }
 
+// A resource's channel stays subscribed for a moment after its last waiter
+// left: a client that waits on the resource again right away pays no second
+// SUBSCRIBE (nor an UNSUBSCRIBE in between), and the channel still goes
+// once no one waits.
+TEST(Wakeup, AChannelStaysSubscribedBetweenWaitsInQuickSuccession) {
+  RedisCluster cluster{3};
+  BlockingClient holder(config_for(cluster));
+  BlockingClient reader(config_for(cluster));
+  AcquireResult held = holder.acquire(Resource("doc"));
+  ASSERT_TRUE(held.ok());
+  const auto subscribes = [&](std::size_t i) {
+    const Reply reply = cluster.node(i).probe().command({"INFO", "commandstats"});
+    const std::string field = "cmdstat_subscribe:calls=";
+    const std::size_t at = reply.text.find(field);
+    return at == std::string::npos ? 0LL : std::stoll(reply.text.substr(at + field.size()));
+  };
+  std::vector<long long> before;
+  for (std::size_t i = 0; i < cluster.size(); ++i) before.push_back(subscribes(i));
+  AcquireOptions options;
+  options.shared = true;
+  options.wait = milliseconds(150);
+  options.retry_delay = milliseconds(50);
+  for (int wait = 0; wait < 2; ++wait) {
+    EXPECT_EQ(reader.acquire(Resource("doc"), options).error, errc::not_acquired);
+  }
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(subscribes(i) - before[i], 1) << "node " << i;
+  }
+  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:doc", 0));
+  (void)holder.release(*held.lock);
+}
+
 // Three waiters, each on its own client, line up one after another behind
 // a holder. Each release names one of them: each acquires on its second
 // attempt, in the order they lined up. Were every client to wake one of its
