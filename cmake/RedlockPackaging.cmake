@@ -25,8 +25,9 @@
 #     link redlock::internal, the static archive of the same objects, in
 #     either build (CMakeLists.txt).
 # The shared libraries each package's binaries need (libuv1, libhiredis,
-# libtomlplusplus, libssl3, libstdc++6, ...) come from dpkg-shlibdeps
-# (package dpkg-dev); libredlock-dev adds the -dev packages that
+# libtomlplusplus, libstdc++6, ...) come from dpkg-shlibdeps (package
+# dpkg-dev), and libssl3, which the library loads when a TLS node is
+# configured, is named explicitly; libredlock-dev adds the -dev packages that
 # redlockConfig.cmake, redlock.pc and the static archive need.
 #
 # Each package ships /usr/share/doc/<package>/copyright and
@@ -144,7 +145,9 @@ if(REDLOCK_DPKG_SHLIBDEPS)
   # package provides yet: dpkg-shlibdeps finds it in the build tree and
   # leaves it out (the explicit libredlock<SOVERSION> dependency names it).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${PROJECT_BINARY_DIR}")
-  set(_redlock_tool_libs "")
+  # libssl is loaded with dlopen when a TLS node is configured
+  # (lib/transport/openssl_api.hpp), which dpkg-shlibdeps cannot see.
+  set(_redlock_tool_libs "libssl3")
 else()
   # What the binaries link dynamically on Debian 12 (bookworm).
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)

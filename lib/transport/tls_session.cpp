@@ -1,9 +1,6 @@
 #include "transport/tls_session.hpp"
 
 #include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
 #include <array>
@@ -14,6 +11,7 @@
 #include <utility>
 
 #include "text/escape.hpp"
+#include "transport/openssl_api.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -22,12 +20,12 @@ namespace {
 // the queue emptied: a later failure must not report this one.
 std::string take_openssl_error() {
   unsigned long last = 0;
-  while (const unsigned long code = ERR_get_error()) last = code;
+  while (const unsigned long code = openssl().ERR_get_error()) last = code;
   if (last == 0) return {};
-  const char* reason = ERR_reason_error_string(last);
+  const char* reason = openssl().ERR_reason_error_string(last);
   if (reason != nullptr) return reason;
   std::array<char, 256> text{};
-  ERR_error_string_n(last, text.data(), text.size());
+  openssl().ERR_error_string_n(last, text.data(), text.size());
   return text.data();
 }
 
@@ -60,8 +58,8 @@ std::string context_key(const TlsConfig& config) {
   };
   add(config.verify ? "verify" : "no-verify");
   if (config.ca_file.empty() && config.ca_dir.empty()) {
-    stamp(X509_get_default_cert_file());
-    stamp(X509_get_default_cert_dir());
+    stamp(openssl().X509_get_default_cert_file());
+    stamp(openssl().X509_get_default_cert_dir());
   } else {
     stamp(config.ca_file);
     stamp(config.ca_dir);
@@ -89,6 +87,13 @@ constexpr std::size_t kMaxCachedContexts = 64;
 
 std::shared_ptr<TlsClientContext> TlsClientContext::create(const TlsConfig& config,
                                                            std::string& error) {
+  // OpenSSL is loaded here, at the first TLS node's first connect
+  // (openssl_api.hpp).
+  std::string load_error;
+  if (load_openssl(load_error) == nullptr) {
+    error = "TLS: " + escape_text(load_error);
+    return nullptr;
+  }
   const std::string key = context_key(config);
   ContextCache& cache = context_cache();
   {
@@ -105,45 +110,46 @@ std::shared_ptr<TlsClientContext> TlsClientContext::create(const TlsConfig& conf
 
 std::shared_ptr<TlsClientContext> TlsClientContext::build(const TlsConfig& config,
                                                           std::string& error) {
-  ERR_clear_error();
-  SSL_CTX* context = SSL_CTX_new(TLS_client_method());
+  openssl().ERR_clear_error();
+  SSL_CTX* context = openssl().SSL_CTX_new(openssl().TLS_client_method());
   if (context == nullptr) {
     error = "TLS: cannot create a context: " + take_openssl_error();
     return nullptr;
   }
   auto owned = std::shared_ptr<TlsClientContext>(new TlsClientContext(context, config.verify));
   // TLS 1.2 is the oldest version Redis and today's guidance accept.
-  SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+  (void)openssl().SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, nullptr);
   // The reads are driven by hand; a renegotiation must not make SSL_read
   // return "want read" with data still buffered.
-  SSL_CTX_set_mode(context, SSL_MODE_AUTO_RETRY);
+  (void)openssl().SSL_CTX_ctrl(context, SSL_CTRL_MODE, SSL_MODE_AUTO_RETRY, nullptr);
   const auto failed = [&error](std::string what) {
     error = "TLS: " + std::move(what) + ": " + escape_text(take_openssl_error());
     return nullptr;
   };
   if (config.verify) {
-    SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
+    openssl().SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
     if (!config.ca_file.empty() || !config.ca_dir.empty()) {
       const char* file = config.ca_file.empty() ? nullptr : config.ca_file.c_str();
       const char* dir = config.ca_dir.empty() ? nullptr : config.ca_dir.c_str();
-      if (SSL_CTX_load_verify_locations(context, file, dir) != 1) {
+      if (openssl().SSL_CTX_load_verify_locations(context, file, dir) != 1) {
         return failed("cannot load the CA certificates from " +
                       escape_text(file != nullptr ? config.ca_file : config.ca_dir));
       }
-    } else if (SSL_CTX_set_default_verify_paths(context) != 1) {
+    } else if (openssl().SSL_CTX_set_default_verify_paths(context) != 1) {
       return failed("cannot load the system's CA certificates");
     }
   } else {
-    SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
+    openssl().SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
   }
   if (!config.cert_file.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(context, config.cert_file.c_str()) != 1) {
+    if (openssl().SSL_CTX_use_certificate_chain_file(context, config.cert_file.c_str()) != 1) {
       return failed("cannot load the client certificate " + escape_text(config.cert_file));
     }
-    if (SSL_CTX_use_PrivateKey_file(context, config.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (openssl().SSL_CTX_use_PrivateKey_file(context, config.key_file.c_str(), SSL_FILETYPE_PEM) !=
+        1) {
       return failed("cannot load the client key " + escape_text(config.key_file));
     }
-    if (SSL_CTX_check_private_key(context) != 1) {
+    if (openssl().SSL_CTX_check_private_key(context) != 1) {
       return failed("the client key " + escape_text(config.key_file) +
                     " does not match the certificate " + escape_text(config.cert_file));
     }
@@ -151,42 +157,43 @@ std::shared_ptr<TlsClientContext> TlsClientContext::build(const TlsConfig& confi
   return owned;
 }
 
-TlsClientContext::~TlsClientContext() { SSL_CTX_free(context_); }
+TlsClientContext::~TlsClientContext() { openssl().SSL_CTX_free(context_); }
 
 TlsSession::TlsSession(std::shared_ptr<TlsClientContext> context, std::string_view server_name)
     : context_(std::move(context)) {
-  ERR_clear_error();
-  ssl_ = SSL_new(context_->get());
-  network_in_ = BIO_new(BIO_s_mem());
-  network_out_ = BIO_new(BIO_s_mem());
+  openssl().ERR_clear_error();
+  ssl_ = openssl().SSL_new(context_->get());
+  network_in_ = openssl().BIO_new(openssl().BIO_s_mem());
+  network_out_ = openssl().BIO_new(openssl().BIO_s_mem());
   if (ssl_ == nullptr || network_in_ == nullptr || network_out_ == nullptr) {
     error_ = "TLS: cannot create a session: " + take_openssl_error();
-    if (ssl_ != nullptr) SSL_free(ssl_);
+    if (ssl_ != nullptr) openssl().SSL_free(ssl_);
     ssl_ = nullptr;
-    if (network_in_ != nullptr) BIO_free(network_in_);
-    if (network_out_ != nullptr) BIO_free(network_out_);
+    if (network_in_ != nullptr) openssl().BIO_free(network_in_);
+    if (network_out_ != nullptr) openssl().BIO_free(network_out_);
     network_in_ = network_out_ = nullptr;
     return;
   }
   // An empty memory BIO reads as "try again", not as the end of the stream.
-  BIO_set_mem_eof_return(network_in_, -1);
-  SSL_set_bio(ssl_, network_in_, network_out_);  // the session owns both now
-  SSL_set_connect_state(ssl_);
+  (void)openssl().BIO_ctrl(network_in_, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nullptr);
+  openssl().SSL_set_bio(ssl_, network_in_, network_out_);  // the session owns both now
+  openssl().SSL_set_connect_state(ssl_);
   const std::string name(server_name);
   const bool ip = is_ip_literal(name);
   // SNI carries host names only (RFC 6066).
-  // (SSL_set_tlsext_host_name, spelled out: the macro casts C-style.)
+  // (SSL_set_tlsext_host_name, spelled out: the macro casts C-style and
+  // names SSL_ctrl itself.)
   if (!ip && !name.empty()) {
-    SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-             const_cast<char*>(name.c_str()));
+    openssl().SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                       const_cast<char*>(name.c_str()));
   }
   if (context_->verify() && !name.empty()) {
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
-    const int set = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                       : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+    X509_VERIFY_PARAM* param = openssl().SSL_get0_param(ssl_);
+    const int set = ip ? openssl().X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                       : openssl().X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
     if (set != 1) {
       error_ = "TLS: cannot check the certificate against " + escape_text(name);
-      SSL_free(ssl_);
+      openssl().SSL_free(ssl_);
       ssl_ = nullptr;
     }
   }
@@ -206,7 +213,7 @@ std::unique_ptr<TlsSession> TlsSession::open(const NodeConfig& node, std::string
 }
 
 TlsSession::~TlsSession() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (ssl_ != nullptr) openssl().SSL_free(ssl_);
 }
 
 bool TlsSession::start(std::string& out) {
@@ -216,13 +223,13 @@ bool TlsSession::start(std::string& out) {
 }
 
 bool TlsSession::step_handshake() {
-  ERR_clear_error();
-  const int rc = SSL_do_handshake(ssl_);
+  openssl().ERR_clear_error();
+  const int rc = openssl().SSL_do_handshake(ssl_);
   if (rc == 1) {
     established_ = true;
     return true;
   }
-  const int ssl_error = SSL_get_error(ssl_, rc);
+  const int ssl_error = openssl().SSL_get_error(ssl_, rc);
   if (ssl_error == SSL_ERROR_WANT_READ || ssl_error == SSL_ERROR_WANT_WRITE) return true;
   fail("TLS handshake failed", ssl_error);
   return false;
@@ -232,7 +239,7 @@ bool TlsSession::receive(const char* data, std::size_t size, std::string& out) {
   if (!error_.empty()) return false;
   while (size > 0) {
     const int chunk = static_cast<int>(std::min<std::size_t>(size, INT_MAX));
-    if (BIO_write(network_in_, data, chunk) != chunk) {
+    if (openssl().BIO_write(network_in_, data, chunk) != chunk) {
       error_ = "TLS: out of memory";
       return false;
     }
@@ -248,11 +255,11 @@ bool TlsSession::receive(const char* data, std::size_t size, std::string& out) {
 long TlsSession::read(char* buffer, std::size_t size) {
   if (!error_.empty()) return -1;
   if (!established_) return 0;
-  ERR_clear_error();
+  openssl().ERR_clear_error();
   const int chunk = static_cast<int>(std::min<std::size_t>(size, INT_MAX));
-  const int got = SSL_read(ssl_, buffer, chunk);
+  const int got = openssl().SSL_read(ssl_, buffer, chunk);
   if (got > 0) return got;
-  const int ssl_error = SSL_get_error(ssl_, got);
+  const int ssl_error = openssl().SSL_get_error(ssl_, got);
   if (ssl_error == SSL_ERROR_WANT_READ || ssl_error == SSL_ERROR_WANT_WRITE) return 0;
   if (ssl_error == SSL_ERROR_ZERO_RETURN) {
     error_ = "the node closed the TLS session";
@@ -264,12 +271,12 @@ long TlsSession::read(char* buffer, std::size_t size) {
 
 bool TlsSession::encrypt(std::string_view plain, std::string& out) {
   if (!error_.empty()) return false;
-  ERR_clear_error();
+  openssl().ERR_clear_error();
   while (!plain.empty()) {
     const int chunk = static_cast<int>(std::min<std::size_t>(plain.size(), INT_MAX));
-    const int wrote = SSL_write(ssl_, plain.data(), chunk);
+    const int wrote = openssl().SSL_write(ssl_, plain.data(), chunk);
     if (wrote <= 0) {
-      fail("TLS write", SSL_get_error(ssl_, wrote));
+      fail("TLS write", openssl().SSL_get_error(ssl_, wrote));
       return false;
     }
     plain.remove_prefix(static_cast<std::size_t>(wrote));
@@ -280,18 +287,20 @@ bool TlsSession::encrypt(std::string_view plain, std::string& out) {
 
 void TlsSession::drain(std::string& out) {
   char* data = nullptr;
-  const long pending = BIO_get_mem_data(network_out_, &data);
+  const long pending =
+      openssl().BIO_ctrl(network_out_, BIO_CTRL_INFO, 0, static_cast<void*>(&data));
   if (pending <= 0) return;
   out.append(data, static_cast<std::size_t>(pending));
-  (void)BIO_reset(network_out_);
+  (void)openssl().BIO_ctrl(network_out_, BIO_CTRL_RESET, 0, nullptr);
 }
 
 void TlsSession::fail(std::string_view what, int ssl_error) {
   std::string reason;
-  const long verify = SSL_get_verify_result(ssl_);
+  const long verify = openssl().SSL_get_verify_result(ssl_);
   if (verify != X509_V_OK && !established_) {
-    reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
-    ERR_clear_error();
+    reason = std::string("certificate verify failed: ") +
+             openssl().X509_verify_cert_error_string(verify);
+    openssl().ERR_clear_error();
   } else {
     reason = take_openssl_error();
     if (reason.empty()) {

@@ -185,8 +185,11 @@ set(depends_re_libredlock-dev
   "(^|, )${lib_package} \\(= ${deb_version_re}\\)(,|$)" "libuv1-dev" "libhiredis-dev"
   "libtomlplusplus-dev" "libssl-dev" "nettle-dev")
 set(depends_re_${lib_package} "libuv1 " "libhiredis[0-9.]+ " "libtomlplusplus[0-9]+ "
-  "libssl3 " "libnettle[0-9]+" "libstdc\\+\\+6 ")
-set(depends_re_redlock-tools "libuv1 " "libhiredis[0-9.]+ " "libssl3 " "libnettle[0-9]+")
+  "(^|, )libssl3( |,|$)" "libnettle[0-9]+" "libstdc\\+\\+6 ")
+# (libssl3 unversioned: the library loads it with dlopen, which
+# dpkg-shlibdeps cannot see, so the packaging names it.)
+set(depends_re_redlock-tools "libuv1 " "libhiredis[0-9.]+ " "(^|, )libssl3( |,|$)"
+  "libnettle[0-9]+")
 set(depends_re_python3-redlock-quorum
   "(^|, )${lib_package} \\(= ${deb_version_re}\\)(,|$)" "python3 \\(>= 3\\.[0-9]+~\\)"
   "python3 \\(<< 3\\.[0-9]+\\)")

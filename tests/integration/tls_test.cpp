@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -123,6 +126,38 @@ void exercise_wakeup_and_guard(RedisCluster& cluster, const QuorumConfig& config
   ASSERT_TRUE(eventually([&] { return guard.renewals() >= 4; }));
   EXPECT_TRUE(guard.valid());
   EXPECT_EQ(cluster.node(0).probe().get(key_of("renewing")), guard.lock().value.str());
+}
+
+// Whether OpenSSL is mapped into this process.
+bool openssl_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  return text.find("libssl") != std::string::npos || text.find("libcrypto") != std::string::npos;
+}
+
+// A process whose clients speak plain TCP maps no OpenSSL (a megabyte of
+// resident memory and its start-up); its first TLS node loads it. Run in a
+// process of its own (a death test re-runs the binary), since the other
+// tests load it.
+TEST(Tls, OpenSslIsLoadedOnlyForATlsNode) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        int status = 0;
+        {
+          RedisCluster plain{1};
+          BlockingClient client(config_for(plain));
+          const AcquireResult held = client.acquire(Resource("plain"));
+          if (!held.ok()) status |= 1;
+          if (openssl_mapped()) status |= 2;
+          RedisCluster tls(std::vector<RedisServerOptions>(1, tls_server()));
+          BlockingClient tls_client(quorum_of({tls_node(tls.node(0))}));
+          if (!tls_client.acquire(Resource("tls")).ok()) status |= 4;
+          if (!openssl_mapped()) status |= 8;
+        }
+        std::exit(status);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Tls, TheProtocolRunsOverTls) {
