@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "fault_proxy.hpp"
 #include "harness.hpp"
@@ -119,6 +121,44 @@ TEST(FrozenNodes, AnUnlockWhoseConnectionWasResetIsSentAfterTheReconnect) {
   EXPECT_EQ(failed.nodes[0].status, NodeStatus::unreachable) << failed.nodes[0].detail;
   EXPECT_TRUE(released_on_node0) << "node 0 still holds the failed attempt's grant, PTTL "
                                  << node0.pttl(key_of("ledger"));
+}
+
+// A node that had not answered when a failed attempt was decided is undone
+// when its answer comes, if that answer is a grant (docs/algorithm.md,
+// step 5): here node 2, stopped while the attempt went out, grants it once
+// it resumes, while the acquire still retries against nodes 0 and 1, which
+// someone else holds. Its grant must not stay for the TTL (60 s).
+TEST(FrozenNodes, ALateGrantOfAFailedAttemptIsUndoneWhenItComes) {
+  RedisCluster cluster{3};
+  QuorumConfig config = config_for(cluster, milliseconds(60000));
+  config.lock.node_timeout = milliseconds(5000);
+  BlockingClient client(config);
+  // Every connection is up and every node marked.
+  const AcquireResult warm = client.acquire(Resource("warm-up"));
+  ASSERT_TRUE(warm.ok()) << warm.error.message();
+  EXPECT_EQ(client.release(*warm.lock).released, cluster.size());
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(cluster.node(i).probe().set(key_of("ledger"), "someone-else", milliseconds(60000)));
+  }
+  const std::vector<long long> before = script_calls(cluster);
+  cluster.node(2).pause();
+  auto waiting = std::async(std::launch::async, [&client] {
+    AcquireOptions options;
+    options.wait = milliseconds(1500);
+    options.retry_delay = milliseconds(100);
+    return client.acquire(Resource("ledger"), options);
+  });
+  // Nodes 0 and 1 refused the first attempt: it is decided, lost, and node
+  // 2 has its request still to run.
+  ASSERT_TRUE(eventually([&] {
+    return script_calls(cluster.node(0)) > before[0] && script_calls(cluster.node(1)) > before[1];
+  }));
+  cluster.node(2).resume();
+  const AcquireResult gave_up = waiting.get();
+  EXPECT_EQ(gave_up.error, errc::not_acquired) << gave_up.error.message();
+  EXPECT_TRUE(eventually([&] { return !cluster.node(2).probe().exists(key_of("ledger")); }))
+      << "node 2 still holds a failed attempt's grant, PTTL "
+      << cluster.node(2).probe().pttl(key_of("ledger"));
 }
 
 }  // namespace
