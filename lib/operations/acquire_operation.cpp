@@ -120,6 +120,10 @@ void AcquireOperation::pause_then_attempt(Microseconds delay) {
 }
 
 void AcquireOperation::begin_attempt() {
+  // A node still to answer an earlier attempt may have granted it: its
+  // undo goes now, ahead of this attempt on the node's connection, or the
+  // earlier grant would refuse this one there.
+  undo_all_awaited();
   token_.reset();
   ++result_.attempts;
   Metrics& metrics = core_.metrics();
@@ -585,9 +589,11 @@ void AcquireOperation::succeed(Microseconds validity) {
 }
 
 void AcquireOperation::undo_all_awaited() {
-  // The acquire ends: a process may exit, or its client close, before the
-  // answers come, so what still awaits an answer is undone now (behind the
-  // attempt on each node's connection, as an undo at the decision is).
+  // What still awaits an answer is undone now, behind the attempt on each
+  // node's connection as an undo at the decision is: before the next
+  // attempt (which the earlier one's grant would refuse there), and when
+  // the acquire ends (a process may exit, or its client close, before the
+  // answers come).
   for (Abandoned& attempt : abandoned_) {
     for (std::size_t i = 0; i < core_.nodes().size() && attempt.awaiting != 0; ++i) {
       undo_awaited(attempt, i, -1);

@@ -151,7 +151,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The undo of an abandoned attempt on `node`, if it still awaits that
   // node's answer.
   void undo_awaited(Abandoned& attempt, std::size_t node, std::int64_t permit);
-  // Every undo still awaiting an answer, sent now (the acquire ends).
+  // Every undo still awaiting an answer, sent now (the next attempt
+  // starts, or the acquire ends).
   void undo_all_awaited();
   // Sends the compare-and-delete of `value` to `node`, to be sent again
   // after a reconnect until `expires_at` (grant_expiry), when the value
