@@ -264,37 +264,24 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
                             [tag](const Abandoned& entry) { return entry.tag == tag; });
   if (response.kind != NodeResponse::Kind::reply) {
     if (won_permit_attempt && response.may_have_run) undo_other_permits_on(node);
-    if (found == abandoned_.end() || node >= 64) return;
-    if (response.may_have_run) {
-      undo_awaited(*found, node, -1);
-    } else {
-      found->awaiting &= ~(std::uint64_t{1} << node);
-    }
+    if (found != abandoned_.end()) settle_awaited(*found, node, response.may_have_run, -1);
     return;
   }
   NodeOutcome outcome;
   std::int64_t drawn = 0;  // (a fair refusal's draw: too late to count)
   parse_acquire_response(response, 0, outcome, kind_ == LockKind::fair ? &drawn : nullptr);
   note_if_unmarked(outcome);
-  if (outcome.status != NodeStatus::granted) {
+  const bool granted = outcome.status == NodeStatus::granted;
+  if (found != abandoned_.end()) {
     // A refusal stored nothing; an error reply may have (a script that
-    // failed half-way), so it is undone as a grant would be.
+    // failed half-way), so it is undone as a grant is. (A node not awaited
+    // was undone at the decision, behind the attempt on its connection.)
     const bool stored_nothing =
         outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering;
-    if (found == abandoned_.end() || node >= 64) return;
-    if (stored_nothing) {
-      found->awaiting &= ~(std::uint64_t{1} << node);
-    } else {
-      undo_awaited(*found, node, -1);
-    }
+    settle_awaited(*found, node, !stored_nothing, granted ? outcome.permit : -1);
     return;
   }
-  if (found != abandoned_.end()) {
-    // Undone already when it was not awaited: that undo was queued behind
-    // the attempt on this node's connection.
-    undo_awaited(*found, node, outcome.permit);
-    return;
-  }
+  if (!granted) return;
   if (won_permit_attempt && outcome.permit != permit_) {
     undo_grant(node, value_, false, grant_expiry(), outcome.permit);
   }
@@ -452,19 +439,23 @@ void AcquireOperation::unlock_attempt(bool announce, bool after_answers) {
   if (abandoned_.size() <= kAbandonedKept) return;
   // Forgotten from here on: the nodes still to answer are undone now (the
   // undo queues behind the attempt on the node's connection).
-  Abandoned& oldest = abandoned_.front();
-  for (std::size_t i = 0; i < core_.nodes().size() && oldest.awaiting != 0; ++i) {
-    undo_awaited(oldest, i, -1);
-  }
+  undo_awaited(abandoned_.front());
   abandoned_.pop_front();
 }
 
-void AcquireOperation::undo_awaited(Abandoned& attempt, std::size_t node, std::int64_t permit) {
+void AcquireOperation::settle_awaited(Abandoned& attempt, std::size_t node, bool may_have_stored,
+                                      std::int64_t permit) {
   if (node >= 64) return;
   const std::uint64_t bit = std::uint64_t{1} << node;
   if ((attempt.awaiting & bit) == 0) return;
   attempt.awaiting &= ~bit;
-  undo_grant(node, attempt.value, attempt.announce, grant_expiry(), permit);
+  if (may_have_stored) undo_grant(node, attempt.value, attempt.announce, grant_expiry(), permit);
+}
+
+void AcquireOperation::undo_awaited(Abandoned& attempt) {
+  for (std::size_t i = 0; i < core_.nodes().size() && attempt.awaiting != 0; ++i) {
+    settle_awaited(attempt, i, true, -1);
+  }
 }
 
 void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
@@ -594,11 +585,7 @@ void AcquireOperation::undo_all_awaited() {
   // attempt (which the earlier one's grant would refuse there), and when
   // the acquire ends (a process may exit, or its client close, before the
   // answers come).
-  for (Abandoned& attempt : abandoned_) {
-    for (std::size_t i = 0; i < core_.nodes().size() && attempt.awaiting != 0; ++i) {
-      undo_awaited(attempt, i, -1);
-    }
-  }
+  for (Abandoned& attempt : abandoned_) undo_awaited(attempt);
 }
 
 void AcquireOperation::complete(std::error_code error) {

@@ -148,9 +148,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   // all), instead of at once: most such answers are refusals, and an undo
   // sent for each would cost the nodes a script call per refused attempt.
   void unlock_attempt(bool announce, bool after_answers = false);
-  // The undo of an abandoned attempt on `node`, if it still awaits that
-  // node's answer.
-  void undo_awaited(Abandoned& attempt, std::size_t node, std::int64_t permit);
+  // `node` answered an abandoned attempt whose undo awaited that answer:
+  // the undo goes if the answer says the node may have stored the value.
+  void settle_awaited(Abandoned& attempt, std::size_t node, bool may_have_stored,
+                      std::int64_t permit);
+  // Every undo the abandoned attempt still awaits, sent now.
+  void undo_awaited(Abandoned& attempt);
   // Every undo still awaiting an answer, sent now (the next attempt
   // starts, or the acquire ends).
   void undo_all_awaited();

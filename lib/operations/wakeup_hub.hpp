@@ -4,11 +4,11 @@
 // connection per node serves every waiter of the client; a channel is
 // subscribed while it has waiters and unsubscribed kChannelLinger after the
 // last one left (unless another came meanwhile), so subscriptions do not
-// accumulate beyond the channels waited on within that time. A waiter stays from its first "held"
-// answer until its acquire completes, also while it is attempting: leaving
-// and coming back after every attempt would cost a SUBSCRIBE and an
-// UNSUBSCRIBE per node per attempt, and would forget which release was
-// already acted on. The retry timer stays armed as the fallback for a missed
+// accumulate beyond the channels waited on within that time. A waiter stays
+// from its first "held" answer until its acquire completes, also while it
+// is attempting: leaving and coming back after every attempt would cost a
+// SUBSCRIBE and an UNSUBSCRIBE per node per attempt, and would forget which
+// release was already acted on. The retry timer stays armed as the fallback for a missed
 // message.
 //
 // A release wakes one waiter of all the clients': waking them all would

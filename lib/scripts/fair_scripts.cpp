@@ -2,6 +2,29 @@
 
 namespace redlock::detail {
 
+const std::string_view kFairQueue = R"lua(
+local function keep_place(queue, due, ticket, id, now, ttl)
+  local queued = redis.pcall('ZADD', queue, ticket, id)
+  if type(queued) == 'table' and queued.err then return queued end
+  redis.pcall('ZADD', due, now + ttl, id)
+  redis.pcall('PEXPIRE', queue, 2 * ttl)
+  redis.pcall('PEXPIRE', due, 2 * ttl)
+end
+local function drop_lapsed(queue, due, now)
+  local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
+  if type(gone) == 'table' and gone.err then return gone end
+  if #gone > 0 then
+    redis.pcall('ZREM', queue, unpack(gone))
+    redis.pcall('ZREM', due, unpack(gone))
+  end
+end
+local function first_place(queue)
+  local head = redis.pcall('ZRANGE', queue, 0, 0)
+  if type(head) ~= 'table' or head.err then return nil end
+  return head[1]
+end
+)lua";
+
 const std::string_view kFairAcquireBody = R"lua(
 if #KEYS ~= 6 or #ARGV ~= 8 then
   return redis.error_reply('ERR fair_acquire: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
@@ -10,19 +33,11 @@ local refused = refusal(ARGV[4])
 if refused then return refused end
 local key, queue, due, id = KEYS[4], KEYS[5], KEYS[6], ARGV[5]
 local now = node_ms()
-local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
-if failed(gone) then return gone end
-if #gone > 0 then
-  redis.pcall('ZREM', queue, unpack(gone))
-  redis.pcall('ZREM', due, unpack(gone))
-end
+local unread = drop_lapsed(queue, due, now)
+if unread then return unread end
 if ARGV[6] ~= '' then
-  local entry_ttl = tonumber(ARGV[7])
-  local queued = redis.pcall('ZADD', queue, ARGV[6], id)
-  if failed(queued) then return queued end
-  redis.pcall('ZADD', due, now + entry_ttl, id)
-  redis.pcall('PEXPIRE', queue, 2 * entry_ttl)
-  redis.pcall('PEXPIRE', due, 2 * entry_ttl)
+  local unkept = keep_place(queue, due, ARGV[6], id, now, tonumber(ARGV[7]))
+  if unkept then return unkept end
 end
 local head = redis.pcall('ZRANGE', queue, 0, 0)
 if failed(head) then return head end
@@ -68,23 +83,12 @@ if tonumber(current or '0') < ticket then
   local raised = redis.pcall('HSET', KEYS[3], ARGV[1], ARGV[2])
   if failed(raised) then return raised end
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local entry_ttl = tonumber(ARGV[4])
-local queued = redis.pcall('ZADD', KEYS[4], ARGV[2], ARGV[3])
-if failed(queued) then return queued end
-redis.pcall('ZADD', KEYS[5], now + entry_ttl, ARGV[3])
-redis.pcall('PEXPIRE', KEYS[4], 2 * entry_ttl)
-redis.pcall('PEXPIRE', KEYS[5], 2 * entry_ttl)
-local gone = redis.pcall('ZRANGEBYSCORE', KEYS[5], '-inf', now)
-if type(gone) == 'table' and not gone.err and #gone > 0 then
-  redis.pcall('ZREM', KEYS[4], unpack(gone))
-  redis.pcall('ZREM', KEYS[5], unpack(gone))
-end
+local now = node_ms()
+local unkept = keep_place(KEYS[4], KEYS[5], ARGV[2], ARGV[3], now, tonumber(ARGV[4]))
+if unkept then return unkept end
+drop_lapsed(KEYS[4], KEYS[5], now)
 local first_and_free = 0
-local head = redis.pcall('ZRANGE', KEYS[4], 0, 0)
-if type(head) == 'table' and not head.err and head[1] == ARGV[3] and
-    redis.pcall('EXISTS', KEYS[6]) == 0 then
+if first_place(KEYS[4]) == ARGV[3] and redis.pcall('EXISTS', KEYS[6]) == 0 then
   first_and_free = 1
 end
 return {1, ARGV[2], first_and_free}
@@ -95,19 +99,13 @@ if #KEYS ~= 3 or #ARGV ~= 4 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local function name_first(queue, due, value)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
-  if type(gone) == 'table' and not gone.err and #gone > 0 then
-    redis.pcall('ZREM', queue, unpack(gone))
-    redis.pcall('ZREM', due, unpack(gone))
-  end
-  local head = redis.pcall('ZRANGE', queue, 0, 0)
-  if type(head) ~= 'table' or head.err or not head[1] then return false end
-  local space = string.find(head[1], ' ', 1, true)
+  drop_lapsed(queue, due, node_ms())
+  local head = first_place(queue)
+  if not head then return false end
+  local space = string.find(head, ' ', 1, true)
   if not space then return false end
-  local named = redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
-                            string.sub(head[1], space + 1) .. ' ' .. value)
+  local named = redis.pcall('PUBLISH', string.sub(head, 1, space - 1),
+                            string.sub(head, space + 1) .. ' ' .. value)
   return type(named) == 'number' and named > 0
 end
 redis.pcall('ZREM', KEYS[2], ARGV[3])

@@ -13,7 +13,15 @@
 
 namespace redlock::detail {
 
-// fair_acquire — opens with the node rules and the readers' helpers.
+// The queue's helpers, after the readers' helpers (`now` is node_ms()):
+//   keep_place(queue, due, ticket, id, now, ttl) records or renews a
+//   waiter's place until now + ttl ms (the queue's keys live twice that);
+//   drop_lapsed(queue, due, now) drops the places past their deadline;
+//   first_place(queue) is the first place's id (nil: none, or unreadable).
+//   The first two answer the error of their first command, if any.
+extern const std::string_view kFairQueue;
+// fair_acquire — opens with the node rules, the readers' helpers and the
+// queue's.
 //   KEYS: node marker, recovering key, fence hash, lock key, queue, due.
 //   ARGV: value, ttl ms, fence field ("" unfenced), amnesia defence, waiter
 //   id, ticket ("" before the waiter has one), queue entry ttl ms, the
@@ -29,7 +37,8 @@ extern const std::string_view kFairAcquireBody;
 //   key, fence hash. ARGV: counter field, amnesia defence. {1, the counter
 //   after HINCRBY 1}, or the node rules' refusal.
 extern const std::string_view kTicketDrawBody;
-// ticket_enqueue — opens with the node rules. KEYS: node marker,
+// ticket_enqueue — opens with the node rules, the readers' helpers and the
+//   queue's. KEYS: node marker,
 //   recovering key, fence hash, queue, due, lock key. ARGV: counter field,
 //   ticket T, waiter id, queue entry ttl ms, amnesia defence. Raises the
 //   counter to T (a max-register: a ticket drawn after this one is
@@ -39,7 +48,8 @@ extern const std::string_view kTicketDrawBody;
 //   release came before the record, named someone else or no one, and
 //   will not name this waiter; it should attempt now.)
 extern const std::string_view kTicketEnqueueBody;
-// fair_release — KEYS: lock key, queue, due. ARGV: value, release channel
+// fair_release — opens with the readers' helpers, readers_or, name_next
+//   and the queue's helpers. KEYS: lock key, queue, due. ARGV: value, release channel
 //   ("" for a release no one hears of), waiter id, the mutex waiters'
 //   waiting set. The waiter's entry goes, then the mutex's release of the
 //   value: 1 when the value was deleted, else 0. A release heard of drops

@@ -328,13 +328,15 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string read_acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
   static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
-  static const std::string fair_acquire =
-      std::string(kNodeRules) + std::string(kReaderRules) + std::string(kFairAcquireBody);
+  static const std::string fair_acquire = std::string(kNodeRules) + std::string(kReaderRules) +
+                                          std::string(kFairQueue) + std::string(kFairAcquireBody);
   static const std::string ticket_draw = std::string(kNodeRules) + std::string(kTicketDrawBody);
-  static const std::string ticket_enqueue =
-      std::string(kNodeRules) + std::string(kTicketEnqueueBody);
-  static const std::string fair_release =
-      std::string(kReadersOr) + std::string(kNameNext) + std::string(kFairReleaseBody);
+  static const std::string ticket_enqueue = std::string(kNodeRules) + std::string(kReaderRules) +
+                                            std::string(kFairQueue) +
+                                            std::string(kTicketEnqueueBody);
+  static const std::string fair_release = std::string(kReaderRules) + std::string(kReadersOr) +
+                                          std::string(kNameNext) + std::string(kFairQueue) +
+                                          std::string(kFairReleaseBody);
   static const std::string read_release =
       std::string(kReaderRules) + std::string(kNameNext) + std::string(kReadReleaseBody);
   static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);

@@ -34,6 +34,15 @@ class FairTest : public ::testing::Test {
   long long queued_on(std::size_t i, const std::string& resource) {
     return cluster.node(i).probe().command({"ZCARD", "redlock:queue:" + resource}).integer;
   }
+  // Whether every node lists `count` waiters (waited for, bounded).
+  bool every_node_queues(const std::string& resource, long long count) {
+    return eventually([&] {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+        if (queued_on(i, resource) != count) return false;
+      }
+      return true;
+    });
+  }
   // Whether a majority lists `count` waiters.
   bool majority_queued(const std::string& resource, long long count) {
     std::size_t nodes = 0;
@@ -116,10 +125,8 @@ TEST_F(FairTest, AWaiterThatDiedHoldsTheLineUpOnlyUntilItsPlaceExpires) {
   // A waiter that died in line: ticket 1, its place renewed last just now.
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     RedisProbe probe = cluster.node(i).probe();
-    const Reply now = probe.command({"TIME"});
-    ASSERT_EQ(now.elements.size(), 2u);
-    const long long ms =
-        std::stoll(now.elements[0].text) * 1000 + std::stoll(now.elements[1].text) / 1000;
+    const long long ms = node_clock_ms(probe);
+    ASSERT_GE(ms, 0);
     (void)probe.command({"ZADD", "redlock:queue:job", "1", "ghost"});
     (void)probe.command({"ZADD", "redlock:queue-due:job", std::to_string(ms + 400), "ghost"});
   }
@@ -137,12 +144,7 @@ TEST_F(FairTest, AFairAcquireThatGivesUpLeavesItsPlace) {
   ASSERT_TRUE(held.ok());
   const AcquireResult gave_up = waiter.acquire(Resource("job"), fair(milliseconds(300)));
   EXPECT_EQ(gave_up.error, make_error_code(errc::not_acquired));
-  EXPECT_TRUE(eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      if (queued_on(i, "job") != 0) return false;
-    }
-    return true;
-  })) << "a place stayed in line";
+  EXPECT_TRUE(every_node_queues("job", 0)) << "a place stayed in line";
   (void)holder.release(*held.lock);
 }
 
@@ -224,13 +226,8 @@ TEST_F(FairTest, AReleaseNamesTheFirstWaiterInTheQueueAndWakesNoOneElse) {
       return client->acquire(Resource("job"), options);
     }));
     const long long count = static_cast<long long>(waiting.size());
-    ASSERT_TRUE(eventually([&] {
-      for (std::size_t n = 0; n < cluster.size(); ++n) {
-        if (queued_on(n, "job") != count) return false;
-      }
-      return true;
-    })) << "waiter "
-        << count - 1 << " is not in every node's queue";
+    ASSERT_TRUE(every_node_queues("job", count))
+        << "waiter " << count - 1 << " is not in every node's queue";
   }
   const Reply head = cluster.node(0).probe().command({"ZRANGE", "redlock:queue:job", "0", "0"});
   ASSERT_EQ(head.elements.size(), 1U);
@@ -287,12 +284,7 @@ TEST_F(FairTest, AWaitersTicketIsDrawnInTheRoundThatRefusedIt) {
   ASSERT_TRUE(gave_up.ticket.has_value()) << "no ticket was recorded";
   // The place's leave is the waiter's last request: once it is everywhere,
   // the counts are final.
-  ASSERT_TRUE(eventually([&] {
-    for (std::size_t i = 0; i < cluster.size(); ++i) {
-      if (queued_on(i, "job") != 0) return false;
-    }
-    return true;
-  }));
+  ASSERT_TRUE(every_node_queues("job", 0));
   const std::vector<long long> after = script_calls(cluster);
   ASSERT_EQ(gave_up.nodes.size(), cluster.size());
   for (std::size_t i = 0; i < cluster.size(); ++i) {

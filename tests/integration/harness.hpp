@@ -8,8 +8,10 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -287,15 +289,31 @@ inline std::size_t nodes_holding(RedisCluster& cluster, const std::string& resou
   return count;
 }
 
-// The Lua calls `node` has run so far (EVAL and EVALSHA).
-inline long long script_calls(RedisServer& node) {
+// How many times `node` has run each of `commands` so far, summed (lower
+// case, as INFO commandstats names them).
+inline long long command_calls(RedisServer& node,
+                               std::initializer_list<std::string_view> commands) {
   const Reply reply = node.probe().command({"INFO", "commandstats"});
   long long calls = 0;
-  for (const std::string_view command : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
-    const std::size_t at = reply.text.find(command);
-    if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + command.size()));
+  for (const std::string_view command : commands) {
+    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+    const std::size_t at = reply.text.find(field);
+    if (at != std::string::npos) calls += std::stoll(reply.text.substr(at + field.size()));
   }
   return calls;
+}
+
+// The Lua calls `node` has run so far (EVAL and EVALSHA).
+inline long long script_calls(RedisServer& node) {
+  return command_calls(node, {"eval", "evalsha"});
+}
+
+// The node's clock in milliseconds (TIME), as its scripts read it; -1 when
+// it did not say.
+inline long long node_clock_ms(RedisProbe& probe) {
+  const Reply now = probe.command({"TIME"});
+  if (now.elements.size() != 2) return -1;
+  return std::stoll(now.elements[0].text) * 1000 + std::stoll(now.elements[1].text) / 1000;
 }
 
 // script_calls of every node, in node order.

@@ -218,10 +218,7 @@ TEST(Wakeup, AChannelStaysSubscribedBetweenWaitsInQuickSuccession) {
   AcquireResult held = holder.acquire(Resource("doc"));
   ASSERT_TRUE(held.ok());
   const auto subscribes = [&](std::size_t i) {
-    const Reply reply = cluster.node(i).probe().command({"INFO", "commandstats"});
-    const std::string field = "cmdstat_subscribe:calls=";
-    const std::size_t at = reply.text.find(field);
-    return at == std::string::npos ? 0LL : std::stoll(reply.text.substr(at + field.size()));
+    return command_calls(cluster.node(i), {"subscribe"});
   };
   std::vector<long long> before;
   for (std::size_t i = 0; i < cluster.size(); ++i) before.push_back(subscribes(i));
