@@ -421,7 +421,14 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // client would only start the next collision (the splitters retry on
   // their own, see split_retry_pause). Any other failed attempt is
   // announced, since its grants may be what the waiters saw as "held".
-  unlock_attempt(!(split_ && pause), true);
+  // A node still to answer when the others refused may grant after the
+  // decision: with a retry to come, that late grant makes the vote a split
+  // too, and its undo is not announced either. (Announced, it named the
+  // next waiter in that node's line while this waiter, named first and
+  // refused only by nodes the release had not reached yet, was about to
+  // win: the line's order was lost whenever the nodes answered unevenly.)
+  const bool retried_after_refusals = pause && (split_ || busy_ > 0);
+  unlock_attempt(!(split_ && pause), true, !retried_after_refusals);
   if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
     begin_ticket(why, *pause);
     return;
@@ -488,7 +495,7 @@ void AcquireOperation::succeed(Microseconds validity) {
 void AcquireOperation::complete(std::error_code error) {
   // The core may hold the last reference; keep this alive to the end.
   auto keep = shared_from_this();
-  undo_all_awaited();
+  undo_all_awaited(true);
   if (error) leave_queue();
   stop_waiting_for_release();
   core_.finished(this);
@@ -504,7 +511,7 @@ void AcquireOperation::finish(std::error_code error) {
 
 void AcquireOperation::cancel() {
   if (phase_ == Phase::done) return;
-  undo_all_awaited();
+  undo_all_awaited(true);
   leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());
@@ -523,7 +530,7 @@ void AcquireOperation::cancel() {
 
 void AcquireOperation::abort(std::error_code why) {
   if (phase_ == Phase::done) return;
-  undo_all_awaited();
+  undo_all_awaited(true);
   leave_queue();
   if (in_flight()) {
     (void)attempt_.close(core_.clock().now());

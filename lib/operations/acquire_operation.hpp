@@ -147,7 +147,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // answer says it may have stored the value (a grant, or no answer at
   // all), instead of at once: most such answers are refusals, and an undo
   // sent for each would cost the nodes a script call per refused attempt.
-  void unlock_attempt(bool announce, bool after_answers = false);
+  // `announce_late`: whether the undos that wait for an answer are
+  // announced (fail_attempt: not when a retry follows refusals).
+  void unlock_attempt(bool announce, bool after_answers = false, bool announce_late = true);
   // `node` answered an abandoned attempt whose undo awaited that answer:
   // the undo goes if the answer says the node may have stored the value.
   void settle_awaited(Abandoned& attempt, std::size_t node, bool may_have_stored,
@@ -155,8 +157,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Every undo the abandoned attempt still awaits, sent now.
   void undo_awaited(Abandoned& attempt);
   // Every undo still awaiting an answer, sent now (the next attempt
-  // starts, or the acquire ends).
-  void undo_all_awaited();
+  // starts, or the acquire ends: `ending`, and then announced).
+  void undo_all_awaited(bool ending = false);
   // Sends the compare-and-delete of `value` to `node`, to be sent again
   // after a reconnect until `expires_at` (grant_expiry), when the value
   // cannot live there any more.

@@ -73,8 +73,8 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
   core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);
 }
 
-void AcquireOperation::unlock_attempt(bool announce, bool after_answers) {
-  Abandoned attempt{attempt_.tag(), value_, announce, 0};
+void AcquireOperation::unlock_attempt(bool announce, bool after_answers, bool announce_late) {
+  Abandoned attempt{attempt_.tag(), value_, announce_late, 0};
   const TimePoint expires_at = grant_expiry();
   const auto& outcomes = attempt_.outcomes();
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
@@ -110,13 +110,17 @@ void AcquireOperation::undo_awaited(Abandoned& attempt) {
   }
 }
 
-void AcquireOperation::undo_all_awaited() {
+void AcquireOperation::undo_all_awaited(bool ending) {
   // What still awaits an answer is undone now, behind the attempt on each
   // node's connection as an undo at the decision is: before the next
   // attempt (which the earlier one's grant would refuse there), and when
   // the acquire ends (a process may exit, or its client close, before the
-  // answers come).
-  for (Abandoned& attempt : abandoned_) undo_awaited(attempt);
+  // answers come). An acquire that ends retries no more: its undos are
+  // announced, as a failed attempt's are when no retry follows.
+  for (Abandoned& attempt : abandoned_) {
+    if (ending && attempt.awaiting != 0) attempt.announce = true;
+    undo_awaited(attempt);
+  }
 }
 
 }  // namespace redlock::detail

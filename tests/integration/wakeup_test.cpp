@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "redis_subscriber.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::test {
@@ -300,6 +301,102 @@ TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
       << "waiters tried out of turn (attempts@turn:" << per_waiter << ")";
   // Each took its place out of the line when it won.
   EXPECT_TRUE(line_becomes(cluster, "line", 0));
+}
+
+// A named waiter's attempt that the nodes the release has not reached yet
+// refuse, while the named node answers late: that node's grant comes after
+// the attempt failed, and it is undone without naming the next waiter in
+// that node's line (the named waiter will try again when the other nodes
+// name it). Announced, the undo named the next waiter there, who then
+// tried out of turn and could win before the first: the line's order was
+// lost whenever the nodes answered unevenly, as on a loaded machine. The
+// release is played by hand here, one node at a time, with node 0 frozen
+// while the named waiter's attempt reaches it.
+TEST(Wakeup, ALateGrantOfANamedWaitersFailedAttemptDoesNotNameTheNextWaiter) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  const std::optional<Lock> held = hold_on_every_node(cluster, holder_client, "turns");
+  ASSERT_TRUE(held.has_value());
+
+  BlockingClient first_client(config_for(cluster));
+  BlockingClient second_client(config_for(cluster));
+  std::atomic<int> served{0};
+  const auto wait_in_line = [&](BlockingClient& client, int& turn) {
+    AcquireOptions options;
+    options.retry_delay = milliseconds(60000);  // only a name brings another attempt
+    options.wait = milliseconds(20000);
+    AcquireResult result = client.acquire(Resource("turns"), options);
+    turn = served.fetch_add(1);
+    if (result.ok()) (void)client.release(*result.lock);
+    return result;
+  };
+  int first_turn = -1;
+  int second_turn = -1;
+  auto first =
+      std::async(std::launch::async, [&] { return wait_in_line(first_client, first_turn); });
+  bool lined_up = line_becomes(cluster, "turns", 1, true) && wake_listeners_become(cluster, 1);
+  auto second =
+      std::async(std::launch::async, [&] { return wait_in_line(second_client, second_turn); });
+  lined_up =
+      lined_up && line_becomes(cluster, "turns", 2, true) && wake_listeners_become(cluster, 2);
+  ASSERT_TRUE(lined_up);
+
+  // Both places, in line order: "<wake channel> <number>".
+  const std::string line = "redlock:waiting:turns";
+  const Reply places = cluster.node(0).probe().command({"ZRANGE", line, "0", "-1"});
+  ASSERT_EQ(places.elements.size(), 2U);
+  const std::string first_id = places.elements[0].text;
+  const std::string second_id = places.elements[1].text;
+  const std::size_t first_space = first_id.find(' ');
+  const std::size_t second_space = second_id.find(' ');
+  ASSERT_NE(first_space, std::string::npos);
+  ASSERT_NE(second_space, std::string::npos);
+  const std::string second_channel = second_id.substr(0, second_space);
+  RedisSubscriber heard(cluster.node(0).port(), {second_channel});
+  ASSERT_TRUE(heard.ok());
+
+  // Node 0 releases as a release naming the first waiter would (the key
+  // gone, the first place taken out of the line), then freezes; node 1's
+  // copy of the name wakes the first waiter, whose attempt nodes 1 and 2
+  // refuse (they still hold the lock).
+  const std::string value = held->value.str();
+  ASSERT_EQ(cluster.node(0).probe().command({"DEL", key_of("turns")}).integer, 1);
+  ASSERT_EQ(cluster.node(0).probe().command({"ZREM", line, first_id}).integer, 1);
+  const std::vector<long long> before = script_calls(cluster);
+  cluster.node(0).pause();
+  ASSERT_GE(cluster.node(1)
+                .probe()
+                .command({"PUBLISH", first_id.substr(0, first_space),
+                          first_id.substr(first_space + 1) + " " + value})
+                .integer,
+            1);
+  // (Node 0 is frozen: only nodes 1 and 2 are asked.)
+  const bool refused = eventually([&] {
+    return script_calls(cluster.node(1)) > before[1] && script_calls(cluster.node(2)) > before[2];
+  });
+  cluster.node(0).resume();
+  ASSERT_TRUE(refused) << "the named waiter never tried";
+
+  // Node 0 grants the attempt late, and the waiter's client undoes it.
+  EXPECT_TRUE(eventually([&] { return script_calls(cluster.node(0)) >= before[0] + 2; }));
+  ASSERT_GE(cluster.node(0).probe().command({"PUBLISH", second_channel, "marker"}).integer, 1);
+  for (const RedisSubscriber::Message& message : heard.until("marker")) {
+    ASSERT_FALSE(message.channel.empty()) << "the marker never came";
+    ADD_FAILURE() << "node 0 named the second waiter (its number "
+                  << message.payload.substr(0, message.payload.find(' ')) << ")";
+  }
+  EXPECT_EQ(cluster.node(0).probe().command({"ZCARD", line}).integer, 1)
+      << "the second waiter lost its place on node 0";
+
+  // The holder's release reaches nodes 1 and 2, which name the first
+  // waiter; its release names the second.
+  (void)holder_client.release(*held);
+  const AcquireResult got_first = first.get();
+  const AcquireResult got_second = second.get();
+  ASSERT_TRUE(got_first.ok()) << got_first.error.message();
+  ASSERT_TRUE(got_second.ok()) << got_second.error.message();
+  EXPECT_EQ(first_turn, 0);
+  EXPECT_EQ(second_turn, 1);
 }
 
 // A waiter keeps its place in line through its own refused attempts: one
