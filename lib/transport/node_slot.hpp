@@ -1,6 +1,7 @@
 // A NodeConnection's queue entry (Slot), shared by node_connection.cpp (the
-// session: connect, handshake, replies, deadlines) and node_requests.cpp
-// (encoding requests, alone or batched). Not for use elsewhere.
+// session: connect, handshake, resets), node_io.cpp (bytes and replies),
+// node_deadlines.cpp (unanswered requests) and node_requests.cpp (encoding
+// requests, alone or batched). Not for use elsewhere.
 #pragma once
 
 #include <hiredis/hiredis.h>
