@@ -28,7 +28,8 @@
 # libtomlplusplus, libstdc++6, ...) come from dpkg-shlibdeps (package
 # dpkg-dev), and libssl3, which the library loads when a TLS node is
 # configured, is named explicitly; libredlock-dev adds the -dev packages that
-# redlockConfig.cmake, redlock.pc and the static archive need.
+# redlockConfig.cmake, redlock.pc and the static archive need (not
+# libssl-dev: see below).
 #
 # Each package ships /usr/share/doc/<package>/copyright and
 # changelog.Debian.gz, and, where lintian has a tag that cannot be fixed,
@@ -181,7 +182,11 @@ This package holds the shared library, libredlock.so.${REDLOCK_SOVERSION}.")
 # libredlock-dev.
 set(CPACK_DEBIAN_REDLOCK_DEVELOPMENT_PACKAGE_NAME "libredlock-dev")
 set(CPACK_DEBIAN_REDLOCK_DEVELOPMENT_PACKAGE_SECTION "libdevel")
-set(_redlock_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev, libssl-dev, nettle-dev")
+# No libssl-dev: OpenSSL's headers are used only inside the library, and
+# OpenSSL is loaded with dlopen, so neither the headers nor a link against
+# it is asked of a user; libssl3 is named for the static archive, which
+# loads it the same way.
+set(_redlock_dev_depends "libuv1-dev, libhiredis-dev, libtomlplusplus-dev, nettle-dev, libssl3")
 if(_redlock_type STREQUAL "SHARED_LIBRARY")
   string(PREPEND _redlock_dev_depends "${_redlock_lib_package} (= ${REDLOCK_DEB_VERSION}), ")
 endif()

@@ -183,7 +183,7 @@ string(REPLACE "." "\\." deb_version_re "${deb_version}")
 set(libdir_re "\\./usr/lib/[a-z0-9_]+-linux-[a-z0-9_]+/")
 set(depends_re_libredlock-dev
   "(^|, )${lib_package} \\(= ${deb_version_re}\\)(,|$)" "libuv1-dev" "libhiredis-dev"
-  "libtomlplusplus-dev" "libssl-dev" "nettle-dev")
+  "libtomlplusplus-dev" "nettle-dev" "(^|, )libssl3( |,|$)")
 set(depends_re_${lib_package} "libuv1 " "libhiredis[0-9.]+ " "libtomlplusplus[0-9]+ "
   "(^|, )libssl3( |,|$)" "libnettle[0-9]+" "libstdc\\+\\+6 ")
 # (libssl3 unversioned: the library loads it with dlopen, which
@@ -238,6 +238,9 @@ foreach(package IN LISTS expected_packages)
       message(FATAL_ERROR "deb_packages: ${package} Depends '${depends}' has nothing matching ${re}")
     endif()
   endforeach()
+  if(package STREQUAL "libredlock-dev" AND depends MATCHES "libssl-dev")
+    message(FATAL_ERROR "deb_packages: libredlock-dev asks for libssl-dev, which no user of the library needs (OpenSSL is loaded with dlopen): '${depends}'")
+  endif()
   if(package STREQUAL "redlock-tools" AND depends MATCHES "libredlock")
     message(FATAL_ERROR "deb_packages: redlock-tools links the library statically, yet Depends '${depends}'")
   endif()
