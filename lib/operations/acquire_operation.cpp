@@ -422,13 +422,13 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // their own, see split_retry_pause). Any other failed attempt is
   // announced, since its grants may be what the waiters saw as "held".
   // A node still to answer when the others refused may grant after the
-  // decision: with a retry to come, that late grant makes the vote a split
-  // too, and its undo is not announced either. (Announced, it named the
-  // next waiter in that node's line while this waiter, named first and
-  // refused only by nodes the release had not reached yet, was about to
-  // win: the line's order was lost whenever the nodes answered unevenly.)
-  const bool retried_after_refusals = pause && (split_ || busy_ > 0);
-  unlock_attempt(!(split_ && pause), true, !retried_after_refusals);
+  // decision: that late grant makes the vote a split too, and its undo is
+  // not announced while the acquire goes on (undo_all_awaited announces
+  // what is left when it ends). Announced, it named the next waiter in that
+  // node's line while this waiter, named first and refused only by nodes
+  // the release had not reached yet, was about to win: the line's order
+  // was lost whenever the nodes answered unevenly.
+  unlock_attempt(!(split_ && pause), true, !(split_ || busy_ > 0));
   if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
     begin_ticket(why, *pause);
     return;

@@ -148,7 +148,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // all), instead of at once: most such answers are refusals, and an undo
   // sent for each would cost the nodes a script call per refused attempt.
   // `announce_late`: whether the undos that wait for an answer are
-  // announced (fail_attempt: not when a retry follows refusals).
+  // announced while the acquire goes on (fail_attempt: not after
+  // refusals); when it ends they are (undo_all_awaited).
   void unlock_attempt(bool announce, bool after_answers = false, bool announce_late = true);
   // `node` answered an abandoned attempt whose undo awaited that answer:
   // the undo goes if the answer says the node may have stored the value.

@@ -118,7 +118,7 @@ void AcquireOperation::undo_all_awaited(bool ending) {
   // answers come). An acquire that ends retries no more: its undos are
   // announced, as a failed attempt's are when no retry follows.
   for (Abandoned& attempt : abandoned_) {
-    if (ending && attempt.awaiting != 0) attempt.announce = true;
+    if (ending) attempt.announce = true;
     undo_awaited(attempt);
   }
 }

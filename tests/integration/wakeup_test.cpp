@@ -320,23 +320,9 @@ TEST(Wakeup, ALateGrantOfANamedWaitersFailedAttemptDoesNotNameTheNextWaiter) {
 
   BlockingClient first_client(config_for(cluster));
   BlockingClient second_client(config_for(cluster));
-  std::atomic<int> served{0};
-  const auto wait_in_line = [&](BlockingClient& client, int& turn) {
-    AcquireOptions options;
-    options.retry_delay = milliseconds(60000);  // only a name brings another attempt
-    options.wait = milliseconds(20000);
-    AcquireResult result = client.acquire(Resource("turns"), options);
-    turn = served.fetch_add(1);
-    if (result.ok()) (void)client.release(*result.lock);
-    return result;
-  };
-  int first_turn = -1;
-  int second_turn = -1;
-  auto first =
-      std::async(std::launch::async, [&] { return wait_in_line(first_client, first_turn); });
+  std::future<AcquireResult> first = acquire_when_woken(first_client, Resource("turns"));
   bool lined_up = line_becomes(cluster, "turns", 1, true) && wake_listeners_become(cluster, 1);
-  auto second =
-      std::async(std::launch::async, [&] { return wait_in_line(second_client, second_turn); });
+  std::future<AcquireResult> second = acquire_when_woken(second_client, Resource("turns"));
   lined_up =
       lined_up && line_becomes(cluster, "turns", 2, true) && wake_listeners_become(cluster, 2);
   ASSERT_TRUE(lined_up);
@@ -389,14 +375,16 @@ TEST(Wakeup, ALateGrantOfANamedWaitersFailedAttemptDoesNotNameTheNextWaiter) {
       << "the second waiter lost its place on node 0";
 
   // The holder's release reaches nodes 1 and 2, which name the first
-  // waiter; its release names the second.
+  // waiter; its release names the second, who cannot win before it.
   (void)holder_client.release(*held);
   const AcquireResult got_first = first.get();
-  const AcquireResult got_second = second.get();
   ASSERT_TRUE(got_first.ok()) << got_first.error.message();
+  EXPECT_EQ(second.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the second waiter was served before the first";
+  (void)first_client.release(*got_first.lock);
+  const AcquireResult got_second = second.get();
   ASSERT_TRUE(got_second.ok()) << got_second.error.message();
-  EXPECT_EQ(first_turn, 0);
-  EXPECT_EQ(second_turn, 1);
+  (void)second_client.release(*got_second.lock);
 }
 
 // A waiter keeps its place in line through its own refused attempts: one
