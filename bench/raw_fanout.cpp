@@ -316,8 +316,8 @@ void RawFanoutDriver::send_release(Cycle& cycle) {
         commands_ == RawCommands::minimal
             ? send<5>(link->context, release_reply_callback, &cycle,
                       {"EVALSHA", sha, "1", cycle.key, kValue})
-            : send<7>(link->context, release_reply_callback, &cycle,
-                      {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel, cycle.waiting});
+            : send<8>(link->context, release_reply_callback, &cycle,
+                      {"EVALSHA", sha, "1", cycle.key, kValue, cycle.channel, cycle.waiting, ""});
     if (sent != REDIS_OK) {
       --cycle.callbacks_owed;
       ++cycle.release_replies;

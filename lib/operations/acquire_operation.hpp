@@ -79,6 +79,10 @@ class AcquireOperation final : public Operation, public Wakeable {
     done,        // the callback has run or is posted; nothing more happens
   };
 
+  // Mutex: takes a place in line this client's release of the lock left
+  // (WakeupHub::take_rejoined); true when the acquire then waits to be
+  // named before its first attempt (a majority of lines hold the place).
+  [[nodiscard]] bool wait_in_rejoined_place();
   // Schedules the first attempt after a courtesy pause when this client
   // finds the resource contended (courtesy_pause); false when it may start
   // at once.
@@ -275,6 +279,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<WakeupHub::LinePlace> line_place_;
   std::string line_argument_;
   bool in_line_ = false;
+  // The place came from this client's release (wait_in_rejoined_place).
+  bool rejoined_ = false;
   // A release woke this waiter while its attempt was out: retry at once if
   // that attempt fails.
   bool woken_while_voting_ = false;

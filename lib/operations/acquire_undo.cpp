@@ -66,7 +66,7 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
     const std::string line =
         announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string();
     core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
-                                      {value.str(), announce ? channel_ : kNoChannel, line},
+                                      {value.str(), announce ? channel_ : kNoChannel, line, ""},
                                       expires_at);
     return;
   }

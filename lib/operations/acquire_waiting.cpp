@@ -109,6 +109,30 @@ bool AcquireOperation::line_up() {
   return true;
 }
 
+bool AcquireOperation::wait_in_rejoined_place() {
+  if (kind_ != LockKind::single || plan_.max_retries == 0) return false;
+  const TimePoint now = core_.clock().now();
+  std::optional<WakeupHub::Rejoined> taken = core_.wakeups().take_rejoined(channel_, now);
+  if (!taken) return false;
+  line_place_ = std::move(taken->place);
+  waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
+  line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
+  // Its attempts keep the place where a node holds it, and leave_queue
+  // gives it up if the acquire ends without the lock.
+  in_line_ = true;
+  rejoined_ = true;
+  wait_for_release();
+  // Fewer than a majority of lines hold it: their names alone cannot make
+  // a majority, so the acquire attempts as it would have.
+  if (taken->nodes.count() < core_.quorum()) return false;
+  // The releases of the holders before it name it on a majority; the
+  // retry timer stays the fallback for a name that never comes.
+  const std::optional<Microseconds> pause = next_retry_delay(plan_, 1, now, random_unit());
+  if (!pause) return false;
+  pause_then_attempt(*pause);
+  return true;
+}
+
 Milliseconds AcquireOperation::line_lease() const { return 2 * plan_.mean_delay + kLineLeaseSlack; }
 
 void AcquireOperation::wait_for_release() {

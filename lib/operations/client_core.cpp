@@ -47,7 +47,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
       config_problem_(validate(config_)),
       context_(std::make_unique<LoopContext>(
           loop, options.clock != nullptr ? *options.clock : steady_clock_source())) {
-  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_);
+  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_, nodes_);
   recovery_ = std::make_unique<RecoveryCoordinator>(*this);
   if (!config_problem_.empty()) return;
   // The lock connections load the mutex's scripts at set-up; the other

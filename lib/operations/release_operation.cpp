@@ -19,7 +19,17 @@ void ReleaseOperation::start() {
   if (!well_formed(lock_) || !lock_keys_allowed(lock_, core_.config().lock)) {
     return fail_later(make_error_code(errc::invalid_argument));
   }
-  const ScriptCall call = release_call(lock_, core_.config().lock, true);
+  // A mutex this client found contended: the release offers a place at the
+  // back of the line for its next acquire (docs/algorithm.md,
+  // "Waiting in line", rejoining). The common, uncontended case builds no channel name.
+  std::string rejoin;
+  if (kind_of(lock_) == LockKind::single && core_.wakeups().recent_contention().size() > 0) {
+    const std::string& prefix = core_.config().lock.key_prefix;
+    rejoin_ = core_.wakeups().offer_rejoin(release_channel(prefix, lock_.resource.str()),
+                                           lock_.resource.str(), core_.clock().now());
+    if (rejoin_) rejoin = rejoin_argument(rejoin_->id, core_.wakeups().rejoin_lease());
+  }
+  const ScriptCall call = release_call(lock_, core_.config().lock, true, rejoin);
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
@@ -34,6 +44,9 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
   const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
+  if (rejoin_ && tag == round_.tag() && took_place(response)) {
+    core_.wakeups().rejoined(rejoin_->number, node);
+  }
   if (finished_) {
     // Reported already, at a majority (release_at_majority): a node still
     // to answer that the release never reached gets it once it is back.
@@ -45,7 +58,8 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   }
   if (!round_.counts(tag, response)) return;
   NodeOutcome& outcome = round_.answer(node, response);
-  parse_flag_response(response, NodeStatus::released, outcome);
+  bool rejoined = false;  // (noted above)
+  parse_flag_response(response, NodeStatus::released, outcome, &rejoined);
   if (unreachable || left_unsent) resend_when_reachable(node);
   (void)round_.vote(outcome.status == NodeStatus::released);
   const QuorumTally& votes = round_.votes();
@@ -60,6 +74,13 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
     reported_at_majority_ = votes.pending() > 0;
     complete(reported_at_majority_ ? std::error_code() : summary());
   }
+}
+
+bool ReleaseOperation::took_place(const NodeResponse& response) {
+  NodeOutcome scratch;
+  bool rejoined = false;
+  parse_flag_response(response, NodeStatus::released, scratch, &rejoined);
+  return rejoined;
 }
 
 void ReleaseOperation::resend_when_reachable(std::size_t node) {

@@ -1,6 +1,8 @@
 // Release on every node (docs/algorithm.md, "Release"); only our own value is ever deleted.
 #pragma once
 
+#include <optional>
+
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
@@ -25,8 +27,14 @@ class ReleaseOperation final : public Operation {
   // the value could live there.
   void resend_when_reachable(std::size_t node);
 
+  // Whether `response` says the node took the offered rejoin place.
+  [[nodiscard]] static bool took_place(const NodeResponse& response);
+
   Lock lock_;
   AsyncClient::ReleaseCallback callback_;
+  // The place in line this release offers the nodes (WakeupHub::
+  // offer_rejoin), for the client's next acquire of the lock.
+  std::optional<WakeupHub::LinePlace> rejoin_;
   // A release is a round whose votes are deletions; it ends when every node
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;

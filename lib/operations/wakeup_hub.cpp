@@ -14,12 +14,13 @@ namespace {
 constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
-WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics)
+WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
+                     std::vector<std::unique_ptr<NodeConnection>>& commands)
     : loop_(loop),
       config_(config),
       metrics_(metrics),
-      wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))) {
-}
+      wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))),
+      commands_(commands) {}
 
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
@@ -183,7 +184,13 @@ void WakeupHub::on_named(std::size_t node, std::string_view message) {
   const auto parsed = std::from_chars(message.data(), end, number);
   if (parsed.ec != std::errc{} || parsed.ptr != end) return;  // not a number
   const auto found = line_.find(number);
-  if (found == line_.end()) return;  // no longer waiting
+  if (found == line_.end()) {
+    // An offered place no acquire took: the turn goes on at once, on every
+    // node that names it (each took the place out of its line).
+    const auto offer = offered_.find(number);
+    if (offer != offered_.end()) pass_turn(node, offer->second, message.substr(space + 1));
+    return;  // no longer waiting
+  }
   const bool first_copy = !seen_before(named_seen_, message);
   if (auto waiter = found->second.lock()) (void)waiter->named(node, first_copy);
 }
@@ -195,9 +202,74 @@ bool WakeupHub::seen_before(std::deque<std::string>& recent, std::string_view me
   return false;
 }
 
+Milliseconds WakeupHub::rejoin_lease() const {
+  // As AcquireOperation::line_lease for the configured retry delay.
+  return 2 * config_.lock.retry_delay + Milliseconds(100);
+}
+
+void WakeupHub::forget_expired_offers(TimePoint now) {
+  for (auto offer = offered_.begin(); offer != offered_.end();) {
+    offer = offer->second.expires <= now ? offered_.erase(offer) : std::next(offer);
+  }
+}
+
+std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& channel,
+                                                            std::string_view resource,
+                                                            TimePoint now) {
+  if (closed_ || !recent_contention_.contended_round_trip(channel, now)) return std::nullopt;
+  forget_expired_offers(now);
+  if (offered_.size() >= kMaxRejoins) return std::nullopt;
+  // The place is named on the wake channel: subscribed before any node can
+  // name it (the release that offers it names someone else first).
+  ensure_connections();
+  if (!wake_subscribed_) {
+    wake_subscribed_ = true;
+    subscribe_everywhere(wake_channel_, true);
+  }
+  LinePlace place = line_place();
+  const std::string& prefix = config_.lock.key_prefix;
+  offered_.emplace(place.number, Offered{channel,
+                                         lock_key(config_.lock, resource),
+                                         waiting_key(prefix, resource),
+                                         place.id,
+                                         {},
+                                         now + rejoin_lease()});
+  return place;
+}
+
+void WakeupHub::rejoined(std::uint64_t number, std::size_t node) {
+  const auto offer = offered_.find(number);
+  if (offer != offered_.end() && node < kMaxNodes) offer->second.nodes.set(node);
+}
+
+std::optional<WakeupHub::Rejoined> WakeupHub::take_rejoined(const std::string& channel,
+                                                            TimePoint now) {
+  if (offered_.empty()) return std::nullopt;
+  forget_expired_offers(now);
+  for (auto offer = offered_.begin(); offer != offered_.end(); ++offer) {
+    Offered& entry = offer->second;
+    if (entry.channel != channel || entry.passed || entry.nodes.none()) continue;
+    Rejoined taken{LinePlace{offer->first, std::move(entry.id)}, entry.nodes};
+    offered_.erase(offer);
+    return taken;
+  }
+  return std::nullopt;
+}
+
+void WakeupHub::pass_turn(std::size_t node, Offered& offer, std::string_view value) {
+  offer.passed = true;
+  if (node >= commands_.size()) return;
+  ScriptCall call;
+  call.script = &script(ScriptId::pass_turn);
+  call.keys = {offer.lock_key, offer.waiting_key};
+  call.args = {std::string(value)};
+  commands_[node]->send_cleanup(call, loop_.clock().now() + rejoin_lease());
+}
+
 void WakeupHub::close() {
   if (closed_) return;
   closed_ = true;
+  offered_.clear();
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
   waiters_.clear();
   line_.clear();

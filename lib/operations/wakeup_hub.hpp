@@ -36,14 +36,26 @@
 // for the observers that read the lock's state rather than retry, and, if
 // no waiter acted on the first copy, wakes one as a first copy would.
 //
+// A client that releases a mutex it found contended (RecentContention) and
+// will likely want again rejoins the line in the same call: the release
+// offers a new place, which each node that named a waiter puts at the back
+// of its line (docs/algorithm.md, "Waiting in line", rejoining). The hub keeps the
+// offered places; the client's next acquire of the resource takes one and
+// waits to be named instead of sending an attempt that the named waiter's
+// grant would refuse. A place no acquire took by the time a node names it
+// is handed on at once: the hub sends that node pass_turn, which names the
+// next waiter if the lock is still free there.
+//
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,9 +89,11 @@ class Wakeable {
 
 class WakeupHub {
  public:
-  // `loop`, `config` and `metrics` must outlive the hub (the client core
-  // owns all four).
-  WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics);
+  // `loop`, `config`, `metrics` and `commands` (the client's lock
+  // connections, on which a turn is passed) must outlive the hub (the
+  // client core owns them all).
+  WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
+            std::vector<std::unique_ptr<NodeConnection>>& commands);
   ~WakeupHub();
   WakeupHub(const WakeupHub&) = delete;
   WakeupHub& operator=(const WakeupHub&) = delete;
@@ -105,6 +119,28 @@ class WakeupHub {
   // there, and the waiter's retry timer stands in.
   void wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter);
   void leave_line(std::uint64_t number) { line_.erase(number); }
+
+  // Rejoining. A place for the release of the mutex on `resource` (whose
+  // release channel is `channel`) to offer, when this client finds the
+  // resource contended; none otherwise, and none beyond kMaxRejoins.
+  [[nodiscard]] std::optional<LinePlace> offer_rejoin(const std::string& channel,
+                                                      std::string_view resource, TimePoint now);
+  // `node` took the offered place `number` into its line.
+  void rejoined(std::uint64_t number, std::size_t node);
+  // The oldest offered place of `channel` that some node took and no
+  // acquire took yet or passed, for an acquire to wait in: the place and the
+  // nodes whose lines hold it. It is the acquire's from now on (a name
+  // wakes it through wait_in_line).
+  struct Rejoined {
+    LinePlace place;
+    std::bitset<kMaxNodes> nodes;
+  };
+  [[nodiscard]] std::optional<Rejoined> take_rejoined(const std::string& channel, TimePoint now);
+  // How long an offered place is kept: the line's lease for the configured
+  // retry delay (the nodes' lines go with it unless a waiter renews them).
+  [[nodiscard]] Milliseconds rejoin_lease() const;
+  static constexpr std::size_t kMaxRejoins = 256;
+
   void close();
 
   // How long a resource's channel stays subscribed after its last waiter
@@ -164,6 +200,21 @@ class WakeupHub {
   std::map<std::uint64_t, std::weak_ptr<Wakeable>> line_;
   std::deque<std::string> named_seen_;
   void on_named(std::size_t node, std::string_view message);
+  // Offered places no acquire took yet, by number.
+  struct Offered {
+    std::string channel;
+    std::string lock_key;
+    std::string waiting_key;
+    std::string id;
+    std::bitset<kMaxNodes> nodes;
+    TimePoint expires;
+    bool passed = false;  // named while no acquire waited: handed on
+  };
+  std::map<std::uint64_t, Offered> offered_;
+  void forget_expired_offers(TimePoint now);
+  // `node` named the offered place `number` while no acquire waits in it.
+  void pass_turn(std::size_t node, Offered& offer, std::string_view value);
+  std::vector<std::unique_ptr<NodeConnection>>& commands_;
   RecentContention recent_contention_;
   bool closed_ = false;
 };

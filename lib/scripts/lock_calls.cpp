@@ -92,7 +92,8 @@ ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds tt
   return call;
 }
 
-ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce) {
+ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+                        std::string_view rejoin) {
   const std::string_view prefix = keys.key_prefix;
   ScriptCall call;
   switch (kind_of(lock)) {
@@ -101,9 +102,9 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
       call.keys = {lock_key(keys, lock.resource.str())};
       if (announce) {
         call.args = {lock.value.str(), release_channel(prefix, lock.resource.str()),
-                     waiting_key(prefix, lock.resource.str())};
+                     waiting_key(prefix, lock.resource.str()), std::string(rejoin)};
       } else {
-        call.args = {lock.value.str(), std::string(), std::string()};
+        call.args = {lock.value.str(), std::string(), std::string(), std::string()};
       }
       break;
     case LockKind::fair:
@@ -136,7 +137,7 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce)
       // Permits have no waiting line: any waiter may take any permit.
       call.args = {lock.value.str(),
                    announce ? permit_channel(prefix, lock.resource.str()) : std::string(),
-                   std::string()};
+                   std::string(), std::string()};
       break;
   }
   return call;

@@ -43,6 +43,9 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl);
 // Deletes `lock`'s value on one node; `announce` publishes the release on
 // the lock's channels (waking waiters), else nothing is published.
-[[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce);
+// `rejoin` (a mutex's announced release only): the releaser's place in
+// line, rejoin_argument(), taken when the release names a waiter.
+[[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+                                      std::string_view rejoin = {});
 
 }  // namespace redlock::detail

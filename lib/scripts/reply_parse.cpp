@@ -152,7 +152,8 @@ void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool&
   out.permit = -1;
 }
 
-void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out) {
+void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
+                         bool* rejoined) {
   if (parse_failure(response, out)) return;
   long long flag = 0;
   if (!read_integer(response.replies[0], flag)) {
@@ -161,6 +162,9 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
   }
   if (flag == code(ReplyCode::done)) {
     out.status = yes;
+  } else if (rejoined != nullptr && flag == code(ReplyCode::rejoined)) {
+    out.status = yes;
+    *rejoined = true;
   } else if (flag == code(ReplyCode::refused)) {
     out.status = NodeStatus::not_held;
   } else {

@@ -26,8 +26,11 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
 // else).
 void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool& first_and_free);
 
-// The response to the extend or release script: 1 → `yes`, 0 → not_held.
-void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out);
+// The response to the extend or release script: 1 → `yes`, 0 → not_held;
+// with `rejoined` (a release that offered a rejoin place), 2 → `yes` and
+// *rejoined set.
+void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
+                         bool* rejoined = nullptr);
 
 // The response to the fence script. Returns false (and fills `out` with the
 // reason) for anything but a well-formed {stored, counter} reply.

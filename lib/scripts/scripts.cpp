@@ -156,46 +156,61 @@ return out
 // Every release that frees a mutex's key (the mutex's, the last reader's,
 // a fair holder's, a multi-resource lock's) names the waiter whose turn it
 // is, name_next(waiting set, released value): the first place in the line,
-// taken out of it (a named waiter that no longer waits then costs one
-// wake-up, not one per release), whose id is "<wake channel> <number>",
-// gets "<number> <value>" published on that channel. An empty waiting
-// set's name ('') names no one.
+// taken out of it, whose id is "<wake channel> <number>", gets
+// "<number> <value>" published on that channel. A place whose channel has
+// no subscriber on this node (its client is gone, or its subscriber
+// connection is down) is dropped and the next one named, up to
+// eight places: a dead waiter's place costs nothing, where naming it
+// left the lock free with every waiter asleep until its retry timer.
+// Answers whether a waiter was named. An empty waiting set's name ('')
+// names no one.
 constexpr std::string_view kNameNext = R"lua(
 local function name_next(waiting, value)
-  if waiting == '' then return end
-  local head = redis.pcall('ZPOPMIN', waiting)
-  if type(head) ~= 'table' or head.err or #head < 2 then return end
-  local space = string.find(head[1], ' ', 1, true)
-  if space then
-    redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
-                string.sub(head[1], space + 1) .. ' ' .. value)
+  if waiting == '' then return false end
+  for _ = 1, 8 do
+    local head = redis.pcall('ZPOPMIN', waiting)
+    if type(head) ~= 'table' or head.err or #head < 2 then return false end
+    local space = string.find(head[1], ' ', 1, true)
+    if space then
+      local heard = redis.pcall('PUBLISH', string.sub(head[1], 1, space - 1),
+                                string.sub(head[1], space + 1) .. ' ' .. value)
+      if type(heard) ~= 'number' or heard > 0 then return true end
+    end
   end
+  return false
 end
 )lua";
 
 // The release (no shared keys). KEYS: each request's lock key; ARGV: each
-// request's value, release channel and waiting set ('' for none). Each
-// request's GET, then one DEL of every key released, then the PUBLISH of
-// each released value: a value is published only once its lock is gone,
-// since the value alone lets anyone extend or release that lock. With a
-// waiting set, the release also names the waiter whose turn it is
-// (kNameNext); one EXISTS over the whole batch's waiting sets comes first,
-// so that a batch of uncontended releases, the common case, pays one call
-// for the lines instead of one per lock. A key released twice in
-// one batch is released once (the second finds it gone, as it would one
-// request later). Each request's answer: 1 when its value was deleted,
-// else 0. Every command runs under redis.pcall: a GET error (WRONGTYPE) or
-// a refused PUBLISH is that request's answer (its lock is deleted all the
-// same); a failed DEL is the answer of every request it was to release,
-// and nothing is published.
+// request's value, release channel, waiting set ('' for none) and rejoin
+// place ('' for none, else "<lease ms>:<waiter id>"). Each request's GET,
+// then one DEL of every key released, then the PUBLISH of each released
+// value: a value is published only once its lock is gone, since the value
+// alone lets anyone extend or release that lock. With a waiting set, the
+// release also names the waiter whose turn it is (kNameNext); one EXISTS
+// over the whole batch's waiting sets comes first, so that a batch of
+// uncontended releases, the common case, pays one call for the lines
+// instead of one per lock. When it named a waiter and the request carries
+// a rejoin place, the releaser takes that place at the back of the line
+// (and the line lives at least the place's lease; a longer one set by a
+// waiter's refusal is kept): a client that releases a lock others
+// wait for and will want it again waits its turn without first sending an
+// attempt that the next holder's grant would refuse (docs/algorithm.md,
+// "Waiting in line", rejoining). A key released twice in one batch is released
+// once (the second finds it gone, as it would one request later). Each
+// request's answer: 1 when its value was deleted, 2 when it was deleted
+// and the releaser rejoined the line, else 0. Every command runs under
+// redis.pcall: a GET error (WRONGTYPE) or a refused PUBLISH is that
+// request's answer (its lock is deleted all the same); a failed DEL is the
+// answer of every request it was to release, and nothing is published.
 constexpr std::string_view kReleaseBatch = R"lua(
 local n = #KEYS
-if n < 1 or #ARGV ~= 3 * n then
+if n < 1 or #ARGV ~= 4 * n then
   return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local out, gone, doomed = {}, {}, {}
 for i = 1, n do
-  local key, value = KEYS[i], ARGV[3 * i - 2]
+  local key, value = KEYS[i], ARGV[4 * i - 3]
   local held = redis.pcall('GET', key)
   if held and type(held) == 'table' then
     out[i] = readers_or(key, held)
@@ -218,25 +233,56 @@ if #doomed > 0 then
 end
 local lines = {}
 for i = 1, n do
-  local channel = ARGV[3 * i - 1]
+  local channel = ARGV[4 * i - 2]
   if out[i] == 1 and channel ~= '' then
-    local published = redis.pcall('PUBLISH', channel, ARGV[3 * i - 2])
+    local published = redis.pcall('PUBLISH', channel, ARGV[4 * i - 3])
     if type(published) == 'table' and published.err then
       out[i] = published
-    elseif ARGV[3 * i] ~= '' then
+    elseif ARGV[4 * i - 1] ~= '' then
       lines[#lines + 1] = i
     end
   end
 end
 if #lines > 0 then
   local keys = {}
-  for j, i in ipairs(lines) do keys[j] = ARGV[3 * i] end
+  for j, i in ipairs(lines) do keys[j] = ARGV[4 * i - 1] end
   local waiting = redis.pcall('EXISTS', unpack(keys))
   if type(waiting) ~= 'number' or waiting > 0 then
-    for _, i in ipairs(lines) do name_next(ARGV[3 * i], ARGV[3 * i - 2]) end
+    for _, i in ipairs(lines) do
+      local line, rejoin = ARGV[4 * i - 1], ARGV[4 * i]
+      if name_next(line, ARGV[4 * i - 3]) and rejoin ~= '' then
+        local colon = string.find(rejoin, ':', 1, true)
+        local lease = colon and tonumber(string.sub(rejoin, 1, colon - 1))
+        if lease and lease > 0 and colon < #rejoin then
+          local t = redis.call('TIME')
+          local placed = redis.pcall('ZADD', line, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]),
+                                     string.sub(rejoin, colon + 1))
+          if type(placed) == 'number' then
+            local left = redis.pcall('PTTL', line)
+            if type(left) == 'number' and left >= 0 and left < lease then
+              redis.pcall('PEXPIRE', line, lease)
+            end
+            out[i] = 2
+          end
+        end
+      end
+    end
   end
 end
 return out
+)lua";
+
+// The pass (a rejoined releaser named when it no longer wants the lock):
+// KEYS: lock key, waiting set; ARGV: the value the naming release freed.
+// While the lock key is free, names the next waiter as that release would
+// have (kNameNext). Answers 1 when it named one, else 0.
+constexpr std::string_view kPassTurn = R"lua(
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('ERR pass_turn: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if name_next(KEYS[2], ARGV[1]) then return 1 end
+return 0
 )lua";
 
 constexpr std::string_view kExtendBatch = R"lua(
@@ -320,6 +366,7 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string release =
       std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseBatch);
   static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
+  static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
   static const std::string extend_all = std::string(kReadersOr) + std::string(kExtendAllBody);
@@ -345,7 +392,7 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::array<Script, kScriptCount> table{{
       {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 5, kScriptReplyBytes},
       {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
-      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 3, kScriptReplyBytes},
+      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 4, kScriptReplyBytes},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
@@ -381,6 +428,8 @@ const std::array<Script, kScriptCount>& script_table() {
        kScriptReplyBytes},
       {ScriptId::queue_leave, "queue_leave", kQueueLeaveBody, sha1_hex(kQueueLeaveBody), false, 0,
        0, kScriptReplyBytes},
+      {ScriptId::pass_turn, "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
+       kScriptReplyBytes},
   }};
   return table;
 }
@@ -488,6 +537,12 @@ std::string line_argument(std::string_view waiting, std::string_view waiter_id,
   std::string argument =
       "0" + std::to_string(lease.count()) + ":" + std::to_string(waiting.size()) + ":";
   argument.append(waiting).append(waiter_id);
+  return argument;
+}
+
+std::string rejoin_argument(std::string_view waiter_id, Milliseconds lease) {
+  std::string argument = std::to_string(lease.count()) + ":";
+  argument.append(waiter_id);
   return argument;
 }
 

@@ -33,6 +33,7 @@ enum class ReplyCode : long long {
   refused = 0,         // busy (acquire), not held (extend, release), not stored (fence)
   done = 1,            // granted, extended, released, stored
   unmarked = 2,        // acquire, fence: no identity marker (amnesia defence on)
+  rejoined = 2,        // release: released, and the releaser took its place in line
   recovering = 3,      // acquire, fence: within the post-recovery delay
   permits_differ = 4,  // permit_acquire: the nodes record another permit count
 };
@@ -68,8 +69,11 @@ enum class ScriptId : std::uint8_t {
   ticket_enqueue,
   fair_release,
   queue_leave,
+  // A rejoined releaser's turn handed on (docs/algorithm.md,
+  // "Waiting in line", rejoining).
+  pass_turn,
 };
-inline constexpr std::size_t kScriptCount = 22;
+inline constexpr std::size_t kScriptCount = 23;
 
 struct Script {
   ScriptId id;
@@ -115,13 +119,14 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
 //   never creates the key: an expired lock stays expired.
 // release — KEYS: lock key. ARGV: value, release channel, waiting set (or
-//   empty). Deletes only our own value, then publishes the (now dead) value
-//   on the channel to wake waiters (an empty channel publishes nothing: an
+//   empty), rejoin place (or empty; rejoin_argument()). Deletes only our own value, then publishes
+//   the (now dead) value on the channel to wake waiters (an empty channel publishes nothing: an
 //   unlock nobody should hear); the value lets a waiter count one release
 //   once. With a waiting set, the first waiter in line (whose place is
 //   taken) is also named: "<number> <value>" on the wake channel its id
-//   carries (docs/engine.md, "Waiting for a release"). Answers done or
-//   refused.
+//   carries (docs/engine.md, "Waiting for a release"), and with a rejoin
+//   place the releaser then takes it at the back of the line. Answers done,
+//   rejoined (done, and the place was taken) or refused.
 // fence — KEYS: fence hash; shared: node marker, recovering key. ARGV:
 //   resource, proposed token T, amnesia defence. Stores T only if the
 //   counter is strictly smaller, and never while recovering. Answers
@@ -181,6 +186,8 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // escaping.
 [[nodiscard]] std::string line_argument(std::string_view waiting, std::string_view waiter_id,
                                         Milliseconds lease);
+// A release request's rejoin place: "<lease ms>:<waiter id>".
+[[nodiscard]] std::string rejoin_argument(std::string_view waiter_id, Milliseconds lease);
 // A client's wake channel, on which releases name its waiters:
 // `{prefix}released:@{client}`, under the release channels' pattern (so the
 // ACL that lets clients hear releases lets them hear these; a lock named

@@ -483,9 +483,10 @@ TEST(Wakeup, GarbageOnAWakeChannelCostsAtMostAnAttempt) {
   const AcquireResult waited = waiting.get();
   ASSERT_TRUE(waited.ok()) << waited.error.message();
   // Refused, woken at most once by each of the two forged names, then
-  // named; one more when a forged wake's attempt meets the release half-way
-  // (granted by some nodes, refused by others) and retries.
-  EXPECT_LE(waited.attempts, 5);
+  // named; one more each time an attempt meets the release half-way
+  // (granted by some nodes, refused by others) and retries, which on a
+  // loaded machine can happen to two of them.
+  EXPECT_LE(waited.attempts, 6);
   (void)waiter_client.release(*waited.lock);
 }
 

@@ -45,9 +45,13 @@ TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
   const ScriptCall release = release_call(single(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
   // Announced, it names the next waiter of the resource's waiting line.
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r"}));
-  // Unannounced, it wakes no one and names no one.
-  EXPECT_EQ(release_call(single(), keys(), false).args, (std::vector<std::string>{"v", "", ""}));
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", ""}));
+  // With a place to rejoin the line at.
+  EXPECT_EQ(release_call(single(), keys(), true, "500:p:released:@c 3").args,
+            (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", "500:p:released:@c 3"}));
+  // Unannounced, it wakes no one, names no one and takes no place.
+  EXPECT_EQ(release_call(single(), keys(), false, "500:p:released:@c 3").args,
+            (std::vector<std::string>{"v", "", "", ""}));
 }
 
 TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
@@ -70,7 +74,7 @@ TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   EXPECT_EQ(release.script->id, ScriptId::release);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2"}));
   // Permits have no waiting line.
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", ""}));
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", "", ""}));
 }
 
 TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
@@ -79,7 +83,7 @@ TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   const ScriptCall release = release_call(single(), keys("{resource}"), true);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"r"}));
   // The release channel and the waiting line stay under the prefix.
-  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r"}));
+  EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", ""}));
   Lock fair = single();
   fair.queue_id = "q";
   const ScriptCall fair_release = release_call(fair, keys("locks/{resource}"), true);

@@ -117,9 +117,9 @@ TEST(ScriptKeys, NoTwoPermitsOfAnySemaphoresShareAKey) {
   EXPECT_NE(permit_channel("p:", "x"), release_channel("p:", "x"));
 }
 
-TEST(ScriptReplyCodes, ReleaseAnswersDoneOrRefused) {
+TEST(ScriptReplyCodes, ReleaseAnswersDoneRefusedOrRejoined) {
   EXPECT_EQ(literals(script(ScriptId::release).body, kFlagAnswer),
-            codes({ReplyCode::refused, ReplyCode::done}));
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::rejoined}));
 }
 
 TEST(ScriptReplyCodes, ExtendAnswersRefusedOrWhatPexpireSays) {
