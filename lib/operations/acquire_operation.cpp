@@ -132,6 +132,8 @@ void AcquireOperation::begin_attempt() {
   busy_ = 0;
   refused_latest_.reset();
   named_while_voting_.reset();
+  named_by_.reset();
+  awaiting_copies_ = false;
   phase_ = Phase::voting;
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.

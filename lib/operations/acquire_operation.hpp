@@ -83,6 +83,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   // (WakeupHub::take_rejoined); true when the acquire then waits to be
   // named before its first attempt (a majority of lines hold the place).
   [[nodiscard]] bool wait_in_rejoined_place();
+  // How many nodes' names a waiter asleep in line waits for before it
+  // attempts, and for how long at most (about a round trip).
+  [[nodiscard]] std::size_t copies_needed() const;
+  [[nodiscard]] Microseconds copies_wait() const;
+  static constexpr Microseconds kCopiesWaitDefault{1000};
   // Schedules the first attempt after a courtesy pause when this client
   // finds the resource contended (courtesy_pause); false when it may start
   // at once.
@@ -279,8 +284,14 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<WakeupHub::LinePlace> line_place_;
   std::string line_argument_;
   bool in_line_ = false;
-  // The place came from this client's release (wait_in_rejoined_place).
+  // The place came from this client's release (wait_in_rejoined_place),
+  // and how many nodes took it.
   bool rejoined_ = false;
+  std::size_t rejoined_places_ = 0;
+  // Asleep in line since the latest attempt: the nodes that named this
+  // waiter, and whether it is waiting for more of them (named()).
+  std::bitset<kMaxNodes> named_by_;
+  bool awaiting_copies_ = false;
   // A release woke this waiter while its attempt was out: retry at once if
   // that attempt fails.
   bool woken_while_voting_ = false;

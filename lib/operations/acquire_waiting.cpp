@@ -124,13 +124,21 @@ bool AcquireOperation::wait_in_rejoined_place() {
   wait_for_release();
   // Fewer than a majority of lines hold it: their names alone cannot make
   // a majority, so the acquire attempts as it would have.
-  if (taken->nodes.count() < core_.quorum()) return false;
+  rejoined_places_ = taken->nodes.count();
+  if (rejoined_places_ < core_.quorum()) return false;
   // The releases of the holders before it name it on a majority; the
   // retry timer stays the fallback for a name that never comes.
   const std::optional<Microseconds> pause = next_retry_delay(plan_, 1, now, random_unit());
   if (!pause) return false;
   pause_then_attempt(*pause);
   return true;
+}
+
+Microseconds AcquireOperation::copies_wait() const {
+  if (last_round_trip_.count() > 0) return last_round_trip_;
+  const std::optional<Microseconds> contended =
+      core_.wakeups().recent_contention().contended_round_trip(channel_, core_.clock().now());
+  return contended && contended->count() > 0 ? *contended : kCopiesWaitDefault;
 }
 
 Milliseconds AcquireOperation::line_lease() const { return 2 * plan_.mean_delay + kLineLeaseSlack; }
@@ -172,7 +180,35 @@ bool AcquireOperation::wake() {
   return true;
 }
 
+std::size_t AcquireOperation::copies_needed() const {
+  // The nodes known to hold this waiter's place: those that refused its
+  // latest attempt, or for a rejoined place not tried yet, those that took
+  // it. A name from fewer than a majority of them leaves the lock held on
+  // the others (their release has not reached them yet).
+  const std::size_t places =
+      result_.attempts == 0 ? rejoined_places_ : static_cast<std::size_t>(refused_latest_.count());
+  return std::min(core_.quorum(), std::max<std::size_t>(places, 1));
+}
+
 bool AcquireOperation::named(std::size_t node, bool first_copy) {
+  if (kind_ == LockKind::single && in_line_ && phase_ == Phase::pausing &&
+      retry_timer_ != TimerQueue::kNone && node < kMaxNodes) {
+    // Asleep in line: attempt once a majority of the nodes holding the
+    // place named it, since a release reaches the nodes one at a time and
+    // an attempt started by the first name is refused by the nodes it has
+    // not reached yet. Waiting for the rest lasts at most about a round
+    // trip: a name that never comes from a node (its line differs, or its
+    // copy is lost) does not keep the lock idle.
+    named_by_.set(node);
+    if (named_by_.count() >= copies_needed()) return wake();
+    if (!awaiting_copies_) {
+      awaiting_copies_ = true;
+      core_.timers().cancel(retry_timer_);
+      retry_timer_ = TimerQueue::kNone;
+      pause_then_attempt(copies_wait());
+    }
+    return true;
+  }
   if (first_copy) return wake();
   if (phase_ == Phase::voting) {
     named_while_voting_[node] = true;

@@ -100,6 +100,52 @@ TEST(Wakeup, ALaterCopyOfANameFromANodeThatRefusedTheWaiterWakesItAgain) {
   (void)waiter_client.release(*result.lock);
 }
 
+// A waiter asleep in every node's line, named by one node whose release
+// came first: it waits for a majority of its nodes' names (up to about its
+// last round trip, stretched to ~300 ms here by freezing two nodes during
+// its first attempt), instead of attempting at once and being refused by
+// the nodes the release has not reached. When the second node's name
+// comes, one attempt wins: two attempts in all, where attempting on the
+// first name costs three.
+TEST(Wakeup, ANamedWaiterWaitsForAMajorityOfItsNodesNamesBeforeAttempting) {
+  RedisCluster cluster{3};
+  QuorumConfig config = config_for(cluster);
+  config.lock.node_timeout = milliseconds(5000);  // a frozen node is slow, not lost
+  BlockingClient holder_client(config);
+  const std::optional<Lock> held = hold_on_every_node(cluster, holder_client, "majority");
+  ASSERT_TRUE(held.has_value());
+
+  BlockingClient waiter_client(config);
+  const auto attempts = [&] { return waiter_client.metrics()->snapshot().acquire_attempts; };
+  cluster.node(0).pause();
+  cluster.node(1).pause();
+  std::future<AcquireResult> waited = acquire_when_woken(waiter_client, Resource("majority"));
+  const bool reached = eventually([&] {
+    return cluster.node(2).probe().command({"ZCARD", "redlock:waiting:majority"}).integer == 1;
+  });
+  std::this_thread::sleep_for(milliseconds(300));  // the attempt's round trip
+  cluster.node(0).resume();
+  cluster.node(1).resume();
+  ASSERT_TRUE(reached);
+  ASSERT_TRUE(line_becomes(cluster, "majority", 1, true));
+  ASSERT_TRUE(wake_listeners_become(cluster, 1));
+  ASSERT_EQ(attempts(), 1);
+
+  // Node 0 releases and names the waiter; node 1 only a moment later.
+  const std::vector<std::string> release = release_request(
+      "majority", held->value.str(), "redlock:released:majority", "redlock:waiting:majority");
+  ASSERT_EQ(cluster.node(0).probe().command(release).kind, Reply::Kind::array);
+  // An attempt started by node 0's name alone would show within this bound.
+  (void)eventually([&] { return attempts() > 1; }, milliseconds(100));
+  ASSERT_EQ(cluster.node(1).probe().command(release).kind, Reply::Kind::array);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  AcquireResult result = waited.get();
+  ASSERT_TRUE(result.ok()) << result.error.message();
+  EXPECT_EQ(result.attempts, 2) << "the waiter attempted on the first node's name";
+  (void)waiter_client.release(*result.lock);
+  // Node 2 still holds the old value until its TTL; the waiter won on 0 and 1.
+}
+
 // The same for a waiter outside any line (a reader, which listens on the
 // resource's channel, where every node publishes the same released value):
 // a later copy from a node that refused the attempt the first copy started
