@@ -93,7 +93,7 @@ void AcquireOperation::fail_later(std::error_code why) {
 void AcquireOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
   if (argument_problem_) return fail_later(argument_problem_);
-  if (wait_in_rejoined_place()) return;
+  if (wait_in_rejoined_place() || enqueue_drawn_ticket()) return;
   if (!defer_first_attempt()) begin_attempt();
 }
 
@@ -490,9 +490,10 @@ void AcquireOperation::succeed(Microseconds validity) {
   metrics.acquire_wait.observe(elapsed_between(called_at_, now));
   // How many retries this acquire needed decides whether the next one of
   // the resource lets the waiters woken by this lock's release go first.
-  // A wait in a rejoined place stands for the refused attempt that would
-  // otherwise have put this waiter in line.
-  const int retries = result_.attempts - free_attempts_ - 1 + (rejoined_ ? 1 : 0);
+  // A wait in a rejoined place, or with a ticket its release drew, stands
+  // for the refused attempt that would otherwise have put this waiter in
+  // line or drawn its ticket.
+  const int retries = result_.attempts - free_attempts_ - 1 + (rejoined_ || predrawn_ ? 1 : 0);
   core_.wakeups().recent_contention().note(channel_, now, retries, last_round_trip_);
   complete({});
 }

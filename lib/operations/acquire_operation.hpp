@@ -83,6 +83,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // (WakeupHub::take_rejoined); true when the acquire then waits to be
   // named before its first attempt (a majority of lines hold the place).
   [[nodiscard]] bool wait_in_rejoined_place();
+  // Fair: records the ticket this client's release of the lock drew
+  // (WakeupHub::take_drawn_ticket) instead of a first attempt that would be
+  // refused and draw it; true when it did.
+  [[nodiscard]] bool enqueue_drawn_ticket();
   // How many nodes' names a waiter asleep in line waits for before it
   // attempts, and for how long at most (about a round trip).
   [[nodiscard]] std::size_t copies_needed() const;
@@ -288,6 +292,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // and how many nodes took it.
   bool rejoined_ = false;
   std::size_t rejoined_places_ = 0;
+  // Fair: the ticket came from this client's release (enqueue_drawn_ticket).
+  bool predrawn_ = false;
   // Asleep in line since the latest attempt: the nodes that named this
   // waiter, and whether it is waiting for more of them (named()).
   std::bitset<kMaxNodes> named_by_;

@@ -26,6 +26,30 @@ void AcquireOperation::begin_ticket(std::error_code why, Microseconds pause) {
   send_ticket_round();
 }
 
+bool AcquireOperation::enqueue_drawn_ticket() {
+  if (kind_ != LockKind::fair || plan_.max_retries == 0) return false;
+  const TimePoint now = core_.clock().now();
+  const std::optional<WakeupHub::DrawnTicket> drawn =
+      core_.wakeups().take_drawn_ticket(channel_, now);
+  if (!drawn) return false;
+  const std::optional<Microseconds> pause = next_retry_delay(plan_, 1, now, random_unit());
+  if (!pause) return false;
+  // As after a refusal that drew the ticket (begin_ticket): only the
+  // record is left to do, then the waiter waits to be named, or attempts
+  // at once when it is first and the lock free.
+  predrawn_ = true;
+  phase_ = Phase::ticketing;
+  ticket_why_ = make_error_code(errc::not_acquired);
+  ticket_pause_ = *pause;
+  queued_ = true;
+  enqueueing_ = true;
+  ticket_drawn_ = drawn->ticket;
+  ticket_drawn_at_ = drawn->drawn_at;
+  wait_for_release();
+  send_ticket_round();
+  return true;
+}
+
 void AcquireOperation::send_ticket_round() {
   fencing_.open(core_.config().nodes, core_.clock().now());
   ScriptCall call;

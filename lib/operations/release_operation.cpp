@@ -22,14 +22,26 @@ void ReleaseOperation::start() {
   // A mutex this client found contended: the release offers a place at the
   // back of the line for its next acquire (docs/algorithm.md,
   // "Waiting in line", rejoining). The common, uncontended case builds no channel name.
+  // A fair lock's release draws the client's next ticket in the same call
+  // instead ("Fair locks", the next ticket drawn in the release).
   std::string rejoin;
-  if (kind_of(lock_) == LockKind::single && core_.wakeups().recent_contention().size() > 0) {
+  const LockKind kind = kind_of(lock_);
+  const bool comes_back = (kind == LockKind::single || kind == LockKind::fair) &&
+                          core_.wakeups().recent_contention().size() > 0;
+  if (comes_back) {
     const std::string& prefix = core_.config().lock.key_prefix;
-    rejoin_ = core_.wakeups().offer_rejoin(release_channel(prefix, lock_.resource.str()),
-                                           lock_.resource.str(), core_.clock().now());
-    if (rejoin_) rejoin = rejoin_argument(rejoin_->id, core_.wakeups().rejoin_lease());
+    channel_ = release_channel(prefix, lock_.resource.str());
+    const TimePoint now = core_.clock().now();
+    if (kind == LockKind::single) {
+      rejoin_ = core_.wakeups().offer_rejoin(channel_, lock_.resource.str(), now);
+      if (rejoin_) rejoin = rejoin_argument(rejoin_->id, core_.wakeups().rejoin_lease());
+    } else {
+      drawing_ =
+          core_.wakeups().recent_contention().contended_round_trip(channel_, now).has_value();
+    }
   }
-  const ScriptCall call = release_call(lock_, core_.config().lock, true, rejoin);
+  ScriptCall call = release_call(lock_, core_.config().lock, true, rejoin);
+  if (drawing_) draw_next_ticket(call, lock_, core_.config().lock);
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, core_.clock().now());
   // Every node, also those that did not grant: a grant may have landed after
@@ -47,6 +59,7 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   if (rejoin_ && tag == round_.tag() && took_place(response)) {
     core_.wakeups().rejoined(rejoin_->number, node);
   }
+  if (drawing_ && tag == round_.tag()) note_draw(response);
   if (finished_) {
     // Reported already, at a majority (release_at_majority): a node still
     // to answer that the release never reached gets it once it is back.
@@ -58,8 +71,9 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   }
   if (!round_.counts(tag, response)) return;
   NodeOutcome& outcome = round_.answer(node, response);
-  bool rejoined = false;  // (noted above)
-  parse_flag_response(response, NodeStatus::released, outcome, &rejoined);
+  bool rejoined = false;    // (noted above)
+  std::uint64_t drawn = 0;  // (noted above)
+  parse_flag_response(response, NodeStatus::released, outcome, &rejoined, &drawn);
   if (unreachable || left_unsent) resend_when_reachable(node);
   (void)round_.vote(outcome.status == NodeStatus::released);
   const QuorumTally& votes = round_.votes();
@@ -74,6 +88,19 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
     reported_at_majority_ = votes.pending() > 0;
     complete(reported_at_majority_ ? std::error_code() : summary());
   }
+}
+
+void ReleaseOperation::note_draw(const NodeResponse& response) {
+  NodeOutcome scratch;
+  std::uint64_t drawn = 0;
+  parse_flag_response(response, NodeStatus::released, scratch, nullptr, &drawn);
+  if (drawn == 0) return;
+  ++draws_;
+  draw_max_ = std::max(draw_max_, drawn);
+  // The highest counter of a majority: above every ticket recorded on a
+  // majority before this release began (as a ticket_draw round's).
+  if (draws_ != core_.quorum()) return;
+  core_.wakeups().note_drawn_ticket(channel_, {draw_max_, round_.started()}, core_.clock().now());
 }
 
 bool ReleaseOperation::took_place(const NodeResponse& response) {

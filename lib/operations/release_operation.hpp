@@ -29,12 +29,21 @@ class ReleaseOperation final : public Operation {
 
   // Whether `response` says the node took the offered rejoin place.
   [[nodiscard]] static bool took_place(const NodeResponse& response);
+  // A fair release that draws: counts `response`'s drawn ticket, and hands
+  // the highest of a majority's to the hub.
+  void note_draw(const NodeResponse& response);
 
   Lock lock_;
   AsyncClient::ReleaseCallback callback_;
   // The place in line this release offers the nodes (WakeupHub::
   // offer_rejoin), for the client's next acquire of the lock.
   std::optional<WakeupHub::LinePlace> rejoin_;
+  // A fair lock's release that draws the client's next ticket: the
+  // resource's channel, and the draws so far and their highest.
+  bool drawing_ = false;
+  std::string channel_;
+  std::size_t draws_ = 0;
+  std::uint64_t draw_max_ = 0;
   // A release is a round whose votes are deletions; it ends when every node
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;

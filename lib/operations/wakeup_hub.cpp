@@ -256,6 +256,24 @@ std::optional<WakeupHub::Rejoined> WakeupHub::take_rejoined(const std::string& c
   return std::nullopt;
 }
 
+void WakeupHub::note_drawn_ticket(const std::string& channel, DrawnTicket drawn, TimePoint now) {
+  while (!drawn_.empty() && drawn_.front().expires <= now) drawn_.pop_front();
+  if (closed_ || drawn_.size() >= kMaxRejoins) return;
+  drawn_.push_back(Drawn{channel, drawn, now + kDrawnTicketLife});
+}
+
+std::optional<WakeupHub::DrawnTicket> WakeupHub::take_drawn_ticket(const std::string& channel,
+                                                                   TimePoint now) {
+  while (!drawn_.empty() && drawn_.front().expires <= now) drawn_.pop_front();
+  for (auto entry = drawn_.begin(); entry != drawn_.end(); ++entry) {
+    if (entry->channel != channel) continue;
+    const DrawnTicket taken = entry->drawn;
+    drawn_.erase(entry);
+    return taken;
+  }
+  return std::nullopt;
+}
+
 void WakeupHub::pass_turn(std::size_t node, Offered& offer, std::string_view value) {
   offer.passed = true;
   if (node >= commands_.size()) return;
@@ -270,6 +288,7 @@ void WakeupHub::close() {
   if (closed_) return;
   closed_ = true;
   offered_.clear();
+  drawn_.clear();
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
   waiters_.clear();
   line_.clear();

@@ -141,6 +141,20 @@ class WakeupHub {
   [[nodiscard]] Milliseconds rejoin_lease() const;
   static constexpr std::size_t kMaxRejoins = 256;
 
+  // Fair locks: the next ticket a release by this client drew on a
+  // majority (the highest of their counters) and when that release began,
+  // for the client's next acquire of the resource, if it comes within
+  // kDrawnTicketLife (a worker that releases and at once waits again);
+  // none beyond kMaxRejoins.
+  struct DrawnTicket {
+    std::uint64_t ticket = 0;
+    TimePoint drawn_at{};
+  };
+  void note_drawn_ticket(const std::string& channel, DrawnTicket drawn, TimePoint now);
+  [[nodiscard]] std::optional<DrawnTicket> take_drawn_ticket(const std::string& channel,
+                                                             TimePoint now);
+  static constexpr Microseconds kDrawnTicketLife{std::chrono::milliseconds(10)};
+
   void close();
 
   // How long a resource's channel stays subscribed after its last waiter
@@ -211,6 +225,13 @@ class WakeupHub {
     bool passed = false;  // named while no acquire waited: handed on
   };
   std::map<std::uint64_t, Offered> offered_;
+  // Drawn tickets no acquire took yet, with the instant they lapse.
+  struct Drawn {
+    std::string channel;
+    DrawnTicket drawn;
+    TimePoint expires;
+  };
+  std::deque<Drawn> drawn_;
   void forget_expired_offers(TimePoint now);
   // `node` named the offered place `number` while no acquire waits in it.
   void pass_turn(std::size_t node, Offered& offer, std::string_view value);

@@ -95,8 +95,14 @@ return {1, ARGV[2], first_and_free}
 )lua";
 
 const std::string_view kFairReleaseBody = R"lua(
-if #KEYS ~= 3 or #ARGV ~= 4 then
+if not ((#KEYS == 3 and #ARGV == 4) or (#KEYS == 6 and #ARGV == 6)) then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+-- The node rules of a draw (as ticket_draw's): none while the node waits
+-- out its recovery delay, nor, with the defence on, without its marker.
+local function may_draw(defence)
+  if defence == '1' and redis.pcall('EXISTS', KEYS[4]) ~= 1 then return false end
+  return redis.pcall('PTTL', KEYS[5]) == -2
 end
 local function name_first(queue, due, value)
   drop_lapsed(queue, due, node_ms())
@@ -121,6 +127,10 @@ if ARGV[2] ~= '' then
     if type(published) == 'table' and published.err then return published end
   end
   name_next(ARGV[4], ARGV[1])
+end
+if #ARGV == 6 and ARGV[5] ~= '' and may_draw(ARGV[6]) then
+  local drawn = redis.pcall('HINCRBY', KEYS[6], ARGV[5], 1)
+  if type(drawn) == 'number' then return {1, drawn} end
 end
 return 1
 )lua";

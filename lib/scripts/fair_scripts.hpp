@@ -59,7 +59,12 @@ extern const std::string_view kTicketEnqueueBody;
 //   line; only when it named no fair waiter (an empty queue, an id without
 //   a wake channel, or a wake channel no one listens on at this node) does
 //   it publish the value on the release channel, which every fair waiter
-//   of every client also listens on.
+//   of every client also listens on. With three more KEYS (node marker,
+//   recovering key, fence hash) and ARGV (counter field, amnesia defence),
+//   a release that deleted the value also draws the releaser's next
+//   ticket, as ticket_draw would (and under its node rules): {1, counter}
+//   (docs/algorithm.md, "Fair locks": the next ticket drawn in the
+//   release).
 extern const std::string_view kFairReleaseBody;
 // queue_leave — KEYS: the sorted sets that hold the waiter (a fair lock's
 //   queue and due, or a mutex's waiting line). ARGV: waiter id. Its entry

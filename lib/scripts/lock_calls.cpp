@@ -92,6 +92,15 @@ ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds tt
   return call;
 }
 
+void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys) {
+  const std::string_view prefix = keys.key_prefix;
+  call.keys.push_back(marker_key(prefix));
+  call.keys.push_back(recovering_key(prefix));
+  call.keys.push_back(fence_key(prefix));
+  call.args.push_back(ticket_field(lock.resource.str()));
+  call.args.emplace_back(keys.amnesia_defence ? "1" : "0");
+}
+
 ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                         std::string_view rejoin) {
   const std::string_view prefix = keys.key_prefix;

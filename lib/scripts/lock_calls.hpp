@@ -47,5 +47,9 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 // line, rejoin_argument(), taken when the release names a waiter.
 [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                       std::string_view rejoin = {});
+// Makes `call`, a fair lock's release_call, also draw the releaser's next
+// ticket for the lock's resource (fair_scripts.hpp, fair_release), under
+// the node rules of `keys` (its amnesia defence).
+void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys);
 
 }  // namespace redlock::detail

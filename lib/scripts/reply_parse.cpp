@@ -153,8 +153,19 @@ void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool&
 }
 
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
-                         bool* rejoined) {
+                         bool* rejoined, std::uint64_t* drawn) {
   if (parse_failure(response, out)) return;
+  const redisReply* reply = response.replies[0];
+  long long counter = 0;
+  if (drawn != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
+    long long first = 0;
+    if (read_integer(reply->element[0], first) && first == code(ReplyCode::done) &&
+        read_integer(reply->element[1], counter) && counter > 0) {
+      out.status = yes;
+      *drawn = static_cast<std::uint64_t>(counter);
+      return;
+    }
+  }
   long long flag = 0;
   if (!read_integer(response.replies[0], flag)) {
     unexpected(response.replies[0], out);

@@ -28,9 +28,10 @@ void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool&
 
 // The response to the extend or release script: 1 → `yes`, 0 → not_held;
 // with `rejoined` (a release that offered a rejoin place), 2 → `yes` and
-// *rejoined set.
+// *rejoined set; with `drawn` (a fair release that draws the next ticket),
+// {1, counter} → `yes` and *drawn set to the counter.
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
-                         bool* rejoined = nullptr);
+                         bool* rejoined = nullptr, std::uint64_t* drawn = nullptr);
 
 // The response to the fence script. Returns false (and fills `out` with the
 // reason) for anything but a well-formed {stored, counter} reply.

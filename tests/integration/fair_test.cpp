@@ -304,6 +304,48 @@ TEST_F(FairTest, AWaitersTicketIsDrawnInTheRoundThatRefusedIt) {
   (void)holder.release(*held.lock);
 }
 
+// A client that waited for a fair lock and releases it draws its next
+// ticket in the release, so that its next acquire records that ticket
+// instead of first sending an attempt the next holder's grant refuses (and
+// which drew it). The ticket is drawn before the next acquire is even
+// called, and still comes after the waiter that was recorded before the
+// release.
+TEST_F(FairTest, AReleaserThatWaitedDrawsItsNextTicketInItsRelease) {
+  BlockingClient holder(config_for(cluster));
+  BlockingClient a(config_for(cluster));
+  BlockingClient b(config_for(cluster));
+  const AcquireResult held = holder.acquire(Resource("again"), fair());
+  ASSERT_TRUE(held.ok());
+  std::future<AcquireResult> a_first =
+      std::async(std::launch::async, [&] { return a.acquire(Resource("again"), fair()); });
+  ASSERT_TRUE(every_node_queues("again", 1));
+  std::future<AcquireResult> b_first =
+      std::async(std::launch::async, [&] { return b.acquire(Resource("again"), fair()); });
+  ASSERT_TRUE(every_node_queues("again", 2));
+  (void)holder.release(*held.lock);
+  const AcquireResult a_won = a_first.get();
+  ASSERT_TRUE(a_won.ok()) << a_won.error.message();
+  ASSERT_GE(a_won.attempts, 2);  // it waited: its client finds the lock contended
+
+  // A's release names B and draws A's next ticket; A at once wants the
+  // lock again.
+  (void)a.release(*a_won.lock);
+  const TimePoint called_again = SteadyClock::now();
+  std::future<AcquireResult> a_again =
+      std::async(std::launch::async, [&] { return a.acquire(Resource("again"), fair()); });
+  const AcquireResult b_won = b_first.get();
+  ASSERT_TRUE(b_won.ok()) << b_won.error.message();
+  (void)b.release(*b_won.lock);
+  const AcquireResult a_won_again = a_again.get();
+  ASSERT_TRUE(a_won_again.ok()) << a_won_again.error.message();
+  ASSERT_TRUE(a_won_again.ticket.has_value());
+  ASSERT_TRUE(b_won.ticket.has_value());
+  EXPECT_LT(a_won_again.ticket->drawn_at, called_again)
+      << "the ticket was drawn by the acquire, not by the release before it";
+  EXPECT_GT(a_won_again.ticket->number, b_won.ticket->number);
+  EXPECT_TRUE(every_node_queues("again", 0));
+}
+
 TEST_F(FairTest, FairAndSharedTogetherAreRefused) {
   BlockingClient client(config_for(cluster));
   AcquireOptions options = fair();

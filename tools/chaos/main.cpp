@@ -307,15 +307,18 @@ std::filesystem::path write_index(const std::filesystem::path& out,
       "table{border-collapse:collapse;font-size:14px}td,th{padding:4px 7px;border-bottom:1px solid "
       "#ddd;"
       "text-align:left;vertical-align:top}.pass{color:#1a7f37;font-weight:bold}.fail{color:#b42318;"
-      "font-weight:bold}td.description{min-width:16em;max-width:30em;color:#424a53}"
-      ".id{white-space:nowrap}"
+      "font-weight:bold}td.description{min-width:12em;max-width:30em;color:#424a53}"
+      ".id{white-space:nowrap}.runs{overflow-x:auto}"
       "</style></head><body><h1>redlock-chaos runs</h1><p class=\"legend\">Each scenario "
       "injects faults to show whether an invariant (C1-C" +
       std::to_string(kInvariantCount) +
       ", listed in each report) holds. "
       "<b>expected violated</b>: what the scenario sets out to show broken (a demonstration); "
       "<b>violated</b>: what the checker saw broken; <b>result</b>: PASS when the two agree, "
-      "FAIL when an unexpected violation appeared or an expected one did not.</p><table><tr>"
+      "FAIL when an unexpected violation appeared or an expected one did not.</p>"
+      // Wider than the window (long scenario names, another font), the
+      // table scrolls in its box; the page keeps the window's width.
+      "<div class=\"runs\"><table><tr>"
       "<th>scenario</th><th>what it shows</th><th>variant</th><th>seed</th><th>expected "
       "violated</th><th>may be violated</th><th>violated</th><th>result</th><th>unexpected</th>"
       "<th>missing</th><th>acquisitions</th><th>writes accepted/refused</th><th>report</th>"
@@ -353,7 +356,7 @@ std::filesystem::path write_index(const std::filesystem::path& out,
       page += "<tr><td colspan=\"13\">error: " + html_escape(o.error) + "</td></tr>\n";
     }
   }
-  page += "</table></body></html>\n";
+  page += "</table></div></body></html>\n";
   const std::filesystem::path index = out / "index.html";
   std::ofstream file(index, std::ios::binary | std::ios::trunc);
   file << page;
