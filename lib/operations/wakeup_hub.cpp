@@ -276,7 +276,8 @@ std::optional<WakeupHub::DrawnTicket> WakeupHub::take_drawn_ticket(const std::st
 
 void WakeupHub::pass_turn(std::size_t node, Offered& offer, std::string_view value) {
   offer.passed = true;
-  if (node >= commands_.size()) return;
+  if (node >= commands_.size() || node >= kMaxNodes || offer.passed_on.test(node)) return;
+  offer.passed_on.set(node);
   ScriptCall call;
   call.script = &script(ScriptId::pass_turn);
   call.keys = {offer.lock_key, offer.waiting_key};

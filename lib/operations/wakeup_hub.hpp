@@ -223,6 +223,10 @@ class WakeupHub {
     std::bitset<kMaxNodes> nodes;
     TimePoint expires;
     bool passed = false;  // named while no acquire waited: handed on
+    // The nodes it was handed on at: a node names a place once (it takes
+    // it out of its line), so a node that names it again gets nothing (a
+    // hostile node's repeated names cost it one pass, not one each).
+    std::bitset<kMaxNodes> passed_on{};
   };
   std::map<std::uint64_t, Offered> offered_;
   // Drawn tickets no acquire took yet, with the instant they lapse.

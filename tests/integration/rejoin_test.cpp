@@ -127,6 +127,69 @@ TEST(Rejoin, APlaceNoAcquireTookIsHandedOnWhenItIsNamed) {
   EXPECT_TRUE(line_becomes(cluster, "pass", 0));
 }
 
+// A node that names an offered place again and again (a hostile one; a
+// real node names a place once, taking it out of its line) gets one
+// pass_turn back, not one per name.
+TEST(Rejoin, ANodeThatNamesAnOfferedPlaceAgainGetsOnePass) {
+  RedisCluster cluster{3};
+  BlockingClient holder(config_for(cluster));
+  BlockingClient a(config_for(cluster));
+  BlockingClient b(config_for(cluster));
+  std::future<AcquireResult> b_first;
+  const std::optional<Lock> a_lock = first_of_two_waiters(cluster, holder, a, b, "again", b_first);
+  ASSERT_TRUE(a_lock.has_value());
+  ASSERT_FALSE(a.release(*a_lock).error);  // names B; A's place joins the line
+  AcquireResult b_won = b_first.get();
+  ASSERT_TRUE(b_won.ok()) << b_won.error.message();
+  // A's offered place, "<wake channel> <number>", on a node whose line
+  // holds it (a majority's do).
+  ASSERT_TRUE(line_becomes(cluster, "again", 1));
+  std::size_t n = 0;
+  while (n + 1 < cluster.size() &&
+         cluster.node(n).probe().command({"ZCARD", "redlock:waiting:again"}).integer != 1) {
+    ++n;
+  }
+  const Reply places =
+      cluster.node(n).probe().command({"ZRANGE", "redlock:waiting:again", "0", "-1"});
+  ASSERT_EQ(places.elements.size(), 1U);
+  const std::string offered = places.elements[0].text;
+  const std::size_t space = offered.find(' ');
+  ASSERT_NE(space, std::string::npos);
+  const std::string wake = offered.substr(0, space);
+
+  // A waiter of A's client on another resource, in line: a name for it on
+  // node n after the flood shows (by its attempt) that the client has read
+  // every message before it on that connection.
+  const std::optional<Lock> other = hold_on_every_node(cluster, holder, "other");
+  ASSERT_TRUE(other.has_value());
+  std::future<AcquireResult> waiter = acquire_when_named(a, "other");
+  ASSERT_TRUE(line_becomes(cluster, "other", 1, true));
+  const Reply waiting =
+      cluster.node(n).probe().command({"ZRANGE", "redlock:waiting:other", "0", "-1"});
+  ASSERT_EQ(waiting.elements.size(), 1U);
+  const std::string waiter_number =
+      waiting.elements[0].text.substr(waiting.elements[0].text.find(' ') + 1);
+  const auto attempts = [&] { return a.metrics()->snapshot().acquire_attempts; };
+  const auto attempts_before = attempts();
+
+  const long long calls_before = script_calls(cluster.node(n));
+  for (int i = 0; i < 20; ++i) {
+    (void)cluster.node(n).probe().command({"PUBLISH", wake, offered.substr(space + 1) + " v"});
+  }
+  (void)cluster.node(n).probe().command({"PUBLISH", wake, waiter_number + " w"});
+  ASSERT_TRUE(eventually([&] { return attempts() > attempts_before; }));
+  // The waiter's attempt reached every node: node n has counted it.
+  ASSERT_TRUE(eventually([&] { return script_calls(cluster.node(n)) >= calls_before + 2; }));
+  // One pass_turn and the waiter's attempt (and at most one retry of it).
+  EXPECT_LE(script_calls(cluster.node(n)) - calls_before, 3);
+
+  (void)holder.release(*other);
+  AcquireResult waited = waiter.get();
+  ASSERT_TRUE(waited.ok()) << waited.error.message();
+  (void)a.release(*waited.lock);
+  (void)b.release(*b_won.lock);
+}
+
 TEST(Rejoin, AReleaseSkipsThePlaceOfAClientThatNoLongerListens) {
   RedisCluster cluster{3};
   BlockingClient holder(config_for(cluster));
