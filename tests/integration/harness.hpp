@@ -248,6 +248,23 @@ inline bool line_becomes(RedisCluster& cluster, const std::string& resource, lon
   });
 }
 
+// Waits (bounded) until the resource's waiting line is empty on a majority
+// of the nodes. Not every node: a releaser's rejoined place (and the places
+// behind it) stays in the line of a node that never granted the last
+// holder, whose release therefore named no one there, until a later
+// release there names it or the line lapses (docs/algorithm.md, "Waiting
+// in line").
+inline bool line_empties_on_a_majority(RedisCluster& cluster, const std::string& resource) {
+  const std::string key = "redlock:waiting:" + resource;
+  return eventually([&] {
+    std::size_t empty = 0;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().command({"ZCARD", key}).integer == 0) ++empty;
+    }
+    return empty >= cluster.size() / 2 + 1;
+  });
+}
+
 // Waits (bounded by a recovery delay of `ttl`) until every node of a fresh
 // quorum carries its identity marker and none waits out a recovery delay:
 // for tests that need every node to vote.

@@ -88,7 +88,7 @@ TEST(Rejoin, AReleaserThatWaitedForTheLockWaitsItsTurnInsteadOfAttempting) {
   ASSERT_FALSE(a.release(*a_won.lock).error);
   // B rejoined on its release and never came back: A's release named B's
   // place, which B's client handed on; nothing is left in line.
-  EXPECT_TRUE(line_becomes(cluster, "again", 0));
+  EXPECT_TRUE(line_empties_on_a_majority(cluster, "again"));
 }
 
 TEST(Rejoin, APlaceNoAcquireTookIsHandedOnWhenItIsNamed) {
@@ -124,7 +124,7 @@ TEST(Rejoin, APlaceNoAcquireTookIsHandedOnWhenItIsNamed) {
   // before the release reached the other nodes.
   EXPECT_LE(c_won.attempts, 3);
   ASSERT_FALSE(c.release(*c_won.lock).error);
-  EXPECT_TRUE(line_becomes(cluster, "pass", 0));
+  EXPECT_TRUE(line_empties_on_a_majority(cluster, "pass"));
 }
 
 // A node that names an offered place again and again (a hostile one; a
