@@ -56,10 +56,7 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   const bool unreachable = response.kind == NodeResponse::Kind::unreachable;
   const bool left_unsent = response.kind == NodeResponse::Kind::timeout && !response.may_have_run;
-  if (rejoin_ && tag == round_.tag() && took_place(response)) {
-    core_.wakeups().rejoined(rejoin_->number, node);
-  }
-  if (drawing_ && tag == round_.tag()) note_draw(response);
+  if ((rejoin_ || drawing_) && tag == round_.tag()) note_comeback(node, response);
   if (finished_) {
     // Reported already, at a majority (release_at_majority): a node still
     // to answer that the release never reached gets it once it is back.
@@ -90,24 +87,22 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   }
 }
 
-void ReleaseOperation::note_draw(const NodeResponse& response) {
+void ReleaseOperation::note_comeback(std::size_t node, const NodeResponse& response) {
+  // Read here, also after the release was reported at a majority: the
+  // answers still to come say where the place was taken or the ticket
+  // drawn.
   NodeOutcome scratch;
+  bool rejoined = false;
   std::uint64_t drawn = 0;
-  parse_flag_response(response, NodeStatus::released, scratch, nullptr, &drawn);
-  if (drawn == 0) return;
+  parse_flag_response(response, NodeStatus::released, scratch, &rejoined, &drawn);
+  if (rejoined && rejoin_) core_.wakeups().rejoined(rejoin_->number, node);
+  if (drawn == 0 || !drawing_) return;
   ++draws_;
   draw_max_ = std::max(draw_max_, drawn);
   // The highest counter of a majority: above every ticket recorded on a
   // majority before this release began (as a ticket_draw round's).
   if (draws_ != core_.quorum()) return;
   core_.wakeups().note_drawn_ticket(channel_, {draw_max_, round_.started()}, core_.clock().now());
-}
-
-bool ReleaseOperation::took_place(const NodeResponse& response) {
-  NodeOutcome scratch;
-  bool rejoined = false;
-  parse_flag_response(response, NodeStatus::released, scratch, &rejoined);
-  return rejoined;
 }
 
 void ReleaseOperation::resend_when_reachable(std::size_t node) {

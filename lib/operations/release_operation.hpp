@@ -27,11 +27,10 @@ class ReleaseOperation final : public Operation {
   // the value could live there.
   void resend_when_reachable(std::size_t node);
 
-  // Whether `response` says the node took the offered rejoin place.
-  [[nodiscard]] static bool took_place(const NodeResponse& response);
-  // A fair release that draws: counts `response`'s drawn ticket, and hands
+  // A release that offered a place or draws a ticket: tells the hub that
+  // `node` took the place, and counts `response`'s drawn ticket, handing
   // the highest of a majority's to the hub.
-  void note_draw(const NodeResponse& response);
+  void note_comeback(std::size_t node, const NodeResponse& response);
 
   Lock lock_;
   AsyncClient::ReleaseCallback callback_;
