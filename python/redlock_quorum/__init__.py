@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+import time
 import weakref
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -206,7 +207,7 @@ class AsyncGuard:
 
     async def __aenter__(self) -> "AsyncGuard":
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
+        task = asyncio.current_task(loop)  # given the loop: no getpid() call to find it again
         completions = self._client._completions(loop)
         arrived = loop.create_future()
 
@@ -231,7 +232,7 @@ class AsyncGuard:
         cancel = self._client._native.lock_async(target, permits, ttl_ms, wait_ms, fenced,
                                                  completions.native, done_id, lost_id)
         try:
-            native, failure = await arrived
+            native, failure = await completions.arrival(arrived)
         except asyncio.CancelledError:
             if arrived.done() and not arrived.cancelled():
                 # Granted, then cancelled before the task resumed: the grant
@@ -247,6 +248,7 @@ class AsyncGuard:
             completions.forget(lost_id)
             _raise(failure)
         self._native = native
+        self._loop = loop  # __aexit__ runs on it: no second lookup of the running loop
         self._completions = completions
         self._lost_id = lost_id
         return self
@@ -256,7 +258,7 @@ class AsyncGuard:
             # Released on the library's loop; the answer comes back as the
             # acquire's did (bounded by the node timeouts).
             completions = self._completions
-            released = asyncio.get_running_loop().create_future()
+            released = self._loop.create_future()
 
             def deliver(count: int, _unused) -> None:
                 if not released.done():
@@ -264,7 +266,7 @@ class AsyncGuard:
 
             self._native.release_async(completions.native, completions.expect(deliver))
             try:
-                await released
+                await completions.arrival(released)
             finally:
                 completions.forget(self._lost_id)
         if self._lost_cancelled and exc_type is asyncio.CancelledError:
@@ -282,14 +284,39 @@ class _Completions:
     runs the handler registered under its id (ids unknown or forgotten are
     dropped: a release nobody waits for, a loss after the block ended)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop):
+    def __init__(self, loop: asyncio.AbstractEventLoop, spin_us: int):
         self.native = _native.CompletionQueue()
+        self._spin_s = spin_us / 1e6
+        # How long results have been taking to come back (a moving average,
+        # seconds): polling is worth its CPU only while they come back
+        # within the budget, as on a LAN; a queue whose results take longer
+        # (a far quorum, waits in line) parks at once.
+        self._typical_s = 0.0
         # Weak: the client's table of queues is keyed weakly by the loop, and
         # a strong reference here would keep every finished loop alive.
         self._loop = weakref.ref(loop)
         self._handlers: Dict[int, Any] = {}
         self._next_id = 0
         loop.add_reader(self.native.fd, self._take)
+
+    async def arrival(self, future: "asyncio.Future"):
+        """Awaits a result of the library's loop. While results have been
+        coming back within the spin budget, first polls for up to that
+        budget by yielding to the event loop (other tasks run meanwhile, and
+        the result is taken on the first turn after it is queued) instead of
+        parking at once: a parked event loop is woken from ``epoll_wait``
+        and needs a second turn to resume the task, which costs an
+        ``async with`` about as much as its two round trips to a local
+        quorum cost a C++ caller (docs/python.md, "What it costs")."""
+        started = time.perf_counter()
+        try:
+            if self._spin_s > 0 and self._typical_s <= self._spin_s:
+                deadline = started + self._spin_s
+                while not future.done() and time.perf_counter() < deadline:
+                    await asyncio.sleep(0)
+            return await future
+        finally:
+            self._typical_s += (time.perf_counter() - started - self._typical_s) / 8
 
     def expect(self, handler) -> int:
         self._next_id += 1
@@ -329,12 +356,18 @@ class Client:
     ttl_ms=..., fenced=...)`` takes the nodes as ``"host:port"`` strings and
     ``[lock]`` keys as keyword arguments. Close it with ``close()`` or use it
     as a context manager. One client serves many threads.
+
+    ``async_spin_us`` bounds how long an ``async with`` polls for a result
+    before it parks on the event loop (0: parks at once); it polls only
+    while results have been coming back within that time.
     """
 
-    def __init__(self, config: Optional[str] = None, nodes: Optional[Sequence[str]] = None,
-                 **lock_settings: Any):
+    def __init__(self, config: Optional[str] = None, nodes: Optional[Sequence[str]] = None, *,
+                 async_spin_us: int = 250, **lock_settings: Any):
         if config is not None and nodes is not None:
             raise ConfigError("give config= or nodes=, not both")
+        if async_spin_us < 0:
+            raise ConfigError(f"async_spin_us = {async_spin_us}: a budget is 0 or more microseconds")
         if nodes is None and lock_settings:
             raise ConfigError(
                 "lock settings as keywords go with nodes=; a quorum file has its own [lock] table"
@@ -346,6 +379,7 @@ class Client:
         if native is None:
             raise ConfigError(error)
         self._native = native
+        self._async_spin_us = int(async_spin_us)
         # One completion queue per asyncio loop that awaits this client.
         self._loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Completions]" = (
             weakref.WeakKeyDictionary())
@@ -353,7 +387,7 @@ class Client:
     def _completions(self, loop: asyncio.AbstractEventLoop) -> _Completions:
         completions = self._loops.get(loop)
         if completions is None:
-            completions = self._loops[loop] = _Completions(loop)
+            completions = self._loops[loop] = _Completions(loop, self._async_spin_us)
         return completions
 
     def lock(self, resource=None, *, semaphore: Optional[str] = None,

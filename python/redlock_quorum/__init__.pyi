@@ -64,8 +64,8 @@ class AsyncGuard:
     async def __aexit__(self, *exc: object) -> bool: ...
 
 class Client:
-    def __init__(self, config: Optional[str] = ..., nodes: Optional[Sequence[str]] = ...,
-                 **lock_settings: Any) -> None: ...
+    def __init__(self, config: Optional[str] = ..., nodes: Optional[Sequence[str]] = ..., *,
+                 async_spin_us: int = ..., **lock_settings: Any) -> None: ...
     def lock(self, resource: Union[str, Sequence[str], None] = ..., *,
              semaphore: Optional[str] = ..., permits: Optional[int] = ...,
              ttl_ms: Optional[int] = ..., wait_ms: Optional[int] = ...,

@@ -18,9 +18,12 @@ def lock_key(resource: str) -> str:
     return "redlock:lock:" + resource
 
 
+# 0: every await parks on the event loop at once; 250: the default budget,
+# polled first while results come back within it.
 @pytest.mark.asyncio
-async def test_async_with_holds_the_lock_and_releases_it(nodes, addresses):
-    with Client(nodes=addresses, release_at_majority=False) as client:
+@pytest.mark.parametrize("spin_us", [0, 250])
+async def test_async_with_holds_the_lock_and_releases_it(nodes, addresses, spin_us):
+    with Client(nodes=addresses, release_at_majority=False, async_spin_us=spin_us) as client:
         async with client.lock_async("doc:1", fenced=True) as guard:
             assert isinstance(guard.lost, asyncio.Event)
             assert guard.valid and isinstance(guard.fence, int)
@@ -40,9 +43,12 @@ async def test_a_busy_lock_raises_not_acquired_on_entry(addresses):
             assert len(raised.value.nodes) == 3
 
 
+# 100 000: a budget far longer than a turn of the ticker, so that the fifty
+# waits poll as long as they may; polling yields to the event loop.
 @pytest.mark.asyncio
-async def test_the_event_loop_stays_responsive_while_fifty_tasks_wait(addresses):
-    with Client(nodes=addresses, retry_delay_ms=50) as client:
+@pytest.mark.parametrize("spin_us", [0, 250, 100_000])
+async def test_the_event_loop_stays_responsive_while_fifty_tasks_wait(addresses, spin_us):
+    with Client(nodes=addresses, retry_delay_ms=50, async_spin_us=spin_us) as client:
         gaps = []
         served = 0
         stop = asyncio.Event()
