@@ -437,13 +437,21 @@ class Client:
         """Releases; the number of nodes that deleted the lock."""
         return self._native.release(lock._record)
 
-    def inspect(self, resource: str) -> Dict[str, Any]:
+    def inspect(self, resource: Optional[str] = None, *, semaphore: Optional[str] = None,
+                permits: Optional[int] = None) -> Dict[str, Any]:
         """Who holds ``resource``, by majority read: ``holder`` (None, or a
         dict of ``value``, ``validity_ms`` and ``fence``), the majority's
-        ``fence`` counter, ``readers``, and each node's view in ``nodes``.
-        Raises LockError without a majority. The holder's value is a
-        secret while the lock is held: it is what release checks."""
-        view, failure = self._native.inspect(resource)
+        ``fence`` counter, ``readers``, and each node's view in ``nodes``
+        (its key's ``value`` and ``pttl_ms``). ``semaphore="name",
+        permits=N`` reports ``holders`` instead, one per permit a majority
+        holds (each with its ``permit``), and each node's ``permits`` keys.
+        Writes nothing. Raises LockError without a majority. A holder's
+        value is a secret while the lock is held: it is what release
+        checks."""
+        if resource is not None and not isinstance(resource, str):
+            raise TypeError("inspect takes one resource name (or semaphore=, permits=)")
+        target, count = _target(resource, semaphore, permits)
+        view, failure = self._native.inspect(target, count)
         if view is None:
             _raise(failure)
         return view

@@ -329,11 +329,14 @@ class PyClient {
   // Who holds `resource` by majority read: a dict with "holder" (None or
   // a dict of value, validity_ms, fence), "fence", "readers" and "nodes";
   // (None, failure) without a majority.
-  py::tuple inspect(const std::string& resource) {
+  // What inspect() reports of `target`: a resource, or with `permits` the
+  // semaphore `target` of that many permits.
+  py::tuple inspect(const std::string& target, std::optional<std::uint32_t> permits) {
     Inspection result;
     {
       py::gil_scoped_release unlocked;
-      result = require()->inspect(Resource(resource));
+      result = permits ? require()->inspect(Semaphore(target, *permits))
+                       : require()->inspect(Resource(target));
     }
     if (!result.ok()) {
       py::list nodes;
@@ -357,21 +360,44 @@ class PyClient {
       out["permit"] = holder.permit ? py::cast(*holder.permit) : py::none();
       return out;
     };
+    const auto key_dict = [](py::dict& entry, const KeyView& key) {
+      entry["pttl_ms"] = key.pttl_ms;
+      entry["value"] = key.value ? py::cast(*key.value) : py::none();
+    };
     py::dict out;
-    out["resource"] = resource;
-    out["holder"] = result.holder ? py::object(holder_dict(*result.holder)) : py::none();
+    if (permits) {
+      out["semaphore"] = target;
+      out["permits"] = *permits;
+      py::list holders;
+      for (const HolderView& holder : result.holders) holders.append(holder_dict(holder));
+      out["holders"] = holders;
+    } else {
+      out["resource"] = target;
+      out["holder"] = result.holder ? py::object(holder_dict(*result.holder)) : py::none();
+      py::list readers;
+      for (const HolderView& reader : result.readers) readers.append(holder_dict(reader));
+      out["readers"] = readers;
+    }
     out["fence"] = result.fence;
-    py::list readers;
-    for (const HolderView& reader : result.readers) readers.append(holder_dict(reader));
-    out["readers"] = readers;
     py::list nodes;
     for (const NodeInspection& node : result.nodes) {
       py::dict entry;
       entry["name"] = node.name;
       entry["answered"] = node.answered;
       entry["detail"] = node.detail;
-      entry["pttl_ms"] = node.key.pttl_ms;
-      entry["value"] = node.key.value ? py::cast(*node.key.value) : py::none();
+      if (permits) {
+        // Each permit key the node reports, in permit order.
+        entry["permits_recorded"] = node.permits_recorded;
+        py::list keys;
+        for (const KeyView& key : node.permits) {
+          py::dict permit;
+          key_dict(permit, key);
+          keys.append(permit);
+        }
+        entry["permits"] = keys;
+      } else {
+        key_dict(entry, node.key);
+      }
       nodes.append(entry);
     }
     out["nodes"] = nodes;
@@ -512,7 +538,7 @@ PYBIND11_MODULE(_native, module) {
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))
       .def("release", &PyClient::release, py::arg("lock"))
-      .def("inspect", &PyClient::inspect, py::arg("resource"))
+      .def("inspect", &PyClient::inspect, py::arg("target"), py::arg("permits"))
       .def("node_health", &PyClient::node_health)
       .def("close", &PyClient::close);
   module.def("client_from_file", &client_from_file, py::arg("path"));

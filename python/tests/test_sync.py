@@ -251,6 +251,29 @@ def test_inspect_names_the_holder_by_majority(addresses):
             assert len(view["nodes"]) == 3
 
 
+def test_inspect_of_a_semaphore_names_each_permits_holder(addresses):
+    with Client(nodes=addresses, fenced=True) as client:
+        view = client.inspect(semaphore="keys", permits=3)
+        assert view["semaphore"] == "keys" and view["permits"] == 3
+        assert view["holders"] == []
+        with client.lock(semaphore="keys", permits=3) as first, \
+                client.lock(semaphore="keys", permits=3) as second:
+            view = client.inspect(semaphore="keys", permits=3)
+            held = {holder["permit"]: holder for holder in view["holders"]}
+            assert set(held) == {first.permit, second.permit}
+            assert held[first.permit]["value"] == first.value
+            assert held[second.permit]["fence"] == second.fence
+            assert 0 < held[first.permit]["validity_ms"] <= 10000
+            assert len(view["nodes"]) == 3
+            for node in view["nodes"]:
+                assert node["answered"]
+                values = [permit["value"] for permit in node["permits"]]
+                assert first.value in values and second.value in values
+        assert client.inspect(semaphore="keys", permits=3)["holders"] == []
+        with pytest.raises(TypeError):
+            client.inspect(["a", "b"])
+
+
 def test_a_guard_dropped_without_release_releases_its_lock(nodes, addresses):
     import gc
 
