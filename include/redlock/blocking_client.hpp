@@ -51,6 +51,14 @@ class REDLOCK_API BlockingClient {
   [[nodiscard]] AcquireResult acquire(const Semaphore& semaphore,
                                       const AcquireOptions& options = {},
                                       std::stop_token stop = {});
+  // The same without waiting, as lock_async below: `done` runs once, on the
+  // client's loop thread, with the result (errc::cancelled when the
+  // returned function cancelled the wait in time; a grant that raced the
+  // cancel is still reported, and the caller releases it). The same
+  // contract for `done` and the cancel function as lock_async's.
+  using CancelAcquire = std::function<void()>;
+  CancelAcquire acquire_async(const Resource& resource, const AcquireOptions& options,
+                              std::function<void(AcquireResult)> done);
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
 

@@ -165,7 +165,27 @@ std::function<void()> BlockingClientImpl::lock_async(AcquireStart acquire,
     done(Guard(std::move(refused)));
     return [] {};
   }
-  return [weak, handle] {
+  return cancel_of(std::move(handle));
+}
+
+std::function<void()> BlockingClientImpl::acquire_async(AcquireStart acquire,
+                                                        const AcquireOptions& options,
+                                                        std::function<void(AcquireResult)> done) {
+  auto handle = std::make_shared<OperationHandle>();
+  const bool accepted = submit([this, handle, acquire = std::move(acquire), options, done] {
+    *handle = acquire(*client_, options, done);
+  });
+  if (!accepted) {
+    AcquireResult refused;
+    refused.error = make_error_code(errc::shutting_down);
+    done(std::move(refused));
+    return [] {};
+  }
+  return cancel_of(std::move(handle));
+}
+
+std::function<void()> BlockingClientImpl::cancel_of(std::shared_ptr<OperationHandle> handle) {
+  return [weak = weak_from_this(), handle = std::move(handle)] {
     if (const std::shared_ptr<BlockingClientImpl> impl = weak.lock()) {
       (void)impl->submit([handle] { handle->cancel(); });
     }
@@ -357,6 +377,12 @@ BlockingClient::CancelLock BlockingClient::lock_async(const Resource& resource,
                                                       const GuardOptions& options,
                                                       std::function<void(Guard)> done) {
   return impl_->lock_async(acquire_copy_of(resource), without_reentrancy(options), std::move(done));
+}
+
+BlockingClient::CancelLock BlockingClient::acquire_async(const Resource& resource,
+                                                         const AcquireOptions& options,
+                                                         std::function<void(AcquireResult)> done) {
+  return impl_->acquire_async(acquire_copy_of(resource), options, std::move(done));
 }
 
 BlockingClient::CancelLock BlockingClient::lock_async(const std::vector<Resource>& resources,

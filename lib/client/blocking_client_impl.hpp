@@ -55,6 +55,14 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   // own what it locks (it outlives the call).
   std::function<void()> lock_async(AcquireStart acquire, const GuardOptions& options,
                                    std::function<void(Guard)> done);
+  // BlockingClient::acquire_async: the same with the acquire's result, no
+  // guard.
+  std::function<void()> acquire_async(AcquireStart acquire, const AcquireOptions& options,
+                                      std::function<void(AcquireResult)> done);
+  // The cancel function of an operation started by a job: `handle` is
+  // filled on the loop by that job and read there by the cancel job (jobs
+  // run in order).
+  std::function<void()> cancel_of(std::shared_ptr<OperationHandle> handle);
   // BlockingClient::campaign (election.hpp).
   Guard campaign(const Election& election, const CampaignOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`

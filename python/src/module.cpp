@@ -174,6 +174,32 @@ class PyGuard {
 // How often a blocking wait lets the interpreter handle signals.
 constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 
+// Waits for what an acquire started without waiting will deliver, without
+// the GIL, in slices between which the interpreter's signal handlers run.
+// When one raises (Ctrl-C), the acquire is cancelled, its result (a grant
+// that raced the cancel) goes to `undo` without the GIL, and the handler's
+// exception propagates: nothing stays on the nodes.
+template <typename Result, typename Undo>
+Result wait_interruptibly(std::future<Result>& result, const std::function<void()>& cancel,
+                          Undo undo) {
+  for (;;) {
+    std::future_status status = std::future_status::timeout;
+    {
+      py::gil_scoped_release unlocked;
+      status = result.wait_for(kSignalCheckInterval);
+    }
+    if (status == std::future_status::ready) return result.get();
+    if (PyErr_CheckSignals() != 0) {
+      cancel();
+      {
+        py::gil_scoped_release unlocked;
+        undo(result.get());
+      }
+      throw py::error_already_set();
+    }
+  }
+}
+
 class PyClient {
  public:
   PyClient(PyClient&&) noexcept = default;
@@ -199,24 +225,8 @@ class PyClient {
     std::future<Guard> result = arrived->get_future();
     const BlockingClient::CancelLock cancel = start(
         target, permits, options, [arrived](Guard guard) { arrived->set_value(std::move(guard)); });
-    for (;;) {
-      std::future_status status = std::future_status::timeout;
-      {
-        py::gil_scoped_release unlocked;
-        status = result.wait_for(kSignalCheckInterval);
-      }
-      if (status == std::future_status::ready) break;
-      if (PyErr_CheckSignals() != 0) {
-        cancel();
-        {
-          // A grant that raced the cancel is released by its guard here.
-          py::gil_scoped_release unlocked;
-          Guard late = result.get();
-        }
-        throw py::error_already_set();
-      }
-    }
-    Guard guard = result.get();
+    // A grant that raced a cancel is released by its guard's destructor.
+    Guard guard = wait_interruptibly(result, cancel, [](Guard late) { (void)late; });
     if (!guard.owns_lock()) {
       const AcquireResult& result = guard.acquired();
       return py::make_tuple(py::none(), failure("not_acquired", guard.error(), result.nodes));
@@ -292,11 +302,16 @@ class PyClient {
   // (lock record, None) or (None, failure tuple).
   py::tuple acquire(const std::string& resource, std::optional<long> ttl_ms,
                     std::optional<long> wait_ms, std::optional<bool> fenced) {
-    AcquireResult result;
-    {
-      py::gil_scoped_release unlocked;
-      result = require()->acquire(Resource(resource), acquire_options(ttl_ms, wait_ms, fenced));
-    }
+    // Started without waiting and waited for in slices, as lock() does.
+    BlockingClient* client = require();
+    auto arrived = std::make_shared<std::promise<AcquireResult>>();
+    std::future<AcquireResult> pending = arrived->get_future();
+    const BlockingClient::CancelAcquire cancel = client->acquire_async(
+        Resource(resource), acquire_options(ttl_ms, wait_ms, fenced),
+        [arrived](AcquireResult result) { arrived->set_value(std::move(result)); });
+    const AcquireResult result = wait_interruptibly(pending, cancel, [client](AcquireResult late) {
+      if (late.ok()) (void)client->release(*late.lock);
+    });
     if (!result.ok())
       return py::make_tuple(py::none(), failure("not_acquired", result.error, result.nodes));
     return py::make_tuple(lock_record(*result.lock), py::none());

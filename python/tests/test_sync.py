@@ -177,14 +177,15 @@ import sys, redlock_quorum
 client = redlock_quorum.Client(nodes=sys.argv[1].split(","), release_at_majority=False)
 print("waiting", flush=True)
 try:
-    client.lock("held-elsewhere", wait_ms=60000)
+    getattr(client, sys.argv[2])("held-elsewhere", wait_ms=60000)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
 client.close()
 """
 
 
-def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_path):
+@pytest.mark.parametrize("call", ["lock", "acquire"])
+def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_path, call):
     import signal
     import subprocess
     import sys
@@ -193,7 +194,7 @@ def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_p
         held = holder.lock("held-elsewhere")
         script = tmp_path / "interrupted.py"
         script.write_text(INTERRUPTED)
-        waiter = subprocess.Popen([sys.executable, str(script), ",".join(addresses)],
+        waiter = subprocess.Popen([sys.executable, str(script), ",".join(addresses), call],
                                   stdout=subprocess.PIPE, text=True)
         assert waiter.stdout.readline().strip() == "waiting"
         # Inside the wait once it is in the node's waiting line.
@@ -203,7 +204,11 @@ def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_p
             time.sleep(0.01)
         started = time.monotonic()
         waiter.send_signal(signal.SIGINT)
-        out, _ = waiter.communicate(timeout=10)
+        try:
+            out, _ = waiter.communicate(timeout=10)
+        finally:
+            if waiter.poll() is None:
+                waiter.kill()
         assert waiter.returncode == 0
         assert out.strip() == "interrupted"
         assert time.monotonic() - started < 5

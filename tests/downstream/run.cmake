@@ -85,4 +85,30 @@ run_step("compile with pkg-config flags" "${CXX_COMPILER}" -std=c++20 ${cxx_flag
 set(ENV{LD_LIBRARY_PATH} "${lib_dir}")
 expect_config_error("${WORK_DIR}/app-pkgconfig")
 
+# 4. The Python package, when the build has it: installed where Debian's
+# python3 looks for packages installed under this prefix (as it looks in
+# /usr/local/lib/python3.X/dist-packages, for the default prefix), and
+# importable from there.
+if(EXISTS "${REDLOCK_BUILD_DIR}/python/redlock_quorum/__init__.py"
+   AND EXISTS /usr/lib/python3/dist-packages AND EXISTS /usr/bin/python3)
+  execute_process(COMMAND /usr/bin/python3 -c
+    "import sys; print('lib/python%d.%d/dist-packages' % sys.version_info[:2])"
+    OUTPUT_VARIABLE site_dir OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND /usr/bin/python3 -c
+    "import sys; print('/usr/local/${site_dir}' in sys.path)"
+    OUTPUT_VARIABLE on_path OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT on_path STREQUAL "True")
+    message(FATAL_ERROR "downstream: /usr/local/${site_dir} is not on python3's path")
+  endif()
+  if(NOT EXISTS "${prefix}/${site_dir}/redlock_quorum/__init__.py")
+    message(FATAL_ERROR "downstream: the Python package is not in ${prefix}/${site_dir}")
+  endif()
+  # (No ';' in the code: run_step passes its arguments on as a list.)
+  set(ENV{PYTHONPATH} "${prefix}/${site_dir}")
+  run_step("import the installed Python package" /usr/bin/python3 -c
+    "import redlock_quorum, sys\nassert redlock_quorum.__file__.startswith(sys.argv[1])"
+    "${prefix}/${site_dir}")
+  unset(ENV{PYTHONPATH})
+endif()
+
 message(STATUS "downstream: find_package and pkg-config consumers built and ran")
