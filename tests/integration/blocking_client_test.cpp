@@ -126,5 +126,41 @@ TEST(BlockingClientLockAsync, DeliversARenewingGuardAndCancelsAWait) {
   }
 }
 
+// acquire_async: the result arrives on the loop thread with the lock on
+// every node; a cancel while the lock is busy ends the wait with
+// errc::cancelled and leaves nothing of the waiter's on the nodes.
+TEST(BlockingClientAcquireAsync, DeliversTheResultAndCancelsAWait) {
+  RedisCluster cluster{3};
+  BlockingClient client(config_for(cluster, milliseconds(10000)));
+  std::promise<AcquireResult> arrived;
+  std::thread::id delivered_on;
+  (void)client.acquire_async(Resource("plain"), {}, [&](AcquireResult result) {
+    delivered_on = std::this_thread::get_id();
+    arrived.set_value(std::move(result));
+  });
+  const AcquireResult held = arrived.get_future().get();
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  EXPECT_NE(delivered_on, std::this_thread::get_id());
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(cluster.node(i).probe().get(key_of("plain")), held.lock->value.str()) << i;
+  }
+
+  std::promise<AcquireResult> waited;
+  AcquireOptions patient;
+  patient.wait = milliseconds(30000);
+  const BlockingClient::CancelAcquire cancel = client.acquire_async(
+      Resource("plain"), patient, [&](AcquireResult late) { waited.set_value(std::move(late)); });
+  std::future<AcquireResult> result = waited.get_future();
+  EXPECT_EQ(result.wait_for(milliseconds(200)), std::future_status::timeout) << "still busy";
+  cancel();
+  const AcquireResult refused = result.get();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error, errc::cancelled);
+  EXPECT_EQ(client.release(*held.lock).released, cluster.size());
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_FALSE(cluster.node(i).probe().exists(key_of("plain"))) << "node " << i;
+  }
+}
+
 }  // namespace
 }  // namespace redlock::test
