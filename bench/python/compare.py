@@ -16,9 +16,11 @@ of one acquire + release cycle:
   sync      redlock_quorum: client.acquire() then client.release()
   with      redlock_quorum: `with client.lock(...)` (a renewing guard)
   async     redlock_quorum: `async with client.lock_async(...)` on asyncio
-            (by default each await polls for up to async_spin_us = 250 before
-            parking on the event loop)
-  async-park  the same with async_spin_us=0: each await parks at once
+            (by default each wait polls for its result for up to
+            spin_us = 250 before it sleeps: blocks, or parks on the event
+            loop)
+  with-block  `with` with spin_us=0: each wait blocks at once
+  async-park  `async with` with spin_us=0: each await parks at once
   redis-py  redis-py's single-node Lock (python3-redis), the reference
   asyncio-2 two awaits of futures the event loop completes itself (no
             thread, no node): what asyncio's own turns cost `async with`,
@@ -169,11 +171,11 @@ def main() -> int:
     process, port, directory = start_node()
     address = f"127.0.0.1:{port}"
     results = {name: [] for name in
-               ("cpp", "cpp-guard", "cpp-async", "sync", "with", "async", "async-park",
+               ("cpp", "cpp-guard", "cpp-async", "sync", "with", "async", "with-block", "async-park",
                 "redis-py", "asyncio-2")}
     try:
         client = redlock_quorum.Client(nodes=[address], node_timeout_ms=1000)
-        parking = redlock_quorum.Client(nodes=[address], node_timeout_ms=1000, async_spin_us=0)
+        parking = redlock_quorum.Client(nodes=[address], node_timeout_ms=1000, spin_us=0)
         for _ in range(ROUNDS):
             results["cpp"].append(run_cpp(bench, address))
             results["cpp-guard"].append(run_cpp(bench, address, "BM_GuardLockRelease"))
@@ -181,6 +183,7 @@ def main() -> int:
             results["sync"].append(run_sync(client))
             results["with"].append(run_with(client))
             results["async"].append(run_async(client))
+            results["with-block"].append(run_with(parking))
             results["async-park"].append(run_async(parking))
             results["redis-py"].append(run_redis_py(port))
             results["asyncio-2"].append(run_asyncio_turns())
@@ -191,7 +194,8 @@ def main() -> int:
         process.wait(timeout=10)
         shutil.rmtree(directory, ignore_errors=True)
     p50s = {name: statistics.median(r[0] for r in rounds) for name, rounds in results.items()}
-    counterpart = {"with": "cpp-guard", "async": "cpp-async", "async-park": "cpp-async"}
+    counterpart = {"with": "cpp-guard", "async": "cpp-async", "async-park": "cpp-async",
+                   "with-block": "cpp-guard"}
     print(f"one node, {CYCLES} cycles x {ROUNDS} rounds; medians of the rounds' percentiles")
     print(f"{'client':10} {'p50 us':>9} {'p99 us':>9} {'p50 - cpp':>10} {'p50 - C++ same work':>20}"
           f" {'CPU us/cycle':>13}")

@@ -61,6 +61,11 @@ class REDLOCK_API BlockingClient {
                               std::function<void(AcquireResult)> done);
   [[nodiscard]] ExtendResult extend(const Lock& lock, const ExtendOptions& options = {});
   ReleaseResult release(const Lock& lock);
+  // The same without waiting: `done` runs once, on the client's loop
+  // thread, with the result (errc::shutting_down, at once on the calling
+  // thread, when the client is closing). The same contract for `done` as
+  // lock_async's.
+  void release_async(const Lock& lock, std::function<void(ReleaseResult)> done);
 
   // Acquires and returns a Guard that renews the lock on this client's loop
   // until it is released or lost (see guard.hpp). When the acquire fails,

@@ -184,6 +184,16 @@ std::function<void()> BlockingClientImpl::acquire_async(AcquireStart acquire,
   return cancel_of(std::move(handle));
 }
 
+void BlockingClientImpl::release_async(Lock lock, std::function<void(ReleaseResult)> done) {
+  const bool accepted =
+      submit([this, lock = std::move(lock), done] { (void)client_->release(lock, done); });
+  if (!accepted) {
+    ReleaseResult refused;
+    refused.error = make_error_code(errc::shutting_down);
+    done(std::move(refused));
+  }
+}
+
 std::function<void()> BlockingClientImpl::cancel_of(std::shared_ptr<OperationHandle> handle) {
   return [weak = weak_from_this(), handle = std::move(handle)] {
     if (const std::shared_ptr<BlockingClientImpl> impl = weak.lock()) {
@@ -310,6 +320,10 @@ ExtendResult BlockingClient::extend(const Lock& lock, const ExtendOptions& optio
 ReleaseResult BlockingClient::release(const Lock& lock) {
   return impl_->call<ReleaseResult>(
       [&](AsyncClient& client, auto done) { return client.release(lock, std::move(done)); });
+}
+
+void BlockingClient::release_async(const Lock& lock, std::function<void(ReleaseResult)> done) {
+  impl_->release_async(lock, std::move(done));
 }
 
 AcquireResult BlockingClient::acquire(const std::vector<Resource>& resources,

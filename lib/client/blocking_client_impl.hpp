@@ -59,6 +59,8 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   // guard.
   std::function<void()> acquire_async(AcquireStart acquire, const AcquireOptions& options,
                                       std::function<void(AcquireResult)> done);
+  // BlockingClient::release_async.
+  void release_async(Lock lock, std::function<void(ReleaseResult)> done);
   // The cancel function of an operation started by a job: `handle` is
   // filled on the loop by that job and read there by the cancel job (jobs
   // run in order).

@@ -357,17 +357,18 @@ class Client:
     ``[lock]`` keys as keyword arguments. Close it with ``close()`` or use it
     as a context manager. One client serves many threads.
 
-    ``async_spin_us`` bounds how long an ``async with`` polls for a result
-    before it parks on the event loop (0: parks at once); it polls only
-    while results have been coming back within that time.
+    ``spin_us`` bounds how long a wait for the nodes polls for its result
+    before it sleeps — an ``async with`` parks on the event loop, ``lock``,
+    ``acquire`` and the releases block (0: they sleep at once); a wait
+    polls only while results have been coming back within that time.
     """
 
     def __init__(self, config: Optional[str] = None, nodes: Optional[Sequence[str]] = None, *,
-                 async_spin_us: int = 250, **lock_settings: Any):
+                 spin_us: int = 250, **lock_settings: Any):
         if config is not None and nodes is not None:
             raise ConfigError("give config= or nodes=, not both")
-        if async_spin_us < 0:
-            raise ConfigError(f"async_spin_us = {async_spin_us}: a budget is 0 or more microseconds")
+        if spin_us < 0:
+            raise ConfigError(f"spin_us = {spin_us}: a budget is 0 or more microseconds")
         if nodes is None and lock_settings:
             raise ConfigError(
                 "lock settings as keywords go with nodes=; a quorum file has its own [lock] table"
@@ -379,7 +380,8 @@ class Client:
         if native is None:
             raise ConfigError(error)
         self._native = native
-        self._async_spin_us = int(async_spin_us)
+        self._spin_us = int(spin_us)
+        native.set_spin_us(self._spin_us)
         # One completion queue per asyncio loop that awaits this client.
         self._loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Completions]" = (
             weakref.WeakKeyDictionary())
@@ -387,7 +389,7 @@ class Client:
     def _completions(self, loop: asyncio.AbstractEventLoop) -> _Completions:
         completions = self._loops.get(loop)
         if completions is None:
-            completions = self._loops[loop] = _Completions(loop, self._async_spin_us)
+            completions = self._loops[loop] = _Completions(loop, self._spin_us)
         return completions
 
     def lock(self, resource=None, *, semaphore: Optional[str] = None,

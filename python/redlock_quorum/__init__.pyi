@@ -65,7 +65,7 @@ class AsyncGuard:
 
 class Client:
     def __init__(self, config: Optional[str] = ..., nodes: Optional[Sequence[str]] = ..., *,
-                 async_spin_us: int = ..., **lock_settings: Any) -> None: ...
+                 spin_us: int = ..., **lock_settings: Any) -> None: ...
     def lock(self, resource: Union[str, Sequence[str], None] = ..., *,
              semaphore: Optional[str] = ..., permits: Optional[int] = ...,
              ttl_ms: Optional[int] = ..., wait_ms: Optional[int] = ...,

@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -104,10 +105,63 @@ std::shared_ptr<py::object> shared_callable(py::object callable) {
   });
 }
 
+// How long a blocking wait polls for its result before it blocks (the
+// client's spin_us), and how long results have been taking: a moving
+// average over about the last eight, in microseconds. Polling is worth its
+// CPU only while results come back within the budget (a local quorum); a
+// client whose results take longer (a far quorum, waits in line) blocks at
+// once. Shared by a client and its guards; read and written by any thread
+// (a stale average only moves the choice by one wait).
+struct Polling {
+  std::atomic<std::int64_t> budget_us{0};
+  std::atomic<std::int64_t> typical_us{0};
+};
+
+// A result the library's loop delivers to a waiting thread: the promise,
+// and a flag the waiter may poll without a system call.
+template <typename T>
+struct Arrival {
+  std::promise<T> promise;
+  std::atomic<bool> ready{false};
+  void deliver(T value) {
+    promise.set_value(std::move(value));
+    ready.store(true, std::memory_order_release);
+  }
+};
+
+// Called without the GIL: polls `arrival` until it is ready or the budget
+// from `started` is spent (nothing when the budget is 0 or results have
+// been taking longer than it).
+template <typename T>
+void poll_for(const Arrival<T>& arrival, const Polling* polling,
+              std::chrono::steady_clock::time_point started) {
+  if (polling == nullptr) return;
+  const std::int64_t budget = polling->budget_us.load(std::memory_order_relaxed);
+  if (budget <= 0 || polling->typical_us.load(std::memory_order_relaxed) > budget) return;
+  const auto deadline = started + std::chrono::microseconds(budget);
+  while (!arrival.ready.load(std::memory_order_acquire) &&
+         std::chrono::steady_clock::now() < deadline) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+// Adds how long a result took to the moving average.
+void note_arrival(Polling* polling, std::chrono::steady_clock::time_point started) {
+  if (polling == nullptr) return;
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+  const std::int64_t typical = polling->typical_us.load(std::memory_order_relaxed);
+  polling->typical_us.store(typical + (took - typical) / 8, std::memory_order_relaxed);
+}
+
 class PyGuard {
  public:
   PyGuard() = default;
-  explicit PyGuard(Guard guard) : guard_(std::move(guard)) {}
+  explicit PyGuard(Guard guard, std::shared_ptr<Polling> polling = nullptr)
+      : guard_(std::move(guard)), polling_(std::move(polling)) {}
   PyGuard(PyGuard&&) noexcept = default;
   PyGuard& operator=(PyGuard&&) = delete;
   PyGuard(const PyGuard&) = delete;
@@ -157,18 +211,24 @@ class PyGuard {
     });
   }
 
-  // Releases (waiting for the nodes without the GIL); the released count.
+  // Releases (waiting for the nodes without the GIL, polling first as an
+  // acquire's wait does); the released count.
   std::size_t release() {
-    ReleaseResult result;
-    {
-      py::gil_scoped_release unlocked;
-      result = guard_.release();
-    }
-    return result.released;
+    if (!guard_.owns_lock()) return 0;
+    auto arrival = std::make_shared<Arrival<ReleaseResult>>();
+    std::future<ReleaseResult> result = arrival->promise.get_future();
+    const auto started = std::chrono::steady_clock::now();
+    py::gil_scoped_release unlocked;
+    guard_.release_async([arrival](ReleaseResult released) { arrival->deliver(released); });
+    poll_for(*arrival, polling_.get(), started);
+    const ReleaseResult released = result.get();
+    note_arrival(polling_.get(), started);
+    return released.released;
   }
 
  private:
   Guard guard_;
+  std::shared_ptr<Polling> polling_;
 };
 
 // How often a blocking wait lets the interpreter handle signals.
@@ -179,16 +239,22 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 // When one raises (Ctrl-C), the acquire is cancelled, its result (a grant
 // that raced the cancel) goes to `undo` without the GIL, and the handler's
 // exception propagates: nothing stays on the nodes.
+// The first slice polls first (poll_for).
 template <typename Result, typename Undo>
-Result wait_interruptibly(std::future<Result>& result, const std::function<void()>& cancel,
-                          Undo undo) {
-  for (;;) {
+Result wait_interruptibly(const Arrival<Result>& arrival, std::future<Result>& result,
+                          const std::function<void()>& cancel, Undo undo, Polling* polling,
+                          std::chrono::steady_clock::time_point started) {
+  for (bool first = true;; first = false) {
     std::future_status status = std::future_status::timeout;
     {
       py::gil_scoped_release unlocked;
+      if (first) poll_for(arrival, polling, started);
       status = result.wait_for(kSignalCheckInterval);
     }
-    if (status == std::future_status::ready) return result.get();
+    if (status == std::future_status::ready) {
+      note_arrival(polling, started);
+      return result.get();
+    }
     if (PyErr_CheckSignals() != 0) {
       cancel();
       {
@@ -221,17 +287,19 @@ class PyClient {
     const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
     // Started without waiting, then waited for in slices: between them the
     // interpreter's signal handlers run, so Ctrl-C cancels the acquire.
-    auto arrived = std::make_shared<std::promise<Guard>>();
-    std::future<Guard> result = arrived->get_future();
+    auto arrived = std::make_shared<Arrival<Guard>>();
+    std::future<Guard> result = arrived->promise.get_future();
+    const auto started = std::chrono::steady_clock::now();
     const BlockingClient::CancelLock cancel = start(
-        target, permits, options, [arrived](Guard guard) { arrived->set_value(std::move(guard)); });
+        target, permits, options, [arrived](Guard guard) { arrived->deliver(std::move(guard)); });
     // A grant that raced a cancel is released by its guard's destructor.
-    Guard guard = wait_interruptibly(result, cancel, [](Guard late) { (void)late; });
+    Guard guard = wait_interruptibly(
+        *arrived, result, cancel, [](Guard late) { (void)late; }, polling_.get(), started);
     if (!guard.owns_lock()) {
       const AcquireResult& result = guard.acquired();
       return py::make_tuple(py::none(), failure("not_acquired", guard.error(), result.nodes));
     }
-    return py::make_tuple(PyGuard(std::move(guard)), py::none());
+    return py::make_tuple(PyGuard(std::move(guard), polling_), py::none());
   }
 
   // Starts the acquire and returns at once: completion `done_id` (kind
@@ -304,14 +372,18 @@ class PyClient {
                     std::optional<long> wait_ms, std::optional<bool> fenced) {
     // Started without waiting and waited for in slices, as lock() does.
     BlockingClient* client = require();
-    auto arrived = std::make_shared<std::promise<AcquireResult>>();
-    std::future<AcquireResult> pending = arrived->get_future();
+    auto arrived = std::make_shared<Arrival<AcquireResult>>();
+    std::future<AcquireResult> pending = arrived->promise.get_future();
+    const auto started = std::chrono::steady_clock::now();
     const BlockingClient::CancelAcquire cancel = client->acquire_async(
         Resource(resource), acquire_options(ttl_ms, wait_ms, fenced),
-        [arrived](AcquireResult result) { arrived->set_value(std::move(result)); });
-    const AcquireResult result = wait_interruptibly(pending, cancel, [client](AcquireResult late) {
-      if (late.ok()) (void)client->release(*late.lock);
-    });
+        [arrived](AcquireResult result) { arrived->deliver(std::move(result)); });
+    const AcquireResult result = wait_interruptibly(
+        *arrived, pending, cancel,
+        [client](AcquireResult late) {
+          if (late.ok()) (void)client->release(*late.lock);
+        },
+        polling_.get(), started);
     if (!result.ok())
       return py::make_tuple(py::none(), failure("not_acquired", result.error, result.nodes));
     return py::make_tuple(lock_record(*result.lock), py::none());
@@ -331,14 +403,25 @@ class PyClient {
     return py::make_tuple(lock_record(*result.lock), py::none());
   }
 
+  // How long a blocking wait polls before it blocks (Polling), 0: never.
+  void set_spin_us(std::int64_t budget_us) {
+    polling_->budget_us.store(budget_us, std::memory_order_relaxed);
+  }
+
+  // Releases, waiting for the nodes without the GIL (polling first, as
+  // acquire does).
   std::size_t release(const py::dict& record) {
     const Lock lock = lock_of(record);
-    ReleaseResult result;
-    {
-      py::gil_scoped_release unlocked;
-      result = require()->release(lock);
-    }
-    return result.released;
+    BlockingClient* client = require();
+    auto arrival = std::make_shared<Arrival<ReleaseResult>>();
+    std::future<ReleaseResult> result = arrival->promise.get_future();
+    const auto started = std::chrono::steady_clock::now();
+    py::gil_scoped_release unlocked;
+    client->release_async(lock, [arrival](ReleaseResult released) { arrival->deliver(released); });
+    poll_for(*arrival, polling_.get(), started);
+    const ReleaseResult released = result.get();
+    note_arrival(polling_.get(), started);
+    return released.released;
   }
 
   // Who holds `resource` by majority read: a dict with "holder" (None or
@@ -467,6 +550,7 @@ class PyClient {
   }
 
   std::unique_ptr<BlockingClient> client_;
+  std::shared_ptr<Polling> polling_ = std::make_shared<Polling>();
 };
 
 // (client, None) or (None, "file:line:col: message").
@@ -555,6 +639,7 @@ PYBIND11_MODULE(_native, module) {
       .def("release", &PyClient::release, py::arg("lock"))
       .def("inspect", &PyClient::inspect, py::arg("target"), py::arg("permits"))
       .def("node_health", &PyClient::node_health)
+      .def("set_spin_us", &PyClient::set_spin_us, py::arg("budget_us"))
       .def("close", &PyClient::close);
   module.def("client_from_file", &client_from_file, py::arg("path"));
   module.def("client_from_text", &client_from_text, py::arg("text"), py::arg("source"));

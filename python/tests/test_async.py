@@ -23,7 +23,7 @@ def lock_key(resource: str) -> str:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("spin_us", [0, 250])
 async def test_async_with_holds_the_lock_and_releases_it(nodes, addresses, spin_us):
-    with Client(nodes=addresses, release_at_majority=False, async_spin_us=spin_us) as client:
+    with Client(nodes=addresses, release_at_majority=False, spin_us=spin_us) as client:
         async with client.lock_async("doc:1", fenced=True) as guard:
             assert isinstance(guard.lost, asyncio.Event)
             assert guard.valid and isinstance(guard.fence, int)
@@ -48,7 +48,7 @@ async def test_a_busy_lock_raises_not_acquired_on_entry(addresses):
 @pytest.mark.asyncio
 @pytest.mark.parametrize("spin_us", [0, 250, 100_000])
 async def test_the_event_loop_stays_responsive_while_fifty_tasks_wait(addresses, spin_us):
-    with Client(nodes=addresses, retry_delay_ms=50, async_spin_us=spin_us) as client:
+    with Client(nodes=addresses, retry_delay_ms=50, spin_us=spin_us) as client:
         gaps = []
         served = 0
         stop = asyncio.Event()

@@ -111,8 +111,8 @@ def test_configuration_errors_say_where_and_what(tmp_path):
     with pytest.raises(ConfigError):
         Client(config=str(bad), nodes=["127.0.0.1:1"])
     with pytest.raises(ConfigError) as raised:
-        Client(nodes=["127.0.0.1:1"], async_spin_us=-1)
-    assert "async_spin_us = -1" in str(raised.value)
+        Client(nodes=["127.0.0.1:1"], spin_us=-1)
+    assert "spin_us = -1" in str(raised.value)
 
 
 def test_a_quorum_file_serves_as_well(tmp_path, addresses):

@@ -128,7 +128,8 @@ TEST(BlockingClientLockAsync, DeliversARenewingGuardAndCancelsAWait) {
 
 // acquire_async: the result arrives on the loop thread with the lock on
 // every node; a cancel while the lock is busy ends the wait with
-// errc::cancelled and leaves nothing of the waiter's on the nodes.
+// errc::cancelled and leaves nothing of the waiter's on the nodes; and
+// release_async frees the lock on every node.
 TEST(BlockingClientAcquireAsync, DeliversTheResultAndCancelsAWait) {
   RedisCluster cluster{3};
   BlockingClient client(config_for(cluster, milliseconds(10000)));
@@ -156,7 +157,9 @@ TEST(BlockingClientAcquireAsync, DeliversTheResultAndCancelsAWait) {
   const AcquireResult refused = result.get();
   EXPECT_FALSE(refused.ok());
   EXPECT_EQ(refused.error, errc::cancelled);
-  EXPECT_EQ(client.release(*held.lock).released, cluster.size());
+  std::promise<ReleaseResult> released;
+  client.release_async(*held.lock, [&](ReleaseResult outcome) { released.set_value(outcome); });
+  EXPECT_EQ(released.get_future().get().released, cluster.size());
   for (std::size_t i = 0; i < cluster.size(); ++i) {
     EXPECT_FALSE(cluster.node(i).probe().exists(key_of("plain"))) << "node " << i;
   }
