@@ -61,6 +61,8 @@ class ConfigError(LockError):
 
 def _raise(failure) -> None:
     kind, message, nodes = failure
+    if kind == "invalid":
+        raise ValueError(message)
     if kind == "not_acquired":
         raise NotAcquired(message, nodes)
     if kind == "lost":

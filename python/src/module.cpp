@@ -57,8 +57,12 @@ py::list node_outcomes(const std::vector<NodeOutcome>& nodes) {
 
 // A failure as the package raises it: (kind, message, nodes), where kind is
 // "not_acquired", "lost" or "error".
+// A failure for redlock_quorum._raise: (kind, message, node outcomes). An
+// invalid argument (a ttl of 0, a negative wait) is "invalid" whatever the
+// call (Python raises ValueError): it is not a lock that was busy.
 py::tuple failure(std::string_view kind, const std::error_code& error,
                   const std::vector<NodeOutcome>& nodes) {
+  if (error == errc::invalid_argument) kind = "invalid";
   return py::make_tuple(std::string(kind), error.message(), node_outcomes(nodes));
 }
 

@@ -99,6 +99,15 @@ def test_acquire_extend_release_without_a_block(nodes, addresses):
         assert client.release(longer) == 3
 
 
+def test_an_invalid_argument_is_a_value_error_not_a_busy_lock(addresses):
+    with Client(nodes=addresses) as client:
+        for bad in ({"ttl_ms": 0}, {"ttl_ms": -5}, {"wait_ms": -1}):
+            with pytest.raises(ValueError):
+                client.lock("bad-arguments", **bad)
+            with pytest.raises(ValueError):
+                client.acquire("bad-arguments", **bad)
+
+
 def test_configuration_errors_say_where_and_what(tmp_path):
     with pytest.raises(ConfigError) as raised:
         Client(nodes=["127.0.0.1:1"], tll_ms=5)
