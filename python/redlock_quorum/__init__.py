@@ -89,7 +89,9 @@ def _toml_value(key: str, value: Any) -> str:
 
 def _quorum_text(nodes: Sequence[str], settings: Dict[str, Any]) -> str:
     """The quorum file the arguments describe: one reader checks every
-    configuration, so a keyword gets the file's checks and messages."""
+    configuration, so a keyword gets the file's checks and messages
+    (_argument_error then names the argument instead of a line of this
+    text)."""
     if isinstance(nodes, str):
         raise ConfigError('nodes: expected a list of "host:port" strings, got one string')
     lines: List[str] = []
@@ -102,6 +104,25 @@ def _quorum_text(nodes: Sequence[str], settings: Dict[str, Any]) -> str:
         for key, value in settings.items():
             lines.append(f"{key} = {_toml_value(key, value)}")
     return "\n".join(lines) + "\n"
+
+
+def _argument_error(error: str, nodes: Sequence[str], settings: Dict[str, Any]) -> str:
+    """A reader's error about _quorum_text's text ("nodes=:LINE:COL: ..."),
+    told by the argument that line came from: ``nodes[i]`` or the keyword.
+    Each node's address is two lines of the text, the [lock] header one."""
+    head, _, rest = error.partition(": ")
+    parts = head.split(":")
+    if len(parts) != 3 or parts[0] != "nodes=" or not parts[1].isdigit():
+        return error
+    line = int(parts[1])
+    origins = [f"nodes[{i}]" for i in range(len(nodes)) for _ in range(2)]
+    if settings:
+        origins.append("keyword arguments")
+        # The keyword's name only: a value may be a secret given by mistake.
+        origins += [f"keyword {key}" for key in settings]
+    if 1 <= line <= len(origins):
+        return f"{origins[line - 1]}: {rest}"
+    return error
 
 
 def _target(resource, semaphore, permits):
@@ -380,6 +401,8 @@ class Client:
         else:
             native, error = _native.client_from_file(None if config is None else str(config))
         if native is None:
+            if nodes is not None:
+                error = _argument_error(error, nodes, lock_settings)
             raise ConfigError(error)
         self._native = native
         self._spin_us = int(spin_us)

@@ -112,6 +112,14 @@ def test_configuration_errors_say_where_and_what(tmp_path):
     with pytest.raises(ConfigError) as raised:
         Client(nodes=["127.0.0.1:1"], tll_ms=5)
     assert "did you mean ttl_ms?" in str(raised.value)
+    assert str(raised.value).startswith("keyword tll_ms: ")
+    with pytest.raises(ConfigError) as raised:
+        Client(nodes=["127.0.0.1:1"], ttl_ms="abc", password_typo="hunter2")
+    assert str(raised.value).startswith("keyword ")
+    assert "hunter2" not in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        Client(nodes=["127.0.0.1:1", "nowhere:not-a-port"])
+    assert str(raised.value).startswith("nodes[1]: ")
     bad = tmp_path / "redlock.toml"
     bad.write_text('[[node]]\naddress = "127.0.0.1:1"\n[lock]\nttl_ms = -1\n')
     with pytest.raises(ConfigError) as raised:
