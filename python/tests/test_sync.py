@@ -320,3 +320,32 @@ def test_a_client_dropped_without_close_while_its_locks_are_lost_shuts_down(node
         node.command("FLUSHALL")  # every renewal now fails: losses arrive meanwhile
     del client, guards
     gc.collect()  # the client's loop thread stops without deadlocking on the GIL
+
+
+def test_the_readme_python_quickstart_runs_as_written(nodes, addresses, tmp_path):
+    """The first ```python block of README.md, run as written from a
+    directory whose ./redlock.toml names the test nodes."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", readme, re.S)
+    assert block, "README.md has no Python quickstart"
+    (tmp_path / "redlock.toml").write_text(
+        "".join(f'[[node]]\naddress = "{a}"\n' for a in addresses))
+    environment = dict(os.environ)
+    environment.pop("REDLOCK_CONFIG", None)
+    ran = subprocess.run([sys.executable, "-c", block.group(1)], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert re.fullmatch(r"holding nightly-report with fencing token \d+\n", ran.stdout), ran.stdout
+    # Released: at once on a majority (release_at_majority, the default),
+    # and on the last node once its answer is in.
+    deadline = time.monotonic() + 5
+    for node in nodes:
+        while node.command("EXISTS", lock_key("nightly-report")) != b":0\r\n":
+            assert time.monotonic() < deadline, "the quickstart left its lock on a node"
+            time.sleep(0.01)
