@@ -141,36 +141,27 @@ Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& t
 std::function<void()> BlockingClientImpl::lock_async(AcquireStart acquire,
                                                      const GuardOptions& options,
                                                      std::function<void(Guard)> done) {
-  // Filled on the loop by the start job, read there by a cancel job (jobs
-  // run in order).
-  auto handle = std::make_shared<OperationHandle>();
-  std::weak_ptr<BlockingClientImpl> weak = weak_from_this();
-  const bool accepted = submit([this, weak, handle, acquire = std::move(acquire), options, done] {
-    ClientCore& core = ClientAccess::core(*client_);
-    *handle = acquire(
-        *client_, options.acquire, [&core, weak, options, done](AcquireResult result) mutable {
-          if (!result.ok()) {
-            done(Guard(std::move(result)));
-            return;
-          }
-          AcquireRecord record(result, core.node_names());
-          auto state =
-              launch<GuardState>(core, std::move(*result.lock), options, std::move(record));
-          done(Guard(std::move(state), weak, nullptr));
-        });
-  });
-  if (!accepted) {
-    AcquireResult refused;
-    refused.error = make_error_code(errc::shutting_down);
-    done(Guard(std::move(refused)));
-    return [] {};
-  }
-  return cancel_of(std::move(handle));
+  // The acquire's result becomes a guard on the loop, in the acquire's own
+  // callback, so renewal starts with no gap.
+  return acquire_async(
+      std::move(acquire), options.acquire,
+      [this, weak = weak_from_this(), options, done = std::move(done)](AcquireResult result) {
+        if (!result.ok()) {
+          done(Guard(std::move(result)));
+          return;
+        }
+        ClientCore& core = ClientAccess::core(*client_);
+        AcquireRecord record(result, core.node_names());
+        auto state = launch<GuardState>(core, std::move(*result.lock), options, std::move(record));
+        done(Guard(std::move(state), weak, nullptr));
+      });
 }
 
 std::function<void()> BlockingClientImpl::acquire_async(AcquireStart acquire,
                                                         const AcquireOptions& options,
                                                         std::function<void(AcquireResult)> done) {
+  // Filled on the loop by the start job, read there by a cancel job (jobs
+  // run in order).
   auto handle = std::make_shared<OperationHandle>();
   const bool accepted = submit([this, handle, acquire = std::move(acquire), options, done] {
     *handle = acquire(*client_, options, done);
@@ -181,7 +172,11 @@ std::function<void()> BlockingClientImpl::acquire_async(AcquireStart acquire,
     done(std::move(refused));
     return [] {};
   }
-  return cancel_of(std::move(handle));
+  return [weak = weak_from_this(), handle] {
+    if (const std::shared_ptr<BlockingClientImpl> impl = weak.lock()) {
+      (void)impl->submit([handle] { handle->cancel(); });
+    }
+  };
 }
 
 void BlockingClientImpl::release_async(Lock lock, std::function<void(ReleaseResult)> done) {
@@ -192,14 +187,6 @@ void BlockingClientImpl::release_async(Lock lock, std::function<void(ReleaseResu
     refused.error = make_error_code(errc::shutting_down);
     done(std::move(refused));
   }
-}
-
-std::function<void()> BlockingClientImpl::cancel_of(std::shared_ptr<OperationHandle> handle) {
-  return [weak = weak_from_this(), handle = std::move(handle)] {
-    if (const std::shared_ptr<BlockingClientImpl> impl = weak.lock()) {
-      (void)impl->submit([handle] { handle->cancel(); });
-    }
-  };
 }
 
 namespace {

@@ -52,7 +52,8 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
   [[nodiscard]] HoldRegistry& holds() noexcept { return holds_; }
   // BlockingClient::lock_async: starts the acquire on the loop and returns
   // at once; `done` runs on the loop thread with the guard. `acquire` must
-  // own what it locks (it outlives the call).
+  // own what it locks (it outlives the call). An acquire_async whose
+  // result becomes the guard.
   std::function<void()> lock_async(AcquireStart acquire, const GuardOptions& options,
                                    std::function<void(Guard)> done);
   // BlockingClient::acquire_async: the same with the acquire's result, no
@@ -61,10 +62,6 @@ class BlockingClientImpl : public std::enable_shared_from_this<BlockingClientImp
                                       std::function<void(AcquireResult)> done);
   // BlockingClient::release_async.
   void release_async(Lock lock, std::function<void(ReleaseResult)> done);
-  // The cancel function of an operation started by a job: `handle` is
-  // filled on the loop by that job and read there by the cancel job (jobs
-  // run in order).
-  std::function<void()> cancel_of(std::shared_ptr<OperationHandle> handle);
   // BlockingClient::campaign (election.hpp).
   Guard campaign(const Election& election, const CampaignOptions& options, std::stop_token stop);
   // Stops the guard's renewals and releases its lock; waits at most `limit`

@@ -161,6 +161,23 @@ void note_arrival(Polling* polling, std::chrono::steady_clock::time_point starte
   polling->typical_us.store(typical + (took - typical) / 8, std::memory_order_relaxed);
 }
 
+// Starts, without the GIL, what `start(deliver)` starts on the library's
+// loop, and waits for the result it delivers: polling first, then
+// blocking. For what the node timeouts bound (a release), not for a wait
+// that Ctrl-C must be able to end (wait_interruptibly).
+template <typename Result, typename Start>
+Result wait_polled(Start start, Polling* polling) {
+  auto arrival = std::make_shared<Arrival<Result>>();
+  std::future<Result> result = arrival->promise.get_future();
+  const auto started = std::chrono::steady_clock::now();
+  py::gil_scoped_release unlocked;
+  start([arrival](Result value) { arrival->deliver(std::move(value)); });
+  poll_for(*arrival, polling, started);
+  Result value = result.get();
+  note_arrival(polling, started);
+  return value;
+}
+
 class PyGuard {
  public:
   PyGuard() = default;
@@ -219,15 +236,9 @@ class PyGuard {
   // acquire's wait does); the released count.
   std::size_t release() {
     if (!guard_.owns_lock()) return 0;
-    auto arrival = std::make_shared<Arrival<ReleaseResult>>();
-    std::future<ReleaseResult> result = arrival->promise.get_future();
-    const auto started = std::chrono::steady_clock::now();
-    py::gil_scoped_release unlocked;
-    guard_.release_async([arrival](ReleaseResult released) { arrival->deliver(released); });
-    poll_for(*arrival, polling_.get(), started);
-    const ReleaseResult released = result.get();
-    note_arrival(polling_.get(), started);
-    return released.released;
+    return wait_polled<ReleaseResult>(
+               [this](auto deliver) { guard_.release_async(std::move(deliver)); }, polling_.get())
+        .released;
   }
 
  private:
@@ -243,16 +254,20 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 // When one raises (Ctrl-C), the acquire is cancelled, its result (a grant
 // that raced the cancel) goes to `undo` without the GIL, and the handler's
 // exception propagates: nothing stays on the nodes.
-// The first slice polls first (poll_for).
-template <typename Result, typename Undo>
-Result wait_interruptibly(const Arrival<Result>& arrival, std::future<Result>& result,
-                          const std::function<void()>& cancel, Undo undo, Polling* polling,
-                          std::chrono::steady_clock::time_point started) {
+// `start(deliver)` starts the acquire and returns its cancel function; the
+// first slice polls first (poll_for).
+template <typename Result, typename Start, typename Undo>
+Result wait_interruptibly(Start start, Undo undo, Polling* polling) {
+  auto arrival = std::make_shared<Arrival<Result>>();
+  std::future<Result> result = arrival->promise.get_future();
+  const auto started = std::chrono::steady_clock::now();
+  const std::function<void()> cancel =
+      start([arrival](Result value) { arrival->deliver(std::move(value)); });
   for (bool first = true;; first = false) {
     std::future_status status = std::future_status::timeout;
     {
       py::gil_scoped_release unlocked;
-      if (first) poll_for(arrival, polling, started);
+      if (first) poll_for(*arrival, polling, started);
       status = result.wait_for(kSignalCheckInterval);
     }
     if (status == std::future_status::ready) {
@@ -291,14 +306,10 @@ class PyClient {
     const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
     // Started without waiting, then waited for in slices: between them the
     // interpreter's signal handlers run, so Ctrl-C cancels the acquire.
-    auto arrived = std::make_shared<Arrival<Guard>>();
-    std::future<Guard> result = arrived->promise.get_future();
-    const auto started = std::chrono::steady_clock::now();
-    const BlockingClient::CancelLock cancel = start(
-        target, permits, options, [arrived](Guard guard) { arrived->deliver(std::move(guard)); });
     // A grant that raced a cancel is released by its guard's destructor.
-    Guard guard = wait_interruptibly(
-        *arrived, result, cancel, [](Guard late) { (void)late; }, polling_.get(), started);
+    Guard guard = wait_interruptibly<Guard>(
+        [&](auto deliver) { return start(target, permits, options, std::move(deliver)); },
+        [](Guard late) { (void)late; }, polling_.get());
     if (!guard.owns_lock()) {
       const AcquireResult& result = guard.acquired();
       return py::make_tuple(py::none(), failure("not_acquired", guard.error(), result.nodes));
@@ -376,18 +387,15 @@ class PyClient {
                     std::optional<long> wait_ms, std::optional<bool> fenced) {
     // Started without waiting and waited for in slices, as lock() does.
     BlockingClient* client = require();
-    auto arrived = std::make_shared<Arrival<AcquireResult>>();
-    std::future<AcquireResult> pending = arrived->promise.get_future();
-    const auto started = std::chrono::steady_clock::now();
-    const BlockingClient::CancelAcquire cancel = client->acquire_async(
-        Resource(resource), acquire_options(ttl_ms, wait_ms, fenced),
-        [arrived](AcquireResult result) { arrived->deliver(std::move(result)); });
-    const AcquireResult result = wait_interruptibly(
-        *arrived, pending, cancel,
+    const AcquireResult result = wait_interruptibly<AcquireResult>(
+        [&](auto deliver) {
+          return client->acquire_async(Resource(resource), acquire_options(ttl_ms, wait_ms, fenced),
+                                       std::move(deliver));
+        },
         [client](AcquireResult late) {
           if (late.ok()) (void)client->release(*late.lock);
         },
-        polling_.get(), started);
+        polling_.get());
     if (!result.ok())
       return py::make_tuple(py::none(), failure("not_acquired", result.error, result.nodes));
     return py::make_tuple(lock_record(*result.lock), py::none());
@@ -417,15 +425,10 @@ class PyClient {
   std::size_t release(const py::dict& record) {
     const Lock lock = lock_of(record);
     BlockingClient* client = require();
-    auto arrival = std::make_shared<Arrival<ReleaseResult>>();
-    std::future<ReleaseResult> result = arrival->promise.get_future();
-    const auto started = std::chrono::steady_clock::now();
-    py::gil_scoped_release unlocked;
-    client->release_async(lock, [arrival](ReleaseResult released) { arrival->deliver(released); });
-    poll_for(*arrival, polling_.get(), started);
-    const ReleaseResult released = result.get();
-    note_arrival(polling_.get(), started);
-    return released.released;
+    return wait_polled<ReleaseResult>(
+               [&](auto deliver) { client->release_async(lock, std::move(deliver)); },
+               polling_.get())
+        .released;
   }
 
   // Who holds `resource` by majority read: a dict with "holder" (None or
