@@ -36,10 +36,11 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
     queue_id_ = line_place_->id;
     queue_key_ = queue_key(prefix, resource_.str());
     queue_due_key_ = queue_due_key(prefix, resource_.str());
+    queue_claims_key_ = queue_claims_key(prefix, resource_.str());
     ticket_field_ = ticket_field(resource_.str());
     attempt_call_.script = &script(ScriptId::fair_acquire);
-    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,
-                          lock_key_,   queue_key_,      queue_due_key_};
+    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,       lock_key_,
+                          queue_key_,  queue_due_key_,  queue_claims_key_};
     attempt_call_.args = {
         "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
         queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
@@ -118,6 +119,13 @@ void AcquireOperation::pause_then_attempt(Microseconds delay) {
 }
 
 void AcquireOperation::begin_attempt() {
+  // A fair waiter with a ticket and a claim records again instead: the
+  // record renews its place and claim, and is granted where it is first
+  // and the lock free.
+  if (kind_ == LockKind::fair && ticket_ && claims()) {
+    record_again();
+    return;
+  }
   // A node still to answer an earlier attempt may have granted it: its
   // undo goes now, ahead of this attempt on the node's connection, or the
   // earlier grant would refuse this one there.
@@ -198,7 +206,12 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
                                    const NodeResponse& response) {
   if (tag == kCleanupTag) return;
   if ((tag & kFenceTagBit) != 0) {
-    if (!fencing_.counts(tag, response)) return;
+    if (!fencing_.counts(tag, response)) {
+      if (claiming_ && tag == claim_record_tag_ && response.kind == NodeResponse::Kind::reply) {
+        on_late_record(node, response);
+      }
+      return;
+    }
     if (phase_ == Phase::ticketing) {
       on_ticket_response(node, response);
     } else {
@@ -386,6 +399,13 @@ bool AcquireOperation::saw_unmarked_node() {
 
 void AcquireOperation::fail_attempt(std::error_code why) {
   last_failure_ = why;
+  if (claiming_) {
+    // A claim that won too late to be valid: it goes, and the next record
+    // makes a new one.
+    abandon_claim(false);
+    retry_or_finish(why, next_pause());
+    return;
+  }
   if (permits_differ_) {
     // Another count is recorded while a permit is held: this client's
     // count is wrong (or theirs), and retrying cannot change it.
@@ -476,7 +496,8 @@ void AcquireOperation::succeed(Microseconds validity) {
     lock.shared = true;
   } else if (kind_ == LockKind::fair) {
     lock.queue_id = queue_id_;
-    queued_ = false;  // the place goes with the lock's release
+    queued_ = false;    // the place goes with the lock's release
+    claiming_ = false;  // the claim is the lock
   }
   // The nodes that granted this attempt took the waiter out of their line;
   // one that refused it put it back at the end.

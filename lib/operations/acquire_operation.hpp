@@ -16,6 +16,7 @@
 #include "protocol/retry_policy.hpp"
 #include "redlock/config.hpp"
 #include "scripts/lock_calls.hpp"
+#include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
 
@@ -55,6 +56,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // place out of its line), so no other word of it will come from that
   // node. Received while voting, it makes a failed attempt retry at once.
   bool named(std::size_t node, bool first_copy) override;
+  // Fair: `node`'s release granted the claim tagged `claim` (a vote for the
+  // current claim's value; any other tag is ignored, its claim undone).
+  void granted(std::size_t node, std::string_view claim) override;
 
  private:
   // A fair waiter's place in the queue lives this long on a node unless its
@@ -123,6 +127,38 @@ class AcquireOperation final : public Operation, public Wakeable {
   void begin_ticket(std::error_code why, Microseconds pause);
   void send_ticket_round();
   void on_ticket_response(std::size_t node, const NodeResponse& response);
+  // Fair claims (docs/algorithm.md, "Fair locks", the claim): an unfenced
+  // fair waiter that may wait records its ticket with a claim, a value the
+  // release that frees the lock on a node grants it there. The claim is an
+  // attempt whose round (attempt_, opened as the claim is made, so its t0
+  // comes before any node could have set the value) collects its votes
+  // from the records' answers and the grants the releases publish.
+  [[nodiscard]] bool claims() const noexcept;
+  // A new claim: a fresh value and tag, attempt_ opened, counted as an
+  // attempt.
+  void open_claim();
+  // The ticket's record again (renewing the place and the claim, and
+  // granted at once where the waiter is first and the lock free), instead
+  // of an attempt: with a new claim when the current one is too old to
+  // leave a useful validity, or holds grants while some node serves
+  // another waiter first (a split: it gives them up, so that waiter can
+  // win).
+  void record_again();
+  // `node` holds the claim's value: a vote; a majority wins the lock.
+  void claim_vote(std::size_t node);
+  // A record's answer after its round was decided (the grants a majority's
+  // answers did not include).
+  void on_late_record(std::size_t node, const NodeResponse& response);
+  // Gives the claim up on every node (fair_release of its value, the
+  // place kept unless `leave`): a node that granted it serves its next
+  // waiter, one that kept it forgets it.
+  void abandon_claim(bool leave);
+  [[nodiscard]] ScriptCall claim_release_call(bool leave) const;
+  // A record's answer from `node` for the current claim: a grant is a
+  // vote; a node that puts another waiter first gets its grant back.
+  void note_record(std::size_t node, QueueState state);
+  // The pause before the next record while some nodes granted the claim.
+  [[nodiscard]] Microseconds quick_record_pause();
   // Gives up the waiter's place on every node: a fair waiter's in the
   // queue, a mutex waiter's in the waiting line (an acquire that ends
   // without the lock, or won while some node lined it up again).
@@ -235,6 +271,17 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<std::uint64_t> ticket_;
   bool queued_ = false;  // a ticket round was started: the nodes may list us
   bool enqueueing_ = false;
+  std::string queue_claims_key_;
+  // The current claim (claiming_): its tag (random, secret: a grant
+  // names it), the nodes that hold its value, the latest record round's tag
+  // and how many of its answers put another waiter first.
+  bool claiming_ = false;
+  std::string claim_tag_;
+  std::bitset<kMaxNodes> claim_granted_;
+  std::uint32_t claim_record_tag_ = 0;
+  std::size_t claim_behind_ = 0;
+  // Records made since the claim's first grant without a majority.
+  int claim_quick_records_ = 0;
   std::uint64_t ticket_drawn_ = 0;
   TimePoint ticket_drawn_at_{};
   // The tickets the nodes drew in refusing the latest attempt: how many

@@ -3,9 +3,11 @@
 // that wake it, a fair waiter's ticket rounds and queue entry, and the
 // release channels other waiters listen on.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "operations/acquire_operation.hpp"
+#include "protocol/random_value.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -58,10 +60,26 @@ void AcquireOperation::send_ticket_round() {
     call.keys = {marker_key_, recovering_key_, fence_key_};
     call.args = {ticket_field_, std::string(defence_flag_)};
   } else {
+    std::string claim;
+    if (claims()) {
+      if (!claiming_) open_claim();
+      ++result_.attempts;
+      Metrics& metrics = core_.metrics();
+      metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
+      if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
+      claim_behind_ = 0;
+      claim_record_tag_ = fencing_.tag();
+      claim = ttl_text_ + ":" + claim_tag_ + ":" + std::string(defence_flag_) + ":" + value_.str();
+    }
     call.script = &script(ScriptId::ticket_enqueue);
-    call.keys = {marker_key_, recovering_key_, fence_key_, queue_key_, queue_due_key_, lock_key_};
-    call.args = {ticket_field_, std::to_string(ticket_drawn_), queue_id_,
-                 std::to_string(kQueueEntryTtl.count()), std::string(defence_flag_)};
+    call.keys = {marker_key_,    recovering_key_, fence_key_,       queue_key_,
+                 queue_due_key_, lock_key_,       queue_claims_key_};
+    call.args = {ticket_field_,
+                 std::to_string(ticket_drawn_),
+                 queue_id_,
+                 std::to_string(kQueueEntryTtl.count()),
+                 std::string(defence_flag_),
+                 std::move(claim)};
   }
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
@@ -71,8 +89,8 @@ void AcquireOperation::send_ticket_round() {
 
 void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& response) {
   NodeOutcome& outcome = fencing_.answer(node, response);
-  bool first_and_free = false;
-  parse_ticket_response(response, outcome, first_and_free);
+  QueueState state = QueueState::behind;
+  parse_ticket_response(response, outcome, state);
   const bool yes = outcome.status == NodeStatus::granted && outcome.fence_counter > 0;
   if (yes && !enqueueing_) {
     ticket_drawn_ = std::max(ticket_drawn_, static_cast<std::uint64_t>(outcome.fence_counter));
@@ -80,7 +98,11 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
   // The holder released on this node before the record came: no release
   // there will name this waiter, so it attempts as soon as the ticket is
   // recorded, as if named.
-  if (yes && enqueueing_ && first_and_free) woken_while_voting_ = true;
+  if (yes && enqueueing_ && state == QueueState::first_and_free) woken_while_voting_ = true;
+  if (yes && enqueueing_ && claiming_) {
+    note_record(node, state);
+    if (phase_ != Phase::ticketing) return;  // the claim won
+  }
   const Decision decision = fencing_.vote(yes);
   if (decision == Decision::pending) return;
   (void)fencing_.close(core_.clock().now());
@@ -91,13 +113,172 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
     send_ticket_round();
     return;
   }
-  if (decision == Decision::won) {
+  if (decision == Decision::won && !ticket_) {
     ticket_ = ticket_drawn_;
     result_.ticket = AcquireResult::Ticket{ticket_drawn_, ticket_drawn_at_, core_.clock().now()};
+  }
+  if (claiming_) {
+    // Not recorded on a majority before it ever was: the waiter attempts
+    // again without a ticket, and its claim goes.
+    if (!ticket_) abandon_claim(false);
+    // A claim some nodes granted waits about a round trip for the rest
+    // (their releases are on the way), then records again: a node that now
+    // puts another waiter first gets its grant back.
+    std::optional<Microseconds> pause = next_pause();
+    if (pause && claim_granted_.any()) pause = std::min(*pause, quick_record_pause());
+    retry_or_finish(ticket_why_, pause);
+    return;
   }
   // Recorded or not, the waiter waits as after its refusal; without a
   // ticket its next refusal draws again.
   retry_or_finish(ticket_why_, ticket_ ? std::min(ticket_pause_, kFairRefresh) : ticket_pause_);
+}
+
+bool AcquireOperation::claims() const noexcept {
+  // A fenced claim would need its token's round after the grant; a
+  // try-lock never waits for a release.
+  return kind_ == LockKind::fair && !fenced_ && plan_.max_retries != 0;
+}
+
+void AcquireOperation::open_claim() {
+  value_ = LockValue::random();
+  if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
+  std::array<std::uint8_t, 8> tag{};
+  fill_random(tag.data(), tag.size());
+  claim_tag_ = to_hex(tag.data(), tag.size());
+  claim_granted_.reset();
+  claim_behind_ = 0;
+  claim_quick_records_ = 0;
+  claiming_ = true;
+  busy_ = 0;
+  refused_latest_.reset();
+  named_while_voting_.reset();
+  named_by_.reset();
+  // t0 is read before the first record carrying the value is queued: no
+  // node can have set the value earlier, so its TTL there ends after
+  // t0 + ttl, wherever and whenever a release grants it.
+  attempt_.open(core_.config().nodes, core_.clock().now());
+}
+
+void AcquireOperation::record_again() {
+  undo_all_awaited();
+  // A lock's deadline is t0 + validity, and validity is the TTL less the
+  // time since t0: a claim granted as old as a quarter of its TTL leaves
+  // at most half the TTL. A new claim (its t0 now) replaces an older one.
+  const TimePoint now = core_.clock().now();
+  if (claiming_ && elapsed_between(attempt_.started(), now) * 4 > ttl_) abandon_claim(false);
+  enqueueing_ = true;
+  ticket_drawn_ = *ticket_;
+  phase_ = Phase::ticketing;
+  send_ticket_round();
+}
+
+void AcquireOperation::note_record(std::size_t node, QueueState state) {
+  if (node >= kMaxNodes) return;
+  if (state == QueueState::granted) {
+    claim_vote(node);
+    return;
+  }
+  if (state != QueueState::behind) return;
+  ++claim_behind_;
+  // (Its outcome stays pending: the node keeps the claim, and may grant it
+  // after the acquire ends.)
+  if (!claim_granted_[node]) return;
+  // This node granted the claim, and now puts another waiter first: that
+  // waiter's ticket is lower (its record came after the grant), and it may
+  // need this node for its majority. The grant goes back; the claim stays
+  // on the other nodes, and this node keeps the place.
+  claim_granted_.reset(node);
+  core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+}
+
+void AcquireOperation::claim_vote(std::size_t node) {
+  if (!claiming_ || node >= kMaxNodes || claim_granted_[node]) return;
+  if (core_.config().lock.strict_persistence &&
+      core_.nodes()[node]->persistence() != Persistence::aof_always) {
+    return;  // as an attempt's grant from such a node (on_vote)
+  }
+  claim_granted_.set(node);
+  auto& outcomes = attempt_.outcomes();
+  if (node < outcomes.size()) outcomes[node].status = NodeStatus::granted;
+  if (claim_granted_.count() < core_.quorum()) {
+    // The first grant while asleep: the rest are on their way, or some
+    // node serves another waiter first; the next record comes about a
+    // round trip later instead of at the refresh.
+    if (claim_granted_.count() == 1 && phase_ == Phase::pausing &&
+        retry_timer_ != TimerQueue::kNone) {
+      core_.timers().cancel(retry_timer_);
+      retry_timer_ = TimerQueue::kNone;
+      claim_quick_records_ = 0;
+      pause_then_attempt(quick_record_pause());
+    }
+    return;
+  }
+  const TimePoint now = core_.clock().now();
+  if (fencing_.is_open()) (void)fencing_.close(now);
+  if (!ticket_) {
+    // Won before the record's round was decided: each grant came from a
+    // node that recorded the ticket (a grant follows the claim's record
+    // there), so a majority recorded it.
+    ticket_ = ticket_drawn_;
+    result_.ticket = AcquireResult::Ticket{ticket_drawn_, ticket_drawn_at_, now};
+  }
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  last_round_trip_ = attempt_.close(now).elapsed();
+  phase_ = Phase::voting;
+  // The deadline t0 + validity must lie ahead by more than min_validity:
+  // after a long wait in line the time since t0 counts twice.
+  const Microseconds validity = validity_now();
+  if (attempt_.started() + validity <= now + core_.config().lock.min_validity) {
+    fail_attempt(make_error_code(errc::validity_too_short));
+    return;
+  }
+  hand_out_if_valid();
+}
+
+Microseconds AcquireOperation::quick_record_pause() {
+  // About a round trip, doubling with each record that leaves the claim
+  // short of a majority, up to the refresh: a split that lasts (the other
+  // nodes hold the lock for someone their queue put first) costs a few
+  // records, not one per round trip.
+  const int doublings = std::min(claim_quick_records_++, 16);
+  return std::min<Microseconds>(kFairRefresh, copies_wait() * (1 << doublings));
+}
+
+void AcquireOperation::on_late_record(std::size_t node, const NodeResponse& response) {
+  NodeOutcome outcome;
+  QueueState state = QueueState::behind;
+  parse_ticket_response(response, outcome, state);
+  if (outcome.status != NodeStatus::granted || outcome.fence_counter <= 0) return;
+  if (phase_ != Phase::ticketing && phase_ != Phase::pausing) return;
+  note_record(node, state);
+}
+
+void AcquireOperation::granted(std::size_t node, std::string_view claim) {
+  if (!claiming_ || claim != claim_tag_) return;
+  if (phase_ != Phase::ticketing && phase_ != Phase::pausing) return;
+  claim_vote(node);
+}
+
+ScriptCall AcquireOperation::claim_release_call(bool leave) const {
+  // The holder's release of the claim's value (fair_release, announced),
+  // which also takes back the claim; the place goes only when `leave`.
+  Lock claimed{resource_, value_, ttl_, attempt_.started(), attempt_.started(), std::nullopt};
+  claimed.queue_id = queue_id_;
+  ScriptCall call = release_call(claimed, core_.config().lock, true);
+  if (!leave) call.args[2].clear();
+  return call;
+}
+
+void AcquireOperation::abandon_claim(bool leave) {
+  if (!claiming_) return;
+  claiming_ = false;
+  claim_granted_.reset();
+  const ScriptCall call = claim_release_call(leave);
+  const TimePoint expires_at = grant_expiry();
+  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+  if (attempt_.is_open()) (void)attempt_.close(core_.clock().now());
 }
 
 void AcquireOperation::leave_queue() {
@@ -112,12 +293,18 @@ void AcquireOperation::leave_queue() {
     const TimePoint expires_at = core_.clock().now() + line_lease();
     for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
   }
+  if (claiming_) {
+    // The claim's release takes the place too.
+    abandon_claim(true);
+    queued_ = false;
+    return;
+  }
   if (!queued_) return;
   queued_ = false;
   ScriptCall call;
   call.script = &script(ScriptId::queue_leave);
-  call.keys = {queue_key_, queue_due_key_};
-  call.args = {queue_id_};
+  call.keys = {queue_key_, queue_due_key_, queue_claims_key_};
+  call.args = {queue_id_, "1"};
   const TimePoint expires_at = core_.clock().now() + kQueueEntryTtl;
   for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
 }

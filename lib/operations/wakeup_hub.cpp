@@ -182,7 +182,16 @@ void WakeupHub::on_named(std::size_t node, std::string_view message) {
   std::uint64_t number = 0;
   const char* const end = message.data() + space;
   const auto parsed = std::from_chars(message.data(), end, number);
-  if (parsed.ec != std::errc{} || parsed.ptr != end) return;  // not a number
+  if (parsed.ec != std::errc{}) return;  // not a number
+  if (parsed.ptr != end) {
+    // "number+claim value": a fair waiter's claim granted by this node.
+    if (*parsed.ptr != '+') return;
+    const std::string_view claim(parsed.ptr + 1, static_cast<std::size_t>(end - parsed.ptr - 1));
+    const auto waiting = line_.find(number);
+    if (waiting == line_.end()) return;  // ended: its cleanup undoes the grant
+    if (auto waiter = waiting->second.lock()) waiter->granted(node, claim);
+    return;
+  }
   const auto found = line_.find(number);
   if (found == line_.end()) {
     // An offered place no acquire took: the turn goes on at once, on every

@@ -76,6 +76,12 @@ class Wakeable {
   // waiter. `first_copy`: no other node's copy of the same release came
   // before. By default only a first copy wakes.
   virtual bool named(std::size_t /*node*/, bool first_copy) { return first_copy && wake(); }
+  // Loop thread: node `node`'s release granted this (fair) waiter the claim
+  // whose tag is `claim` (fair_scripts.hpp, fair_release): the node set the
+  // lock key to the claim's value. Every node's copy comes here, each a
+  // vote if the tag is the waiter's current claim's (a random secret the
+  // node learnt from the claim: no one who can only publish can forge it).
+  virtual void granted(std::size_t /*node*/, std::string_view /*claim*/) {}
   // Loop thread: another node's copy of a release already heard on the
   // channel. A waiter that acts on the first copy (it retries) ignores the
   // rest; one that reads the lock's state (a leader observer) must not: the

@@ -10,12 +10,13 @@ local function keep_place(queue, due, ticket, id, now, ttl)
   redis.pcall('PEXPIRE', queue, 2 * ttl)
   redis.pcall('PEXPIRE', due, 2 * ttl)
 end
-local function drop_lapsed(queue, due, now)
+local function drop_lapsed(queue, due, claims, now)
   local gone = redis.pcall('ZRANGEBYSCORE', due, '-inf', now)
   if type(gone) == 'table' and gone.err then return gone end
   if #gone > 0 then
     redis.pcall('ZREM', queue, unpack(gone))
     redis.pcall('ZREM', due, unpack(gone))
+    redis.pcall('HDEL', claims, unpack(gone))
   end
 end
 local function first_place(queue)
@@ -23,17 +24,27 @@ local function first_place(queue)
   if type(head) ~= 'table' or head.err then return nil end
   return head[1]
 end
+local function read_claim(claim)
+  if type(claim) ~= 'string' then return nil end
+  local a = string.find(claim, ':', 1, true)
+  local b = a and string.find(claim, ':', a + 1, true)
+  local c = b and string.find(claim, ':', b + 1, true)
+  if not c or c >= #claim then return nil end
+  local ttl = tonumber(string.sub(claim, 1, a - 1))
+  if not ttl or ttl <= 0 then return nil end
+  return ttl, string.sub(claim, a + 1, b - 1), string.sub(claim, b + 1, c - 1), string.sub(claim, c + 1)
+end
 )lua";
 
 const std::string_view kFairAcquireBody = R"lua(
-if #KEYS ~= 6 or #ARGV ~= 8 then
+if #KEYS ~= 7 or #ARGV ~= 8 then
   return redis.error_reply('ERR fair_acquire: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local refused = refusal(ARGV[4])
 if refused then return refused end
 local key, queue, due, id = KEYS[4], KEYS[5], KEYS[6], ARGV[5]
 local now = node_ms()
-local unread = drop_lapsed(queue, due, now)
+local unread = drop_lapsed(queue, due, KEYS[7], now)
 if unread then return unread end
 if ARGV[6] ~= '' then
   local unkept = keep_place(queue, due, ARGV[6], id, now, tonumber(ARGV[7]))
@@ -68,7 +79,7 @@ return {1, drawn}
 )lua";
 
 const std::string_view kTicketEnqueueBody = R"lua(
-if #KEYS ~= 6 or #ARGV ~= 5 then
+if #KEYS ~= 7 or #ARGV ~= 6 then
   return redis.error_reply('ERR ticket_enqueue: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local refused = refusal(ARGV[5])
@@ -84,62 +95,114 @@ if tonumber(current or '0') < ticket then
   if failed(raised) then return raised end
 end
 local now = node_ms()
-local unkept = keep_place(KEYS[4], KEYS[5], ARGV[2], ARGV[3], now, tonumber(ARGV[4]))
+local entry_ttl = tonumber(ARGV[4])
+local unkept = keep_place(KEYS[4], KEYS[5], ARGV[2], ARGV[3], now, entry_ttl)
 if unkept then return unkept end
-drop_lapsed(KEYS[4], KEYS[5], now)
-local first_and_free = 0
-if first_place(KEYS[4]) == ARGV[3] and redis.pcall('EXISTS', KEYS[6]) == 0 then
-  first_and_free = 1
+drop_lapsed(KEYS[4], KEYS[5], KEYS[7], now)
+local ttl, _, _, mine = read_claim(ARGV[6])
+local state = 0
+if first_place(KEYS[4]) == ARGV[3] then
+  local held = redis.pcall('GET', KEYS[6])
+  if held == false then
+    state = 1
+    if ttl and redis.pcall('SET', KEYS[6], mine, 'NX', 'PX', ttl) then state = 2 end
+  elseif ttl and held == mine then
+    state = 2
+  else
+    state = 3
+  end
 end
-return {1, ARGV[2], first_and_free}
+if ttl and state ~= 2 then
+  redis.pcall('HSET', KEYS[7], ARGV[3], ARGV[6])
+  redis.pcall('PEXPIRE', KEYS[7], 2 * entry_ttl)
+end
+return {1, ARGV[2], state}
 )lua";
 
 const std::string_view kFairReleaseBody = R"lua(
-if not ((#KEYS == 3 and #ARGV == 4) or (#KEYS == 6 and #ARGV == 6)) then
+if #KEYS ~= 7 or #ARGV ~= 7 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
--- The node rules of a draw (as ticket_draw's): none while the node waits
--- out its recovery delay, nor, with the defence on, without its marker.
-local function may_draw(defence)
-  if defence == '1' and redis.pcall('EXISTS', KEYS[4]) ~= 1 then return false end
-  return redis.pcall('PTTL', KEYS[5]) == -2
+local key, queue, due, claims = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+-- The node rules of an act on another client's behalf (a draw, a grant;
+-- as ticket_draw's and the acquire's): none while the node waits out its
+-- recovery delay, nor, with the defence on, without its marker.
+local function rules_allow(defence)
+  if defence == '1' and redis.pcall('EXISTS', KEYS[5]) ~= 1 then return false end
+  return redis.pcall('PTTL', KEYS[6]) == -2
 end
-local function name_first(queue, due, value)
-  drop_lapsed(queue, due, node_ms())
+-- Serves the first live waiter: its claim, if it left one, is granted
+-- (the key set to its value, as its own SET NX would) and it is told so,
+-- "<number>+<claim tag> <released value>"; else it is named,
+-- "<number> <released value>". Answers 2 for a grant heard, 1 for a name
+-- heard, false when no one was served (a grant no one hears is taken
+-- back).
+local function serve_first(value)
+  drop_lapsed(queue, due, claims, node_ms())
   local head = first_place(queue)
   if not head then return false end
   local space = string.find(head, ' ', 1, true)
   if not space then return false end
-  local named = redis.pcall('PUBLISH', string.sub(head, 1, space - 1),
-                            string.sub(head, space + 1) .. ' ' .. value)
-  return type(named) == 'number' and named > 0
+  local number = string.sub(head, space + 1)
+  local message = number .. ' ' .. value
+  local granted = false
+  local claim = redis.pcall('HGET', claims, head)
+  local ttl, tag, defence, theirs = read_claim(claim)
+  if ttl then
+    redis.pcall('HDEL', claims, head)
+    if rules_allow(defence) and redis.pcall('SET', key, theirs, 'NX', 'PX', ttl) then
+      granted = true
+      message = number .. '+' .. tag .. ' ' .. value
+    end
+  end
+  local heard = redis.pcall('PUBLISH', string.sub(head, 1, space - 1), message)
+  if type(heard) == 'number' and heard > 0 then
+    if granted then return 2 end
+    return 1
+  end
+  if granted then redis.pcall('DEL', key) end
+  return false
 end
-redis.pcall('ZREM', KEYS[2], ARGV[3])
-redis.pcall('ZREM', KEYS[3], ARGV[3])
-local held = redis.pcall('GET', KEYS[1])
-if type(held) == 'table' and held.err then return readers_or(KEYS[1], held) end
+if ARGV[3] ~= '' then
+  redis.pcall('ZREM', queue, ARGV[3])
+  redis.pcall('ZREM', due, ARGV[3])
+end
+if ARGV[7] ~= '' then
+  local _, _, _, claimed = read_claim(redis.pcall('HGET', claims, ARGV[7]))
+  if claimed == ARGV[1] then redis.pcall('HDEL', claims, ARGV[7]) end
+end
+local held = redis.pcall('GET', key)
+if type(held) == 'table' and held.err then return readers_or(key, held) end
 if held ~= ARGV[1] then return 0 end
-local deleted = redis.pcall('DEL', KEYS[1])
+local deleted = redis.pcall('DEL', key)
 if type(deleted) == 'table' and deleted.err then return deleted end
 if ARGV[2] ~= '' then
-  if not name_first(KEYS[2], KEYS[3], ARGV[1]) then
+  local served = serve_first(ARGV[1])
+  if not served then
     local published = redis.pcall('PUBLISH', ARGV[2], ARGV[1])
     if type(published) == 'table' and published.err then return published end
   end
-  name_next(ARGV[4], ARGV[1])
+  if served ~= 2 then name_next(ARGV[4], ARGV[1]) end
 end
-if #ARGV == 6 and ARGV[5] ~= '' and may_draw(ARGV[6]) then
-  local drawn = redis.pcall('HINCRBY', KEYS[6], ARGV[5], 1)
+if ARGV[5] ~= '' and rules_allow(ARGV[6]) then
+  local drawn = redis.pcall('HINCRBY', KEYS[7], ARGV[5], 1)
   if type(drawn) == 'number' then return {1, drawn} end
 end
 return 1
 )lua";
 
 const std::string_view kQueueLeaveBody = R"lua(
-if #KEYS < 1 or #ARGV ~= 1 then
+if #KEYS < 1 or #ARGV < 1 or #ARGV > 2 then
   return redis.error_reply('ERR queue_leave: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-for _, key in ipairs(KEYS) do redis.pcall('ZREM', key, ARGV[1]) end
+local hashes = tonumber(ARGV[2] or '0') or 0
+for i, key in ipairs(KEYS) do
+  if i > #KEYS - hashes then
+    redis.pcall('HDEL', key, ARGV[1])
+  else
+    redis.pcall('ZREM', key, ARGV[1])
+  end
+end
 return 1
 )lua";
 

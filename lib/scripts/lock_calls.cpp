@@ -93,12 +93,9 @@ ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds tt
 }
 
 void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys) {
-  const std::string_view prefix = keys.key_prefix;
-  call.keys.push_back(marker_key(prefix));
-  call.keys.push_back(recovering_key(prefix));
-  call.keys.push_back(fence_key(prefix));
-  call.args.push_back(ticket_field(lock.resource.str()));
-  call.args.emplace_back(keys.amnesia_defence ? "1" : "0");
+  // (release_call left the counter field empty: no draw.)
+  call.args[4] = ticket_field(lock.resource.str());
+  call.args[5].assign(1, keys.amnesia_defence ? '1' : '0');
 }
 
 ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
@@ -116,14 +113,25 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
         call.args = {lock.value.str(), std::string(), std::string(), std::string()};
       }
       break;
-    case LockKind::fair:
+    case LockKind::fair: {
       call.script = &script(ScriptId::fair_release);
-      call.keys = {lock_key(keys, lock.resource.str()), queue_key(prefix, lock.resource.str()),
-                   queue_due_key(prefix, lock.resource.str())};
-      call.args = {
-          lock.value.str(), announce ? release_channel(prefix, lock.resource.str()) : std::string(),
-          lock.queue_id, announce ? waiting_key(prefix, lock.resource.str()) : std::string()};
+      const std::string_view resource = lock.resource.str();
+      call.keys = {lock_key(keys, resource),
+                   queue_key(prefix, resource),
+                   queue_due_key(prefix, resource),
+                   queue_claims_key(prefix, resource),
+                   marker_key(prefix),
+                   recovering_key(prefix),
+                   fence_key(prefix)};
+      // The holder's place and its claim (granted: the claim went with the
+      // grant on that node, but a node that had not granted it yet may
+      // still keep it) go with the lock.
+      call.args = {lock.value.str(), announce ? release_channel(prefix, resource) : std::string(),
+                   lock.queue_id,    announce ? waiting_key(prefix, resource) : std::string(),
+                   std::string(),    keys.amnesia_defence ? "1" : "0",
+                   lock.queue_id};
       break;
+    }
     case LockKind::shared:
       call.script = &script(ScriptId::read_release);
       call.keys = {lock_key(keys, lock.resource.str())};

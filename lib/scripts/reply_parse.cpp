@@ -140,14 +140,16 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
   }
 }
 
-void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool& first_and_free) {
-  // The acquire's shape: {1, number} or {1, number, a flag >= 0}, where an
+void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, QueueState& state) {
+  // The acquire's shape: {1, number} or {1, number, a state >= 0}, where an
   // acquire's third element would be a permit.
   parse_acquire_response(response, 0, out);
-  first_and_free = out.status == NodeStatus::granted && out.permit == 1;
-  if (out.status == NodeStatus::granted && out.permit > 1) {
+  state = QueueState::behind;
+  if (out.status == NodeStatus::granted && out.permit > 3) {
     out.status = NodeStatus::error;
-    out.detail = "a ticket record's flag that is neither 0 nor 1";
+    out.detail = "a ticket record's state that is not 0, 1, 2 or 3";
+  } else if (out.status == NodeStatus::granted && out.permit > 0) {
+    state = static_cast<QueueState>(out.permit);
   }
   out.permit = -1;
 }

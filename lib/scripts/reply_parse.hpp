@@ -20,11 +20,19 @@ namespace redlock::detail {
 void parse_acquire_response(const NodeResponse& response, int min_replicas, NodeOutcome& out,
                             std::int64_t* drawn = nullptr);
 
+// Where a ticket's record left the waiter on a node (ticket_enqueue's third
+// element, fair_scripts.hpp).
+enum class QueueState : std::uint8_t {
+  behind,          // another waiter is first
+  first_and_free,  // first, and the lock key does not exist
+  granted,         // first, and the key holds the waiter's claim
+  first_and_held,  // first, and the key is held
+};
 // The response to ticket_draw ({1, counter}) or ticket_enqueue ({1, T,
-// first_and_free}): granted with the counter or T in fence_counter;
-// `first_and_free` is ticket_enqueue's third element (false for anything
-// else).
-void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, bool& first_and_free);
+// state}): granted with the counter or T in fence_counter; `state` is
+// ticket_enqueue's third element (behind for anything else; a third
+// element outside the states is malformed).
+void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, QueueState& state);
 
 // The response to the extend or release script: 1 → `yes`, 0 → not_held;
 // with `rejoined` (a release that offered a rejoin place), 2 → `yes` and

@@ -474,10 +474,12 @@ bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {
   if (!key.starts_with(prefix)) return false;
   const std::string_view rest = key.substr(prefix.size());
   // The names below are the ones this file builds: marker_key,
-  // recovering_key, fence_key, queue_key, queue_due_key, waiting_key,
+  // recovering_key, fence_key, queue_key, queue_due_key, queue_claims_key,
+  // waiting_key,
   // permit_key, permit_count_key.
   if (rest == "node" || rest == "recovering" || rest == "fence") return true;
-  for (const std::string_view space : {"queue:", "queue-due:", "waiting:", "sem:", "permits:"}) {
+  for (const std::string_view space :
+       {"queue:", "queue-due:", "queue-claim:", "waiting:", "sem:", "permits:"}) {
     if (rest.starts_with(space)) return true;
   }
   return false;
@@ -556,6 +558,10 @@ std::string queue_key(std::string_view prefix, std::string_view resource) {
 
 std::string queue_due_key(std::string_view prefix, std::string_view resource) {
   return std::string(prefix) + "queue-due:" + std::string(resource);
+}
+
+std::string queue_claims_key(std::string_view prefix, std::string_view resource) {
+  return std::string(prefix) + "queue-claim:" + std::string(resource);
 }
 
 std::string ticket_field(std::string_view resource) { return "queue:" + std::string(resource); }

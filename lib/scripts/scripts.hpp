@@ -201,9 +201,11 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string elected_channel(std::string_view prefix, std::string_view resource);
 
 // A fair lock's queue on a node (fair_scripts.hpp): the waiters' tickets,
-// their deadlines, and the fence hash field that counts the tickets.
+// their deadlines, their claims, and the fence hash field that counts the
+// tickets.
 [[nodiscard]] std::string queue_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string queue_due_key(std::string_view prefix, std::string_view resource);
+[[nodiscard]] std::string queue_claims_key(std::string_view prefix, std::string_view resource);
 [[nodiscard]] std::string ticket_field(std::string_view resource);
 
 // A semaphore's keys (docs/algorithm.md, "Semaphores"): permit j of

@@ -233,8 +233,9 @@ TEST(NodeRules, AFairReleaseNamesTheFirstLiveWaiterInTheQueueAndNoOneElse) {
                          wake + " 7", std::to_string(ms + 60000), "holder"});
   };
   const auto release = [&] {
-    return admin.command({"EVAL", body(ScriptId::fair_release), "3", key, queue, due,
-                          "the-live-value", channel, "holder", ""});
+    return admin.command({"EVAL", body(ScriptId::fair_release), "7", key, queue, due,
+                          "redlock:queue-claim:doc", kMarker, kRecovering, kFence, "the-live-value",
+                          channel, "holder", "", "", "0", "holder"});
   };
 
   RedisSubscriber heard(cluster.node(0).port(), {wake, channel});
@@ -273,9 +274,9 @@ TEST(NodeRules, AFairRefusalDrawsTheWaitersTicket) {
   const std::string queue = "redlock:queue:job";
   const std::string due = "redlock:queue-due:job";
   const auto attempt = [&](const std::string& value, const std::string& field) {
-    return node.command({"EVAL", body(ScriptId::fair_acquire), "6", kMarker, kRecovering, kFence,
-                         key, queue, due, value, "10000", "", "0", "waiter-" + value, "", "400",
-                         field});
+    return node.command({"EVAL", body(ScriptId::fair_acquire), "7", kMarker, kRecovering, kFence,
+                         key, queue, due, "redlock:queue-claim:job", value, "10000", "", "0",
+                         "waiter-" + value, "", "400", field});
   };
   Reply reply = attempt("first", "queue:job");
   ASSERT_EQ(reply.elements.size(), 2U) << "granted: " << reply.text;
@@ -295,8 +296,9 @@ TEST(NodeRules, AFairRefusalDrawsTheWaitersTicket) {
 
 // A ticket's record says whether the waiter is now first in the queue and
 // the lock free ({1, T, 1}): a release that came before the record named
-// someone else or no one, and the waiter must not sleep until its retry.
-// A place past its deadline ahead of it does not count.
+// someone else or no one, and the waiter must not sleep until its retry;
+// first with the lock held is 3, behind another waiter 0. A place past its
+// deadline ahead of it does not count.
 TEST(NodeRules, ATicketsRecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
   RedisCluster cluster{1};
   RedisProbe node(cluster.node(0).port());
@@ -304,14 +306,14 @@ TEST(NodeRules, ATicketsRecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
   const std::string queue = "redlock:queue:job";
   const std::string due = "redlock:queue-due:job";
   const auto record = [&](const std::string& ticket, const std::string& id) {
-    const Reply reply =
-        node.command({"EVAL", body(ScriptId::ticket_enqueue), "6", kMarker, kRecovering, kFence,
-                      queue, due, key, "queue:job", ticket, id, "400", "0"});
+    const Reply reply = node.command(
+        {"EVAL", body(ScriptId::ticket_enqueue), "7", kMarker, kRecovering, kFence, queue, due, key,
+         "redlock:queue-claim:job", "queue:job", ticket, id, "400", "0", ""});
     EXPECT_EQ(reply.elements.size(), 3U) << reply.text;
     return reply.elements.size() == 3 ? reply.elements[2].integer : -1;
   };
   ASSERT_TRUE(node.set(key, "the-holder"));
-  EXPECT_EQ(record("5", "first"), 0) << "the lock is held";
+  EXPECT_EQ(record("5", "first"), 3) << "first, but the lock is held";
   (void)node.command({"DEL", key});
   EXPECT_EQ(record("5", "first"), 1);
   EXPECT_EQ(record("6", "second"), 0) << "another waiter is first";
@@ -319,6 +321,92 @@ TEST(NodeRules, ATicketsRecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
   (void)node.command({"ZADD", due, "1", "first"});
   EXPECT_EQ(record("6", "second"), 1);
   EXPECT_EQ(node.command({"ZCARD", queue}).integer, 1) << "the lapsed place is dropped";
+}
+
+// A claim (a fair waiter's record with a value): the node sets the lock
+// key to it at once when the waiter is first and the key free (state 2),
+// else keeps it, and the release that frees the key grants it to the first
+// waiter: the key holds the claim's value and "<number>+<tag> <released
+// value>" goes to that waiter's wake channel (never the granted value). A
+// claim the waiter gave back (fair_release naming its claim) is not granted,
+// and a grant no one hears is taken back. The node rules bind a grant as
+// they bind an acquire: none while the node is recovering.
+TEST(NodeRules, AReleaseGrantsTheFirstWaitersClaimAndNoOneElse) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  ASSERT_TRUE(node.set(kMarker, "redlock-node-test max_ttl_ms=60000"));
+  const std::string key = "redlock:lock:job";
+  const std::string queue = "redlock:queue:job";
+  const std::string due = "redlock:queue-due:job";
+  const std::string claims = "redlock:queue-claim:job";
+  const std::string wake = "redlock:released:@c";
+  const std::string channel = "redlock:released:job";
+  const auto record = [&](const std::string& ticket, const std::string& id,
+                          const std::string& claim) {
+    const Reply reply =
+        node.command({"EVAL", body(ScriptId::ticket_enqueue), "7", kMarker, kRecovering, kFence,
+                      queue, due, key, claims, "queue:job", ticket, id, "400", "1", claim});
+    EXPECT_EQ(reply.elements.size(), 3U) << reply.text;
+    return reply.elements.size() == 3 ? reply.elements[2].integer : -1;
+  };
+  const auto release = [&](const std::string& value, const std::string& place,
+                           const std::string& claim_of) {
+    return node.command({"EVAL", body(ScriptId::fair_release), "7", key, queue, due, claims,
+                         kMarker, kRecovering, kFence, value, channel, place, "", "", "1",
+                         claim_of});
+  };
+
+  // Free, first: granted at once.
+  EXPECT_EQ(record("1", wake + " 1", "10000:t1:1:value-one"), 2);
+  EXPECT_EQ(node.command({"GET", key}).text, "value-one");
+  EXPECT_EQ(node.command({"HEXISTS", claims, wake + " 1"}).integer, 0) << "a granted claim stays";
+  // Held: the next two keep their claims.
+  EXPECT_EQ(record("2", wake + " 2", "10000:t2:1:value-two"), 0);
+  EXPECT_EQ(record("3", wake + " 3", "10000:t3:1:value-three"), 0);
+
+  RedisSubscriber heard(cluster.node(0).port(), {wake, channel});
+  ASSERT_TRUE(heard.ok());
+  Reply reply = release("value-one", wake + " 1", wake + " 1");
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  EXPECT_EQ(node.command({"GET", key}).text, "value-two") << "the first waiter's claim";
+  const long long left = node.command({"PTTL", key}).integer;
+  EXPECT_GT(left, 9000);
+  EXPECT_LE(left, 10000);
+  ASSERT_EQ(node.command({"PUBLISH", channel, "marker"}).integer, 1);
+  std::vector<RedisSubscriber::Message> messages = heard.until("marker");
+  ASSERT_EQ(messages.size(), 1U) << "the grant alone (the marker ends the list)";
+  EXPECT_EQ(messages[0].channel, wake);
+  EXPECT_EQ(messages[0].payload, "2+t2 value-one");
+
+  // The third waiter gives its claim back before its turn: the second's
+  // release then names it, granting nothing.
+  reply = release("value-three", "", wake + " 3");
+  EXPECT_EQ(reply.integer, 0) << "its value was not held";
+  EXPECT_EQ(node.command({"HEXISTS", claims, wake + " 3"}).integer, 0);
+  reply = release("value-two", wake + " 2", wake + " 2");
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  EXPECT_EQ(node.command({"EXISTS", key}).integer, 0) << "a claim given back was granted";
+  ASSERT_EQ(node.command({"PUBLISH", channel, "marker"}).integer, 1);
+  messages = heard.until("marker");
+  ASSERT_EQ(messages.size(), 1U);
+  EXPECT_EQ(messages[0].payload, "3 value-two") << "named, not granted";
+
+  // Recovering: the claim is not granted.
+  ASSERT_TRUE(node.set(key, "an-unfair-holder"));
+  EXPECT_EQ(record("3", wake + " 3", "10000:t3b:1:value-three"), 3);
+  ASSERT_EQ(node.command({"SET", kRecovering, "1", "PX", "60000"}).kind, Reply::Kind::status);
+  reply = release("an-unfair-holder", "", "");
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  EXPECT_EQ(node.command({"EXISTS", key}).integer, 0) << "granted while recovering";
+  (void)node.command({"DEL", kRecovering});
+
+  // A grant no one hears is taken back.
+  (void)node.command({"DEL", queue, due, claims});
+  ASSERT_TRUE(node.set(key, "held"));
+  EXPECT_EQ(record("4", "redlock:released:@nobody 4", "10000:t4:1:value-four"), 3);
+  reply = release("held", "", "");
+  EXPECT_EQ(reply.integer, 1) << reply.text;
+  EXPECT_EQ(node.command({"EXISTS", key}).integer, 0) << "a grant no one heard stayed";
 }
 
 }  // namespace

@@ -87,7 +87,9 @@ TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   Lock fair = single();
   fair.queue_id = "q";
   const ScriptCall fair_release = release_call(fair, keys("locks/{resource}"), true);
-  EXPECT_EQ(fair_release.keys, (std::vector<std::string>{"locks/r", "p:queue:r", "p:queue-due:r"}));
+  EXPECT_EQ(fair_release.keys,
+            (std::vector<std::string>{"locks/r", "p:queue:r", "p:queue-due:r", "p:queue-claim:r",
+                                      "p:node", "p:recovering", "p:fence"}));
   // A semaphore keeps its own keys whatever the pattern.
   EXPECT_EQ(extend_call(permit(), keys("{resource}"), Milliseconds(500)).keys,
             (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));

@@ -132,26 +132,28 @@ TEST(ParseAcquire, ADrawnTicketBelowOneOrNotANumberIsMalformed) {
   }
 }
 
-TEST(ParseTicket, ARecordSaysWhetherTheWaiterIsFirstAndTheLockFree) {
+TEST(ParseTicket, ARecordSaysWhereItLeftTheWaiter) {
   const struct {
     const char* bytes;
     NodeStatus status;
-    bool first_and_free;
+    QueueState state;
   } cases[] = {
-      {"*3\r\n:1\r\n$1\r\n7\r\n:1\r\n", NodeStatus::granted, true},
-      {"*3\r\n:1\r\n$1\r\n7\r\n:0\r\n", NodeStatus::granted, false},
-      {"*2\r\n:1\r\n:7\r\n", NodeStatus::granted, false},  // a draw
-      {"*3\r\n:1\r\n$1\r\n7\r\n:2\r\n", NodeStatus::error, false},
-      {"*3\r\n:1\r\n$1\r\n7\r\n:-1\r\n", NodeStatus::error, false},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:1\r\n", NodeStatus::granted, QueueState::first_and_free},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:0\r\n", NodeStatus::granted, QueueState::behind},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:2\r\n", NodeStatus::granted, QueueState::granted},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:3\r\n", NodeStatus::granted, QueueState::first_and_held},
+      {"*2\r\n:1\r\n:7\r\n", NodeStatus::granted, QueueState::behind},  // a draw
+      {"*3\r\n:1\r\n$1\r\n7\r\n:4\r\n", NodeStatus::error, QueueState::behind},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:-1\r\n", NodeStatus::error, QueueState::behind},
   };
   for (const auto& c : cases) {
     ParsedReplies parsed;
     parse(c.bytes, parsed);
     NodeOutcome out;
-    bool first_and_free = !c.first_and_free;
-    parse_ticket_response(response_of(parsed), out, first_and_free);
+    QueueState state = QueueState::granted;
+    parse_ticket_response(response_of(parsed), out, state);
     EXPECT_EQ(out.status, c.status) << c.bytes;
-    EXPECT_EQ(first_and_free, c.first_and_free) << c.bytes;
+    EXPECT_EQ(state, c.state) << c.bytes;
     if (c.status == NodeStatus::granted) {
       EXPECT_EQ(out.fence_counter, 7) << c.bytes;
     }
