@@ -56,16 +56,19 @@ class AcquireOperation final : public Operation, public Wakeable {
   // place out of its line), so no other word of it will come from that
   // node. Received while voting, it makes a failed attempt retry at once.
   bool named(std::size_t node, bool first_copy) override;
-  // Fair: `node`'s release granted the claim tagged `claim` (a vote for the
-  // current claim's value; any other tag is ignored, its claim undone).
-  void granted(std::size_t node, std::string_view claim) override;
+  // Fair: `node`'s release granted the claim tagged `claim` to the place it
+  // lists at `ticket`: a vote for the current claim's value when that is
+  // the waiter's ticket, else given back (a pre-claimed place a node
+  // recorded at a count below the ticket: out of order there). Any other
+  // tag is ignored (that claim's release undoes it).
+  void granted(std::size_t node, std::string_view claim, std::uint64_t ticket) override;
 
  private:
   // A fair waiter's place in the queue lives this long on a node unless its
   // waiter renews it, which every attempt does, at least every
   // kFairRefresh: a waiter that died holds the queue up for at most the
   // entry's life (docs/safety.md, "Fair locks").
-  static constexpr Milliseconds kQueueEntryTtl{400};
+  static constexpr Milliseconds kQueueEntryTtl = kFairQueueEntryTtl;
   static constexpr Microseconds kFairRefresh{std::chrono::milliseconds(100)};
   // A mutex waiters' line outlives the longest pause between a waiter's
   // attempts (twice the mean retry delay) by this much: while any waiter
@@ -91,6 +94,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // (WakeupHub::take_drawn_ticket) instead of a first attempt that would be
   // refused and draw it; true when it did.
   [[nodiscard]] bool enqueue_drawn_ticket();
+  // Takes the place and claim the release that drew the ticket recorded
+  // (WakeupHub::PreClaim) as this acquire's; false when it cannot (the
+  // acquire makes no claim, or another TTL, payload or resource).
+  [[nodiscard]] bool adopt_pre_claim(const WakeupHub::DrawnTicket& drawn);
   // How many nodes' names a waiter asleep in line waits for before it
   // attempts, and for how long at most (about a round trip).
   [[nodiscard]] std::size_t copies_needed() const;
@@ -282,6 +289,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::size_t claim_behind_ = 0;
   // Records made since the claim's first grant without a majority.
   int claim_quick_records_ = 0;
+  // Nodes that list an adopted pre-claim's place below the ticket, until a
+  // record lists it at the ticket there (adopt_pre_claim).
+  std::bitset<kMaxNodes> claim_out_of_order_;
   std::uint64_t ticket_drawn_ = 0;
   TimePoint ticket_drawn_at_{};
   // The tickets the nodes drew in refusing the latest attempt: how many

@@ -35,7 +35,10 @@ bool AcquireOperation::enqueue_drawn_ticket() {
       core_.wakeups().take_drawn_ticket(channel_, now);
   if (!drawn) return false;
   const std::optional<Microseconds> pause = next_retry_delay(plan_, 1, now, random_unit());
-  if (!pause) return false;
+  if (!pause) {
+    if (drawn->claim) core_.wakeups().withdraw(*drawn->claim);
+    return false;
+  }
   // As after a refusal that drew the ticket (begin_ticket): only the
   // record is left to do, then the waiter waits to be named, or attempts
   // at once when it is first and the lock free.
@@ -47,8 +50,79 @@ bool AcquireOperation::enqueue_drawn_ticket() {
   enqueueing_ = true;
   ticket_drawn_ = drawn->ticket;
   ticket_drawn_at_ = drawn->drawn_at;
+  if (drawn->claim && adopt_pre_claim(*drawn)) return true;
+  if (drawn->claim) core_.wakeups().withdraw(*drawn->claim);
   wait_for_release();
   send_ticket_round();
+  return true;
+}
+
+bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
+  const WakeupHub::PreClaim& claim = *drawn.claim;
+  if (!claims() || !payload_.empty() || claim.ttl != ttl_ || claim.resource != resource_) {
+    return false;
+  }
+  // A node whose count was the ticket lists the place where a record would
+  // have put it, and has recorded the ticket: a majority of them is a
+  // ticket recorded on a majority, else the pre-claim goes (withdrawn,
+  // which also undoes any grant of it) and the acquire records the ticket
+  // with a claim of its own. A node that did not draw (the release found
+  // the key held there by another value) does not list the place; one
+  // that drew another count lists it out of order, and a grant there could
+  // go ahead of an earlier ticket: such a node's grants are given back,
+  // not counted, until a record lists the place at the ticket there.
+  std::size_t at_ticket = 0;
+  std::bitset<kMaxNodes> out_of_order;
+  for (std::size_t node = 0; node < claim.counts.size() && node < kMaxNodes; ++node) {
+    if (claim.counts[node] == drawn.ticket) {
+      ++at_ticket;
+    } else if (claim.counts[node] != 0) {
+      out_of_order.set(node);
+    }
+  }
+  if (at_ticket < core_.quorum()) return false;
+  // The place the release recorded is this acquire's (its id in the queue,
+  // its number in the client's line), and the claim's value and t0.
+  line_place_ = claim.place;
+  queue_id_ = claim.place.id;
+  attempt_call_.args[4] = queue_id_;
+  value_ = claim.value;
+  claim_tag_ = claim.tag;
+  claim_granted_.reset();
+  claim_behind_ = 0;
+  claim_quick_records_ = 0;
+  claim_out_of_order_ = out_of_order;
+  claiming_ = true;
+  attempt_.open(core_.config().nodes, claim.started);
+  // The release stands for the record: one attempt.
+  ++result_.attempts;
+  core_.metrics().acquire_attempts.fetch_add(1, std::memory_order_relaxed);
+  ticket_ = drawn.ticket;
+  result_.ticket = AcquireResult::Ticket{drawn.ticket, drawn.drawn_at, core_.clock().now()};
+  phase_ = Phase::pausing;
+  wait_for_release();
+  // Grants heard before the adoption count as they come now (never inside
+  // the starting call). First with the key free on some node: no release
+  // there will grant it, so it records at once.
+  const std::vector<std::uint64_t> granted = claim.granted;
+  const bool record_now = claim.first_and_free;
+  core_.turn().post([self = shared_from_this(), this, granted, record_now] {
+    if (!claiming_ || phase_ != Phase::pausing || retry_timer_ != TimerQueue::kNone) return;
+    for (std::size_t node = 0; node < granted.size() && claiming_; ++node) {
+      if (granted[node] != 0) this->granted(node, claim_tag_, granted[node]);
+    }
+    if (!claiming_ || phase_ != Phase::pausing || retry_timer_ != TimerQueue::kNone) return;
+    if (record_now) {
+      record_again();
+      return;
+    }
+    const std::optional<Microseconds> pause = next_pause();
+    if (!pause) {
+      complete(ticket_why_);
+      return;
+    }
+    pause_then_attempt(claim_granted_.any() ? std::min(*pause, quick_record_pause()) : *pause);
+  });
   return true;
 }
 
@@ -69,7 +143,7 @@ void AcquireOperation::send_ticket_round() {
       if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
       claim_behind_ = 0;
       claim_record_tag_ = fencing_.tag();
-      claim = ttl_text_ + ":" + claim_tag_ + ":" + std::string(defence_flag_) + ":" + value_.str();
+      claim = claim_argument(ttl_, claim_tag_, core_.config().lock.amnesia_defence, value_.str());
     }
     call.script = &script(ScriptId::ticket_enqueue);
     call.keys = {marker_key_,    recovering_key_, fence_key_,       queue_key_,
@@ -149,6 +223,7 @@ void AcquireOperation::open_claim() {
   claim_granted_.reset();
   claim_behind_ = 0;
   claim_quick_records_ = 0;
+  claim_out_of_order_.reset();
   claiming_ = true;
   busy_ = 0;
   refused_latest_.reset();
@@ -175,6 +250,15 @@ void AcquireOperation::record_again() {
 
 void AcquireOperation::note_record(std::size_t node, QueueState state) {
   if (node >= kMaxNodes) return;
+  if (claim_out_of_order_[node]) {
+    // The record listed the place at the ticket there; a grant it reports
+    // may have come before, out of order: given back, not counted.
+    claim_out_of_order_.reset(node);
+    if (state == QueueState::granted) {
+      core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+      return;
+    }
+  }
   if (state == QueueState::granted) {
     claim_vote(node);
     return;
@@ -255,9 +339,19 @@ void AcquireOperation::on_late_record(std::size_t node, const NodeResponse& resp
   note_record(node, state);
 }
 
-void AcquireOperation::granted(std::size_t node, std::string_view claim) {
+void AcquireOperation::granted(std::size_t node, std::string_view claim, std::uint64_t ticket) {
   if (!claiming_ || claim != claim_tag_) return;
   if (phase_ != Phase::ticketing && phase_ != Phase::pausing) return;
+  if (ticket != (ticket_ ? *ticket_ : ticket_drawn_)) {
+    // The node listed the place below the ticket (a pre-claim at its own
+    // count): it may have served it ahead of an earlier ticket. The grant
+    // goes back; the next record lists the place at the ticket.
+    if (node < core_.nodes().size()) {
+      claim_granted_.reset(node);
+      core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+    }
+    return;
+  }
   claim_vote(node);
 }
 

@@ -41,9 +41,25 @@ void ReleaseOperation::start() {
     }
   }
   ScriptCall call = release_call(lock_, core_.config().lock, true, rejoin);
-  if (drawing_) draw_next_ticket(call, lock_, core_.config().lock);
+  // t0 of a pre-claim's validity: read before any node can record it.
+  const TimePoint started = core_.clock().now();
+  // A fair lock's release that draws also records the releaser's next
+  // place with a claim, for its next acquire to adopt ("Fair locks", the
+  // pre-claim), unless that acquire could not (a fenced lock, whose next
+  // acquire makes no claim; a value with a payload).
+  if (drawing_ && !lock_.fence && lock_.value.str().find(':') == std::string::npos) {
+    claim_ = core_.wakeups().pre_claim(lock_.resource, lock_.ttl, started);
+  }
+  if (claim_) {
+    draw_next_ticket(call, lock_, core_.config().lock,
+                     claim_argument(claim_->ttl, claim_->tag, core_.config().lock.amnesia_defence,
+                                    claim_->value.str()),
+                     std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id);
+  } else if (drawing_) {
+    draw_next_ticket(call, lock_, core_.config().lock);
+  }
   auto& nodes = core_.nodes();
-  round_.open(core_.config().nodes, core_.clock().now());
+  round_.open(core_.config().nodes, started);
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   auto self = shared_from_this();
@@ -68,9 +84,8 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
   }
   if (!round_.counts(tag, response)) return;
   NodeOutcome& outcome = round_.answer(node, response);
-  bool rejoined = false;    // (noted above)
-  std::uint64_t drawn = 0;  // (noted above)
-  parse_flag_response(response, NodeStatus::released, outcome, &rejoined, &drawn);
+  Comeback comeback;  // (noted above)
+  parse_flag_response(response, NodeStatus::released, outcome, &comeback);
   if (unreachable || left_unsent) resend_when_reachable(node);
   (void)round_.vote(outcome.status == NodeStatus::released);
   const QuorumTally& votes = round_.votes();
@@ -92,17 +107,23 @@ void ReleaseOperation::note_comeback(std::size_t node, const NodeResponse& respo
   // answers still to come say where the place was taken or the ticket
   // drawn.
   NodeOutcome scratch;
-  bool rejoined = false;
-  std::uint64_t drawn = 0;
-  parse_flag_response(response, NodeStatus::released, scratch, &rejoined, &drawn);
-  if (rejoined && rejoin_) core_.wakeups().rejoined(rejoin_->number, node);
-  if (drawn == 0 || !drawing_) return;
+  Comeback comeback;
+  parse_flag_response(response, NodeStatus::released, scratch, &comeback);
+  if (comeback.rejoined && rejoin_) core_.wakeups().rejoined(rejoin_->number, node);
+  if (comeback.drawn == 0 || !drawing_) return;
+  // (A node that drew also recorded the pre-claim's place at its count.)
+  if (claim_ && node < claim_->counts.size()) {
+    claim_->counts[node] = comeback.drawn;
+    claim_->first_and_free = claim_->first_and_free || comeback.first_and_free;
+  }
   ++draws_;
-  draw_max_ = std::max(draw_max_, drawn);
+  draw_max_ = std::max(draw_max_, comeback.drawn);
   // The highest counter of a majority: above every ticket recorded on a
   // majority before this release began (as a ticket_draw round's).
   if (draws_ != core_.quorum()) return;
-  core_.wakeups().note_drawn_ticket(channel_, {draw_max_, round_.started()}, core_.clock().now());
+  claim_handed_ = true;
+  core_.wakeups().note_drawn_ticket(channel_, {draw_max_, round_.started(), claim_},
+                                    core_.clock().now());
 }
 
 void ReleaseOperation::resend_when_reachable(std::size_t node) {
@@ -129,6 +150,13 @@ std::error_code ReleaseOperation::summary() {
 
 void ReleaseOperation::complete(std::error_code error) {
   auto keep = shared_from_this();
+  // A pre-claim that made no ticket (fewer than a majority drew, so far):
+  // no acquire will adopt it. (Counts still to come fill it in if it was
+  // handed on.)
+  if (claim_ && !claim_handed_) {
+    core_.wakeups().withdraw(*claim_);
+    claim_.reset();
+  }
   core_.finished(this);
   finished_ = true;
   result_.error = error;

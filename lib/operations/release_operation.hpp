@@ -1,6 +1,7 @@
 // Release on every node (docs/algorithm.md, "Release"); only our own value is ever deleted.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "operations/client_core.hpp"
@@ -43,6 +44,10 @@ class ReleaseOperation final : public Operation {
   std::string channel_;
   std::size_t draws_ = 0;
   std::uint64_t draw_max_ = 0;
+  // Its pre-claim (WakeupHub::pre_claim), and whether the hub has it for
+  // the next acquire (a majority drew).
+  std::shared_ptr<WakeupHub::PreClaim> claim_;
+  bool claim_handed_ = false;
   // A release is a round whose votes are deletions; it ends when every node
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;

@@ -1,8 +1,11 @@
 #include "operations/wakeup_hub.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
+#include "protocol/random_value.hpp"
+#include "scripts/lock_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -44,6 +47,7 @@ void WakeupHub::ensure_connections() {
 
 WakeupHub::~WakeupHub() {
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
+  for (Drawn& drawn : drawn_) loop_.timers().cancel(drawn.lapse);
 }
 
 void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter) {
@@ -187,9 +191,24 @@ void WakeupHub::on_named(std::size_t node, std::string_view message) {
     // "number+claim value": a fair waiter's claim granted by this node.
     if (*parsed.ptr != '+') return;
     const std::string_view claim(parsed.ptr + 1, static_cast<std::size_t>(end - parsed.ptr - 1));
+    const std::size_t colon = claim.rfind(':');
+    std::uint64_t ticket = 0;
+    if (colon == std::string_view::npos) return;
+    const auto scored = std::from_chars(claim.data() + colon + 1, end, ticket);
+    if (scored.ec != std::errc{} || scored.ptr != end) return;
+    const std::string_view tag = claim.substr(0, colon);
     const auto waiting = line_.find(number);
-    if (waiting == line_.end()) return;  // ended: its cleanup undoes the grant
-    if (auto waiter = waiting->second.lock()) waiter->granted(node, claim);
+    if (waiting != line_.end()) {
+      if (auto waiter = waiting->second.lock()) waiter->granted(node, tag, ticket);
+      return;
+    }
+    // A pre-claim no acquire adopted yet: kept for the one that will (a
+    // pre-claim withdrawn or adopted and ended is undone on the node by its
+    // release, which follows the place on the same connection).
+    const auto pre = pre_claims_.find(number);
+    if (pre == pre_claims_.end()) return;
+    const std::shared_ptr<PreClaim> held = pre->second.lock();
+    if (held && held->tag == tag && node < held->granted.size()) held->granted[node] = ticket;
     return;
   }
   const auto found = line_.find(number);
@@ -266,21 +285,84 @@ std::optional<WakeupHub::Rejoined> WakeupHub::take_rejoined(const std::string& c
 }
 
 void WakeupHub::note_drawn_ticket(const std::string& channel, DrawnTicket drawn, TimePoint now) {
-  while (!drawn_.empty() && drawn_.front().expires <= now) drawn_.pop_front();
-  if (closed_ || drawn_.size() >= kMaxRejoins) return;
+  while (!drawn_.empty() && drawn_.front().expires <= now) forget_drawn(drawn_.begin(), true);
+  if (closed_ || drawn_.size() >= kMaxRejoins) {
+    if (drawn.claim) withdraw(*drawn.claim);
+    return;
+  }
   drawn_.push_back(Drawn{channel, drawn, now + kDrawnTicketLife});
+  if (!drawn.claim) return;
+  // Granted and not adopted, a pre-claim would hold the lock on that node
+  // for its TTL: it goes once it lapses, at once, not at the next call.
+  const std::weak_ptr<PreClaim> claim = drawn.claim;
+  drawn_.back().lapse = loop_.timers().schedule_after(kDrawnTicketLife, [this, claim] {
+    const std::shared_ptr<PreClaim> held = claim.lock();
+    for (auto entry = drawn_.begin(); entry != drawn_.end(); ++entry) {
+      if (held && entry->drawn.claim == held) {
+        entry->lapse = TimerQueue::kNone;
+        forget_drawn(entry, true);
+        return;
+      }
+    }
+  });
+}
+
+void WakeupHub::forget_drawn(std::deque<Drawn>::iterator entry, bool withdraw_claim) {
+  loop_.timers().cancel(entry->lapse);
+  if (withdraw_claim && entry->drawn.claim) withdraw(*entry->drawn.claim);
+  drawn_.erase(entry);
 }
 
 std::optional<WakeupHub::DrawnTicket> WakeupHub::take_drawn_ticket(const std::string& channel,
                                                                    TimePoint now) {
-  while (!drawn_.empty() && drawn_.front().expires <= now) drawn_.pop_front();
+  while (!drawn_.empty() && drawn_.front().expires <= now) forget_drawn(drawn_.begin(), true);
   for (auto entry = drawn_.begin(); entry != drawn_.end(); ++entry) {
     if (entry->channel != channel) continue;
-    const DrawnTicket taken = entry->drawn;
-    drawn_.erase(entry);
+    DrawnTicket taken = entry->drawn;
+    // From here on the acquire hears the pre-claim's grants (wait_in_line).
+    if (taken.claim) pre_claims_.erase(taken.claim->place.number);
+    forget_drawn(entry, false);
     return taken;
   }
   return std::nullopt;
+}
+
+std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Milliseconds ttl,
+                                                          TimePoint started) {
+  for (auto entry = pre_claims_.begin(); entry != pre_claims_.end();) {
+    entry = entry->second.expired() ? pre_claims_.erase(entry) : std::next(entry);
+  }
+  if (closed_ || pre_claims_.size() >= kMaxRejoins) return nullptr;
+  // Its grants come on the wake channel: subscribed before any node can
+  // grant it (the release that makes it serves someone else first).
+  ensure_connections();
+  if (!wake_subscribed_) {
+    wake_subscribed_ = true;
+    subscribe_everywhere(wake_channel_, true);
+  }
+  auto claim = std::make_shared<PreClaim>();
+  claim->place = line_place();
+  claim->resource = std::move(resource);
+  claim->value = LockValue::random();
+  std::array<std::uint8_t, 8> tag{};
+  fill_random(tag.data(), tag.size());
+  claim->tag = to_hex(tag.data(), tag.size());
+  claim->ttl = ttl;
+  claim->started = started;
+  claim->counts.assign(config_.nodes.size(), 0);
+  claim->granted.assign(config_.nodes.size(), 0);
+  pre_claims_[claim->place.number] = claim;
+  return claim;
+}
+
+void WakeupHub::withdraw(const PreClaim& claim) {
+  pre_claims_.erase(claim.place.number);
+  Lock claimed{claim.resource, claim.value, claim.ttl, claim.started, claim.started, std::nullopt};
+  claimed.queue_id = claim.place.id;
+  const ScriptCall call = release_call(claimed, config_.lock, true);
+  // Whatever a node set lives at most a TTL (and its drift) from now.
+  const TimePoint expires_at = loop_.clock().now() + claim.ttl + claim.ttl / 50 + Milliseconds(2);
+  for (auto& node : commands_) node->send_cleanup(call, expires_at);
 }
 
 void WakeupHub::pass_turn(std::size_t node, Offered& offer, std::string_view value) {
@@ -298,7 +380,11 @@ void WakeupHub::close() {
   if (closed_) return;
   closed_ = true;
   offered_.clear();
-  drawn_.clear();
+  // (A pre-claim's withdrawal is sent while the connections still take it;
+  // one that does not leave lapses with its place, and a grant of it no
+  // one hears any more is taken back.)
+  while (!drawn_.empty()) forget_drawn(drawn_.begin(), true);
+  pre_claims_.clear();
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
   waiters_.clear();
   line_.clear();

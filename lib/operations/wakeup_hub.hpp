@@ -66,6 +66,12 @@
 
 namespace redlock::detail {
 
+// A fair waiter's place in a queue lives this long on a node unless its
+// waiter renews it (AcquireOperation, a record at least every 100 ms): a
+// waiter that died holds the queue up for at most this long
+// (docs/safety.md, "Fair locks"). A pre-claimed place lives as long.
+inline constexpr Milliseconds kFairQueueEntryTtl{400};
+
 class Wakeable {
  public:
   // Loop thread: a release was published on the channel being waited on.
@@ -78,10 +84,11 @@ class Wakeable {
   virtual bool named(std::size_t /*node*/, bool first_copy) { return first_copy && wake(); }
   // Loop thread: node `node`'s release granted this (fair) waiter the claim
   // whose tag is `claim` (fair_scripts.hpp, fair_release): the node set the
-  // lock key to the claim's value. Every node's copy comes here, each a
-  // vote if the tag is the waiter's current claim's (a random secret the
-  // node learnt from the claim: no one who can only publish can forge it).
-  virtual void granted(std::size_t /*node*/, std::string_view /*claim*/) {}
+  // lock key to the claim's value, for the place it lists at `ticket`. Every node's copy comes
+  // here, each a vote if the tag is the waiter's current claim's (a random secret the node learnt
+  // from the claim: no one who can only publish can forge it).
+  virtual void granted(std::size_t /*node*/, std::string_view /*claim*/, std::uint64_t /*ticket*/) {
+  }
   // Loop thread: another node's copy of a release already heard on the
   // channel. A waiter that acts on the first copy (it retries) ignores the
   // rest; one that reads the lock's state (a leader observer) must not: the
@@ -152,14 +159,45 @@ class WakeupHub {
   // for the client's next acquire of the resource, if it comes within
   // kDrawnTicketLife (a worker that releases and at once waits again);
   // none beyond kMaxRejoins.
+  // A pre-claim: the release also recorded the releaser's next place at
+  // the count each node drew, with a claim (fair_scripts.hpp,
+  // fair_release), for that next acquire to adopt: the place, the claim's
+  // resource, value, tag and TTL, t0 (read before the release was sent),
+  // and per node the count its place was recorded at and the ticket of a
+  // grant heard before the adoption (0: none). The release fills the
+  // counts as its answers come; the hub the grants.
+  struct PreClaim {
+    LinePlace place;
+    Resource resource{""};
+    LockValue value{""};
+    std::string tag;
+    Milliseconds ttl{0};
+    TimePoint started{};
+    std::vector<std::uint64_t> counts;
+    std::vector<std::uint64_t> granted;
+    // A node that answered its place first with the key free: no release
+    // there will grant it, so the adopting acquire records at once.
+    bool first_and_free = false;
+  };
   struct DrawnTicket {
     std::uint64_t ticket = 0;
     TimePoint drawn_at{};
+    std::shared_ptr<PreClaim> claim{};
   };
+  // A pre-claim the drawn ticket carries is given up on every node
+  // (withdraw) unless an acquire takes it within kDrawnTicketLife.
   void note_drawn_ticket(const std::string& channel, DrawnTicket drawn, TimePoint now);
   [[nodiscard]] std::optional<DrawnTicket> take_drawn_ticket(const std::string& channel,
                                                              TimePoint now);
   static constexpr Microseconds kDrawnTicketLife{std::chrono::milliseconds(10)};
+  // A pre-claim's release on every node (its place and claim go; a node
+  // that granted it serves its next waiter): one no acquire adopts.
+  void withdraw(const PreClaim& claim);
+  // A pre-claim's release that made no ticket (fewer than a majority
+  // drew) registers it here, so that grants of it are heard until it is
+  // withdrawn.
+  [[nodiscard]] std::shared_ptr<PreClaim> pre_claim(Resource resource, Milliseconds ttl,
+                                                    TimePoint started);
 
   void close();
 
@@ -240,8 +278,13 @@ class WakeupHub {
     std::string channel;
     DrawnTicket drawn;
     TimePoint expires;
+    TimerQueue::Id lapse = TimerQueue::kNone;  // a pre-claim's withdrawal
   };
   std::deque<Drawn> drawn_;
+  // Pre-claims made and not yet adopted or withdrawn, by place number:
+  // a grant of one before its acquire adopts it is kept there.
+  std::map<std::uint64_t, std::weak_ptr<PreClaim>> pre_claims_;
+  void forget_drawn(std::deque<Drawn>::iterator entry, bool withdraw_claim);
   void forget_expired_offers(TimePoint now);
   // `node` named the offered place `number` while no acquire waits in it.
   void pass_turn(std::size_t node, Offered& offer, std::string_view value);

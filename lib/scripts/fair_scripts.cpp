@@ -120,7 +120,7 @@ return {1, ARGV[2], state}
 )lua";
 
 const std::string_view kFairReleaseBody = R"lua(
-if #KEYS ~= 7 or #ARGV ~= 7 then
+if #KEYS ~= 7 or #ARGV ~= 9 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local key, queue, due, claims = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -133,14 +133,15 @@ local function rules_allow(defence)
 end
 -- Serves the first live waiter: its claim, if it left one, is granted
 -- (the key set to its value, as its own SET NX would) and it is told so,
--- "<number>+<claim tag> <released value>"; else it is named,
--- "<number> <released value>". Answers 2 for a grant heard, 1 for a name
--- heard, false when no one was served (a grant no one hears is taken
+-- "<number>+<claim tag>:<its place's ticket> <released value>"; else it is
+-- named, "<number> <released value>". Answers 2 for a grant heard, 1 for a
+-- name heard, false when no one was served (a grant no one hears is taken
 -- back).
 local function serve_first(value)
   drop_lapsed(queue, due, claims, node_ms())
-  local head = first_place(queue)
-  if not head then return false end
+  local first = redis.pcall('ZRANGE', queue, 0, 0, 'WITHSCORES')
+  if type(first) ~= 'table' or first.err or #first < 2 then return false end
+  local head = first[1]
   local space = string.find(head, ' ', 1, true)
   if not space then return false end
   local number = string.sub(head, space + 1)
@@ -152,7 +153,7 @@ local function serve_first(value)
     redis.pcall('HDEL', claims, head)
     if rules_allow(defence) and redis.pcall('SET', key, theirs, 'NX', 'PX', ttl) then
       granted = true
-      message = number .. '+' .. tag .. ' ' .. value
+      message = number .. '+' .. tag .. ':' .. first[2] .. ' ' .. value
     end
   end
   local heard = redis.pcall('PUBLISH', string.sub(head, 1, space - 1), message)
@@ -171,9 +172,32 @@ if ARGV[7] ~= '' then
   local _, _, _, claimed = read_claim(redis.pcall('HGET', claims, ARGV[7]))
   if claimed == ARGV[1] then redis.pcall('HDEL', claims, ARGV[7]) end
 end
+-- The releaser's next ticket (with a counter field), drawn as ticket_draw
+-- would and under its node rules, and with a pre-claim its next place
+-- recorded at that count with that claim (its next acquire adopts both):
+-- {deleted, counter, 1 when that place is first and the key free, else 0}.
+-- A node draws whether or not it held the value (one whose grant of it
+-- had not come yet, or came from another release), so that the nodes'
+-- counters keep counting the same draws.
+local function draw_next(deleted)
+  if ARGV[5] == '' or not rules_allow(ARGV[6]) then return deleted end
+  local drawn = redis.pcall('HINCRBY', KEYS[7], ARGV[5], 1)
+  if type(drawn) ~= 'number' then return deleted end
+  local colon = string.find(ARGV[9], ':', 1, true)
+  local entry_ttl = colon and tonumber(string.sub(ARGV[9], 1, colon - 1))
+  if ARGV[8] == '' or not entry_ttl or entry_ttl <= 0 or not read_claim(ARGV[8]) then
+    return {deleted, drawn}
+  end
+  local id = string.sub(ARGV[9], colon + 1)
+  if keep_place(queue, due, drawn, id, node_ms(), entry_ttl) then return {deleted, drawn} end
+  redis.pcall('HSET', claims, id, ARGV[8])
+  redis.pcall('PEXPIRE', claims, 2 * entry_ttl)
+  if first_place(queue) == id and redis.pcall('EXISTS', key) == 0 then return {deleted, drawn, 1} end
+  return {deleted, drawn, 0}
+end
 local held = redis.pcall('GET', key)
 if type(held) == 'table' and held.err then return readers_or(key, held) end
-if held ~= ARGV[1] then return 0 end
+if held ~= ARGV[1] then return draw_next(0) end
 local deleted = redis.pcall('DEL', key)
 if type(deleted) == 'table' and deleted.err then return deleted end
 if ARGV[2] ~= '' then
@@ -184,11 +208,7 @@ if ARGV[2] ~= '' then
   end
   if served ~= 2 then name_next(ARGV[4], ARGV[1]) end
 end
-if ARGV[5] ~= '' and rules_allow(ARGV[6]) then
-  local drawn = redis.pcall('HINCRBY', KEYS[7], ARGV[5], 1)
-  if type(drawn) == 'number' then return {1, drawn} end
-end
-return 1
+return draw_next(1)
 )lua";
 
 const std::string_view kQueueLeaveBody = R"lua(

@@ -64,22 +64,26 @@ extern const std::string_view kTicketEnqueueBody;
 //   a release no one hears of), the waiter id whose place goes ("" none),
 //   the mutex waiters' waiting set, the ticket counter field ("" for no
 //   draw), amnesia defence, the waiter id whose claim of this value goes
-//   ("" none). The place goes, the claim goes if it claims this value, then
+//   ("" none), the releaser's pre-claim ("" none) and next place
+//   ("<entry ttl ms>:<waiter id>"). The place goes, the claim goes if it claims this value, then
 //   the mutex's release of the value: 1 when the value was deleted, else 0.
 //   A release heard of drops the places past their deadline and serves the
 //   first live waiter of the queue: if it left a claim and the node rules
 //   (under the claim's defence flag) allow, the key is set to the claim's
-//   value for its ttl and "<number>+<claim tag> <value>" is published on
-//   the waiter's wake channel (a grant: the waiter counts this node's vote
+//   value for its ttl and "<number>+<claim tag>:<its place's ticket>
+//   <value>" is published on the waiter's wake channel (a grant: the waiter counts this node's vote
 //   without an attempt); without a claim, "<number> <value>" names it, as
 //   the mutex's line names its first. A grant no one hears is taken back
 //   (the key deleted again). Only when it served no fair waiter does it
 //   publish the value on the release channel, which every fair waiter of
 //   every client also listens on; unless it granted, it names the next
 //   mutex waiter in line. With a counter field, a release that deleted the
-//   value also draws the releaser's next ticket, as ticket_draw would (and
-//   under its node rules): {1, counter} (docs/algorithm.md, "Fair locks":
-//   the next ticket drawn in the release).
+//   value (or did not hold it: see below) also draws the releaser's next ticket, as ticket_draw
+//   would (and under its node rules): {1, counter} (docs/algorithm.md, "Fair locks": the next
+//   ticket drawn in the release); with a pre-claim, the releaser's next place is also recorded at
+//   that count with the pre-claim as its claim: {1, counter, 1 when that place is first and the key
+//   free, else 0}. A node that did not hold the value draws all the same (and records the
+//   pre-claim), answering {0, counter[, 0 or 1]}, so that the nodes' counters count the same draws.
 extern const std::string_view kFairReleaseBody;
 // queue_leave — KEYS: the sorted sets that hold the waiter (a fair lock's
 //   queue and due, or a mutex's waiting line), then ARGV[2] (default 0)

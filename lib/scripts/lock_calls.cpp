@@ -92,10 +92,20 @@ ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds tt
   return call;
 }
 
-void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys) {
-  // (release_call left the counter field empty: no draw.)
+void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys,
+                      std::string_view pre_claim, std::string_view next_place) {
+  // (release_call left the counter field and the pre-claim empty.)
   call.args[4] = ticket_field(lock.resource.str());
   call.args[5].assign(1, keys.amnesia_defence ? '1' : '0');
+  call.args[7] = pre_claim;
+  call.args[8] = next_place;
+}
+
+std::string claim_argument(Milliseconds ttl, std::string_view tag, bool amnesia_defence,
+                           std::string_view value) {
+  std::string claim = std::to_string(ttl.count());
+  claim.append(":").append(tag).append(amnesia_defence ? ":1:" : ":0:").append(value);
+  return claim;
 }
 
 ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
@@ -129,7 +139,8 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
       call.args = {lock.value.str(), announce ? release_channel(prefix, resource) : std::string(),
                    lock.queue_id,    announce ? waiting_key(prefix, resource) : std::string(),
                    std::string(),    keys.amnesia_defence ? "1" : "0",
-                   lock.queue_id};
+                   lock.queue_id,    std::string(),
+                   std::string()};
       break;
     }
     case LockKind::shared:

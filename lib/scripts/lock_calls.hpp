@@ -49,7 +49,13 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
                                       std::string_view rejoin = {});
 // Makes `call`, a fair lock's release_call, also draw the releaser's next
 // ticket for the lock's resource (fair_scripts.hpp, fair_release), under
-// the node rules of `keys` (its amnesia defence).
-void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys);
+// the node rules of `keys` (its amnesia defence), and with `pre_claim`
+// (claim_argument) record the releaser's next place `next_place`
+// ("<entry ttl ms>:<waiter id>") at the count drawn, with that claim.
+void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys,
+                      std::string_view pre_claim = {}, std::string_view next_place = {});
+// A claim's argument (fair_scripts.hpp): "<ttl ms>:<tag>:<defence>:<value>".
+[[nodiscard]] std::string claim_argument(Milliseconds ttl, std::string_view tag,
+                                         bool amnesia_defence, std::string_view value);
 
 }  // namespace redlock::detail

@@ -155,16 +155,22 @@ void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, Queue
 }
 
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
-                         bool* rejoined, std::uint64_t* drawn) {
+                         Comeback* comeback) {
   if (parse_failure(response, out)) return;
   const redisReply* reply = response.replies[0];
-  long long counter = 0;
-  if (drawn != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
+  if (comeback != nullptr && reply->type == REDIS_REPLY_ARRAY &&
+      (reply->elements == 2 || reply->elements == 3)) {
     long long first = 0;
-    if (read_integer(reply->element[0], first) && first == code(ReplyCode::done) &&
-        read_integer(reply->element[1], counter) && counter > 0) {
-      out.status = yes;
-      *drawn = static_cast<std::uint64_t>(counter);
+    long long counter = 0;
+    long long state = 0;
+    if (read_integer(reply->element[0], first) &&
+        (first == code(ReplyCode::done) || first == code(ReplyCode::refused)) &&
+        read_integer(reply->element[1], counter) && counter > 0 &&
+        (reply->elements == 2 ||
+         (read_integer(reply->element[2], state) && (state == 0 || state == 1)))) {
+      out.status = first == code(ReplyCode::done) ? yes : NodeStatus::not_held;
+      comeback->drawn = static_cast<std::uint64_t>(counter);
+      comeback->first_and_free = state == 1;
       return;
     }
   }
@@ -175,9 +181,9 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
   }
   if (flag == code(ReplyCode::done)) {
     out.status = yes;
-  } else if (rejoined != nullptr && flag == code(ReplyCode::rejoined)) {
+  } else if (comeback != nullptr && flag == code(ReplyCode::rejoined)) {
     out.status = yes;
-    *rejoined = true;
+    comeback->rejoined = true;
   } else if (flag == code(ReplyCode::refused)) {
     out.status = NodeStatus::not_held;
   } else {

@@ -34,12 +34,21 @@ enum class QueueState : std::uint8_t {
 // element outside the states is malformed).
 void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, QueueState& state);
 
+// What a release that comes back (a client that will want the lock again)
+// learnt: a mutex's rejoined place was taken; a fair lock's next ticket
+// drawn (the node's counter), and whether the place it pre-claimed at that
+// count is first in the node's queue with the key free.
+struct Comeback {
+  bool rejoined = false;
+  std::uint64_t drawn = 0;
+  bool first_and_free = false;
+};
 // The response to the extend or release script: 1 → `yes`, 0 → not_held;
-// with `rejoined` (a release that offered a rejoin place), 2 → `yes` and
-// *rejoined set; with `drawn` (a fair release that draws the next ticket),
-// {1, counter} → `yes` and *drawn set to the counter.
+// with `comeback` (a release that comes back), also 2 → `yes` and
+// rejoined, and {1 or 0, counter} or {1 or 0, counter, 0 or 1} → `yes` or
+// not_held, and drawn (and first_and_free for a last 1).
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
-                         bool* rejoined = nullptr, std::uint64_t* drawn = nullptr);
+                         Comeback* comeback = nullptr);
 
 // The response to the fence script. Returns false (and fills `out` with the
 // reason) for anything but a well-formed {stored, counter} reply.

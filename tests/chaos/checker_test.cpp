@@ -1573,6 +1573,29 @@ TEST(CheckerFairOrderTest, AWaiterPausedInLineIsNotOwedItsTurn) {
   expect_holds(run.check(), "C16");
 }
 
+// A client that stops itself at a point of its work records the pause
+// under its own name and op number ("pause-client"): that pause excuses it
+// as the nemesis's does, and only it (another client's op of the same
+// number is not its end).
+TEST(CheckerFairOrderTest, AWaiterThatPausedItselfInLineIsNotOwedItsTurn) {
+  const auto run_with_self_pause = [](bool paused_waiter_is_c0) {
+    RunHistory run;
+    const std::string who = paused_waiter_is_c0 ? "c0" : "c2";
+    Event& stop = run.add(25, who, EventKind::nemesis, Phase::invoke, 7);
+    stop.fault = "pause-client";
+    stop.target = who;
+    Event& go = run.add(160, who, EventKind::nemesis, Phase::ok, 7);
+    go.fault = "pause-client";
+    go.target = who;
+    acquire(run, "c1", "b", 30, 100, in_line(2, 40, 50));
+    release(run, "c1", "b", 150, 152);
+    acquire(run, "c0", "a", 0, 200, in_line(1, 10, 20));
+    return run.check();
+  };
+  expect_holds(run_with_self_pause(true), "C16");
+  (void)expect_violated(run_with_self_pause(false), "C16");
+}
+
 TEST(CheckerFairOrderTest, LocksThatNeverWaitedInLineHaveNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);

@@ -235,7 +235,7 @@ TEST(NodeRules, AFairReleaseNamesTheFirstLiveWaiterInTheQueueAndNoOneElse) {
   const auto release = [&] {
     return admin.command({"EVAL", body(ScriptId::fair_release), "7", key, queue, due,
                           "redlock:queue-claim:doc", kMarker, kRecovering, kFence, "the-live-value",
-                          channel, "holder", "", "", "0", "holder"});
+                          channel, "holder", "", "", "0", "holder", "", ""});
   };
 
   RedisSubscriber heard(cluster.node(0).port(), {wake, channel});
@@ -352,8 +352,8 @@ TEST(NodeRules, AReleaseGrantsTheFirstWaitersClaimAndNoOneElse) {
   const auto release = [&](const std::string& value, const std::string& place,
                            const std::string& claim_of) {
     return node.command({"EVAL", body(ScriptId::fair_release), "7", key, queue, due, claims,
-                         kMarker, kRecovering, kFence, value, channel, place, "", "", "1",
-                         claim_of});
+                         kMarker, kRecovering, kFence, value, channel, place, "", "", "1", claim_of,
+                         "", ""});
   };
 
   // Free, first: granted at once.
@@ -376,7 +376,7 @@ TEST(NodeRules, AReleaseGrantsTheFirstWaitersClaimAndNoOneElse) {
   std::vector<RedisSubscriber::Message> messages = heard.until("marker");
   ASSERT_EQ(messages.size(), 1U) << "the grant alone (the marker ends the list)";
   EXPECT_EQ(messages[0].channel, wake);
-  EXPECT_EQ(messages[0].payload, "2+t2 value-one");
+  EXPECT_EQ(messages[0].payload, "2+t2:2 value-one") << "the tag and the place's ticket";
 
   // The third waiter gives its claim back before its turn: the second's
   // release then names it, granting nothing.
@@ -407,6 +407,45 @@ TEST(NodeRules, AReleaseGrantsTheFirstWaitersClaimAndNoOneElse) {
   reply = release("held", "", "");
   EXPECT_EQ(reply.integer, 1) << reply.text;
   EXPECT_EQ(node.command({"EXISTS", key}).integer, 0) << "a grant no one heard stayed";
+}
+
+// A fair release that draws the releaser's next ticket with a pre-claim
+// records the releaser's next place at the count it drew, with that claim
+// ({1, count, first and free}); a node that did not hold the value draws
+// and records all the same ({0, count, ...}), so the nodes' counters count
+// the same draws.
+TEST(NodeRules, AFairReleasePreClaimsTheReleasersNextPlaceAtTheCountItDrew) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  ASSERT_TRUE(node.set(kMarker, "redlock-node-test max_ttl_ms=60000"));
+  const std::string key = "redlock:lock:job";
+  const std::string queue = "redlock:queue:job";
+  const std::string claims = "redlock:queue-claim:job";
+  const auto release = [&](const std::string& value, const std::string& next) {
+    return node.command({"EVAL", body(ScriptId::fair_release), "7", key, queue,
+                         "redlock:queue-due:job", claims, kMarker, kRecovering, kFence, value,
+                         "redlock:released:job", "", "", "queue:job", "1", "",
+                         "10000:tag-" + next + ":1:value-" + next, "400:" + next});
+  };
+  ASSERT_TRUE(node.set(key, "held"));
+  Reply reply = release("held", "@c 1");
+  ASSERT_EQ(reply.elements.size(), 3U) << reply.text;
+  EXPECT_EQ(reply.elements[0].integer, 1) << "deleted";
+  EXPECT_EQ(reply.elements[1].integer, 1) << "the count drawn";
+  EXPECT_EQ(reply.elements[2].integer, 1) << "its next place is first and the key free";
+  EXPECT_EQ(node.command({"ZSCORE", queue, "@c 1"}).text, "1");
+  EXPECT_EQ(node.command({"HGET", claims, "@c 1"}).text, "10000:tag-@c 1:1:value-@c 1");
+  EXPECT_EQ(node.command({"EXISTS", key}).integer, 0) << "a pre-claim is granted by no one";
+
+  // Not held here (its grant had not come yet): drawn and recorded all
+  // the same, behind the first place.
+  reply = release("not-here", "@c 2");
+  ASSERT_EQ(reply.elements.size(), 3U) << reply.text;
+  EXPECT_EQ(reply.elements[0].integer, 0) << "nothing deleted";
+  EXPECT_EQ(reply.elements[1].integer, 2);
+  EXPECT_EQ(reply.elements[2].integer, 0) << "another place is first";
+  EXPECT_EQ(node.command({"ZSCORE", queue, "@c 2"}).text, "2");
+  EXPECT_EQ(node.command({"HGET", kFence, "queue:job"}).text, "2");
 }
 
 }  // namespace

@@ -266,5 +266,35 @@ TEST(ParseFlag, OneIsYesZeroIsNotHeld) {
   EXPECT_EQ(out.status, NodeStatus::not_held);
 }
 
+// A release that comes back: 2 is a rejoined place; {deleted, count[,
+// first and free]} a fair release's draw, whether or not it deleted.
+TEST(ParseFlag, AComebackSaysWhatTheReleaseDrewOrTook) {
+  const struct {
+    const char* bytes;
+    NodeStatus status;
+    bool rejoined;
+    std::uint64_t drawn;
+    bool first_and_free;
+  } cases[] = {
+      {":2\r\n", NodeStatus::released, true, 0, false},
+      {"*2\r\n:1\r\n:7\r\n", NodeStatus::released, false, 7, false},
+      {"*3\r\n:1\r\n:7\r\n:1\r\n", NodeStatus::released, false, 7, true},
+      {"*3\r\n:0\r\n:8\r\n:0\r\n", NodeStatus::not_held, false, 8, false},
+      {"*3\r\n:1\r\n:7\r\n:2\r\n", NodeStatus::error, false, 0, false},
+      {"*2\r\n:1\r\n:0\r\n", NodeStatus::error, false, 0, false},
+  };
+  for (const auto& c : cases) {
+    ParsedReplies parsed;
+    parse(c.bytes, parsed);
+    NodeOutcome out;
+    Comeback comeback;
+    parse_flag_response(response_of(parsed), NodeStatus::released, out, &comeback);
+    EXPECT_EQ(out.status, c.status) << c.bytes;
+    EXPECT_EQ(comeback.rejoined, c.rejoined) << c.bytes;
+    EXPECT_EQ(comeback.drawn, c.drawn) << c.bytes;
+    EXPECT_EQ(comeback.first_and_free, c.first_and_free) << c.bytes;
+  }
+}
+
 }  // namespace
 }  // namespace redlock::detail

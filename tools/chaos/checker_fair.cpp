@@ -17,18 +17,21 @@ struct Pause {
 };
 
 // Every client pause of the run, [invoke, end] (open-ended when it never
-// ended).
+// ended): the nemesis's ("pause") and a client's own at a point of its
+// work ("pause-client", recorded by the client with its own op number).
 std::vector<Pause> client_pauses(const History& history) {
   std::vector<Pause> pauses;
-  std::map<std::int64_t, std::size_t> open;  // nemesis op -> index
+  std::map<std::pair<std::string, std::int64_t>, std::size_t> open;  // (proc, op) -> index
   for (const Event& event : history.events) {
-    if (event.kind != EventKind::nemesis || event.fault != "pause") continue;
+    if (event.kind != EventKind::nemesis) continue;
+    if (event.fault != "pause" && event.fault != "pause-client") continue;
     if (event.target.empty() || event.target[0] != 'c') continue;
+    const std::pair<std::string, std::int64_t> key{event.proc, event.op};
     if (event.phase == Phase::invoke) {
-      open[event.op] = pauses.size();
+      open[key] = pauses.size();
       pauses.push_back(Pause{event.target, event.t, std::numeric_limits<std::int64_t>::max()});
     } else if (event.phase == Phase::ok) {
-      if (auto it = open.find(event.op); it != open.end()) pauses[it->second].to = event.t;
+      if (auto it = open.find(key); it != open.end()) pauses[it->second].to = event.t;
     }
   }
   return pauses;
