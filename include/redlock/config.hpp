@@ -130,8 +130,10 @@ struct LockConfig {
   std::string lock_key = "{prefix}lock:{resource}";
   // Whether locks are fenced unless the caller says otherwise.
   bool fenced = false;
-  // Whether a lock on one resource waits in line (fair, FIFO) unless the
-  // caller says otherwise (AcquireOptions::fair).
+  // Whether a lock on one resource waits in line (fair, FIFO) from its
+  // first attempt unless the caller says otherwise (AcquireOptions::fair).
+  // false: a waiter that the caller did not say fair = false for still
+  // joins the fair queue at its first refusal.
   bool fair = false;
   // Reconnect backoff: doubles from the first value up to the cap.
   Milliseconds reconnect_min{50};

@@ -37,8 +37,12 @@ struct AcquireOptions {
   // Wait in line (docs/algorithm.md, "Fair locks"): the waiters of a
   // resource are served in the order of tickets drawn from the quorum, and
   // none is overtaken by one that drew later while its ticket is recorded
-  // on a majority. A lock on one resource, exclusive. Default:
-  // LockConfig::fair.
+  // on a majority. A lock on one resource, exclusive. true: from the first
+  // attempt. false: never (a waiter retries in the mutex's waiting line).
+  // Unset: LockConfig::fair, and when that is false, an unfenced acquire
+  // that has to wait joins the fair queue at its first refusal (its first
+  // attempt may go ahead of waiters in line; docs/algorithm.md, "Acquire",
+  // step 7).
   std::optional<bool> fair;
 };
 

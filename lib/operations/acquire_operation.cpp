@@ -24,26 +24,19 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   if (resource_.empty() || is_bookkeeping_key(prefix, lock_key_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
   }
-  const bool fair = options.fair.value_or(core.config().lock.fair);
-  if (fair && options.shared) argument_problem_ = make_error_code(errc::invalid_argument);
-  if (fair && !options.shared) {
-    // Waiting in line (fair_scripts.hpp): the mutex's round and key, with
-    // the queue's script.
-    kind_ = LockKind::fair;
-    // The waiter's id in the queue is its place in this client's line, so
-    // that a release can name it (fair_scripts.hpp, fair_release).
-    line_place_ = core.wakeups().line_place();
-    queue_id_ = line_place_->id;
-    queue_key_ = queue_key(prefix, resource_.str());
-    queue_due_key_ = queue_due_key(prefix, resource_.str());
-    queue_claims_key_ = queue_claims_key(prefix, resource_.str());
-    ticket_field_ = ticket_field(resource_.str());
-    attempt_call_.script = &script(ScriptId::fair_acquire);
-    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,       lock_key_,
-                          queue_key_,  queue_due_key_,  queue_claims_key_};
-    attempt_call_.args = {
-        "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
-        queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
+  const bool asked_fair = options.fair.value_or(core.config().lock.fair);
+  if (asked_fair && options.shared) argument_problem_ = make_error_code(errc::invalid_argument);
+  // Unless the caller said fair = false, an exclusive acquire that waits
+  // (unfenced: a claim needs no token round) waits in the fair queue
+  // (docs/algorithm.md, "Waiting: the fair queue by default"): its
+  // hand-over is the release's grant, one script per node. It turns fair
+  // at its first refusal, or at once for a resource this client recently
+  // had to wait for.
+  may_turn_fair_ = !asked_fair && !options.fair.has_value() && !options.shared && !fenced_ &&
+                   plan_.max_retries != 0;
+  if (asked_fair || (may_turn_fair_ && core.wakeups().recent_contention().contended_round_trip(
+                                           channel_, core.clock().now()))) {
+    become_fair();
   }
   if (options.shared) {
     // The read side (reader_scripts.hpp): the mutex's round on the same
@@ -54,6 +47,29 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
     attempt_call_.args = {"", ttl_text_, fenced_ ? resource_.str() : std::string(),
                           std::string(defence_flag_)};
   }
+}
+
+void AcquireOperation::become_fair() {
+  // Waiting in line (fair_scripts.hpp): the mutex's round and key, with
+  // the queue's script.
+  kind_ = LockKind::fair;
+  may_turn_fair_ = false;
+  const std::string& prefix = core_.config().lock.key_prefix;
+  // The waiter's id in the queue is its place in this client's line, so
+  // that a release can name it (fair_scripts.hpp, fair_release); a mutex
+  // waiter turning fair keeps the place it took.
+  if (!line_place_) line_place_ = core_.wakeups().line_place();
+  queue_id_ = line_place_->id;
+  queue_key_ = queue_key(prefix, resource_.str());
+  queue_due_key_ = queue_due_key(prefix, resource_.str());
+  queue_claims_key_ = queue_claims_key(prefix, resource_.str());
+  ticket_field_ = ticket_field(resource_.str());
+  attempt_call_.script = &script(ScriptId::fair_acquire);
+  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,       lock_key_,
+                        queue_key_,  queue_due_key_,  queue_claims_key_};
+  attempt_call_.args = {
+      "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
+      queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
 }
 
 void AcquireOperation::configure(const AcquireOptions& options) {
@@ -452,6 +468,13 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // the release had not reached yet, was about to win: the line's order
   // was lost whenever the nodes answered unevenly.
   unlock_attempt(!(split_ && pause), true, !(split_ || busy_ > 0));
+  // A mutex acquire that may wait in the fair queue does so from its first
+  // refusal: it draws its ticket (a round of its own: the mutex's refusal
+  // drew none) and records it with a claim.
+  if (may_turn_fair_ && pause && busy_ > 0) {
+    become_fair();
+    attempt_draws_ = 0;
+  }
   if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
     begin_ticket(why, *pause);
     return;

@@ -110,6 +110,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The settings every kind shares; the kind's keys are set up by its
   // constructor.
   void configure(const AcquireOptions& options);
+  // Sets the acquire up as a fair waiter's (the fair queue's script and
+  // keys, its id in the queue).
+  void become_fair();
   void send_attempt();
   // The attempt's decision so far: the quorum tally's, or for a permit
   // the permit tally's (lost at once when a node records another count).
@@ -265,6 +268,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::error_code argument_problem_;
   AsyncClient::AcquireCallback callback_;
   bool fenced_ = false;
+  // A mutex acquire that turns fair at its first refusal (the caller left
+  // AcquireOptions::fair unset; exclusive, unfenced, may wait).
+  bool may_turn_fair_ = false;
   // ":" + AcquireOptions::payload, appended to each attempt's value; empty
   // without one.
   std::string payload_;

@@ -103,11 +103,21 @@ local ttl, _, _, mine = read_claim(ARGV[6])
 local state = 0
 if first_place(KEYS[4]) == ARGV[3] then
   local held = redis.pcall('GET', KEYS[6])
-  if held == false then
-    state = 1
-    if ttl and redis.pcall('SET', KEYS[6], mine, 'NX', 'PX', ttl) then state = 2 end
-  elseif ttl and held == mine then
+  if ttl and held == mine then
     state = 2
+  elseif ttl then
+    -- The writer's grant: a key held by readers is marked (new readers
+    -- wait), and taken once the last reader left it to the mark.
+    local got = writer_grant(KEYS[6], mine, ttl, KEYS[3], '')
+    if type(got) == 'table' and got[1] == 1 then
+      state = 2
+    elseif held == false then
+      state = 1
+    else
+      state = 3
+    end
+  elseif held == false then
+    state = 1
   else
     state = 3
   end

@@ -1596,6 +1596,21 @@ TEST(CheckerFairOrderTest, AWaiterThatPausedItselfInLineIsNotOwedItsTurn) {
   (void)expect_violated(run_with_self_pause(false), "C16");
 }
 
+// Tickets count per resource: waiters for two resources (plain locks of a
+// scenario that mixes them) are never compared, whatever their tickets.
+TEST(CheckerFairOrderTest, WaitersForTwoResourcesAreNotCompared) {
+  RunHistory run;
+  acquire(run, "c1", "b", 30, 100, in_line(1, 40, 50).over({"y"}));
+  release(run, "c1", "b", 150, 152);
+  acquire(run, "c0", "a", 0, 200, in_line(1, 10, 20).over({"x"}));
+  expect_holds(run.check(), "C16");
+  RunHistory same;
+  acquire(same, "c1", "b", 30, 100, in_line(1, 40, 50).over({"x"}));
+  release(same, "c1", "b", 150, 152);
+  acquire(same, "c0", "a", 0, 200, in_line(1, 10, 20).over({"x"}));
+  (void)expect_violated(same.check(), "C16");
+}
+
 TEST(CheckerFairOrderTest, LocksThatNeverWaitedInLineHaveNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);

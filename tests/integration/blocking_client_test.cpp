@@ -52,7 +52,10 @@ TEST(BlockingClientContention, EightThreadsTwoClientsLoseNoIncrement) {
 
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(resource_store.probe().get("counter"), std::to_string(kThreads * kIncrements));
-  EXPECT_EQ(nodes_holding(cluster, "counter"), 0u);
+  // (A contended release pre-claims its client's next place; the last
+  // ones, granted and never adopted, are withdrawn 10 ms later.)
+  EXPECT_TRUE(
+      eventually([&] { return nodes_holding(cluster, "counter") == 0u; }, milliseconds(1000)));
 }
 
 TEST(BlockingClientLifetime, DestroyingTheClientWhileIdleIsClean) {

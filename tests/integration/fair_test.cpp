@@ -420,6 +420,54 @@ TEST_F(FairTest, AGrantOnANodeThatNowPutsAnotherWaiterFirstIsGivenBack) {
   (void)waiter.release(*got.lock);
 }
 
+// By default (AcquireOptions::fair unset, [lock] fair = false) an acquire
+// that has to wait joins the fair queue at its first refusal: it waited
+// with a ticket, its lock is a fair one, and a waiter that came later goes
+// after it. With fair = false it waits in the mutex's line: no ticket.
+TEST_F(FairTest, ByDefaultAWaiterJoinsTheFairQueueAtItsFirstRefusal) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient first(config);
+  BlockingClient second(config);
+  BlockingClient unfair(config);
+  const AcquireResult held = holder.acquire(Resource("job"));
+  ASSERT_TRUE(held.ok());
+  AcquireOptions by_default;
+  by_default.wait = milliseconds(10000);
+  std::future<AcquireResult> first_wait =
+      std::async(std::launch::async, [&] { return first.acquire(Resource("job"), by_default); });
+  ASSERT_TRUE(every_node_queues("job", 1));
+  std::future<AcquireResult> second_wait =
+      std::async(std::launch::async, [&] { return second.acquire(Resource("job"), by_default); });
+  ASSERT_TRUE(every_node_queues("job", 2));
+  AcquireOptions not_fair = by_default;
+  not_fair.fair = false;
+  std::future<AcquireResult> unfair_wait =
+      std::async(std::launch::async, [&] { return unfair.acquire(Resource("job"), not_fair); });
+  ASSERT_TRUE(eventually([&] {
+    return cluster.node(0).probe().command({"ZCARD", "redlock:waiting:job"}).integer >= 1 &&
+           queued_on(0, "job") == 2;
+  }));
+  (void)holder.release(*held.lock);
+  const AcquireResult got_first = first_wait.get();
+  ASSERT_TRUE(got_first.ok()) << got_first.error.message();
+  ASSERT_TRUE(got_first.ticket.has_value()) << "it did not wait in the fair queue";
+  EXPECT_FALSE(got_first.lock->queue_id.empty());
+  EXPECT_EQ(second_wait.wait_for(milliseconds(0)), std::future_status::timeout)
+      << "the later waiter went first";
+  (void)first.release(*got_first.lock);
+  const AcquireResult got_second = second_wait.get();
+  ASSERT_TRUE(got_second.ok()) << got_second.error.message();
+  ASSERT_TRUE(got_second.ticket.has_value());
+  EXPECT_GT(got_second.ticket->number, got_first.ticket->number);
+  (void)second.release(*got_second.lock);
+  const AcquireResult got_unfair = unfair_wait.get();
+  ASSERT_TRUE(got_unfair.ok()) << got_unfair.error.message();
+  EXPECT_FALSE(got_unfair.ticket.has_value()) << "fair = false waited in the fair queue";
+  EXPECT_TRUE(got_unfair.lock->queue_id.empty());
+  (void)unfair.release(*got_unfair.lock);
+}
+
 TEST_F(FairTest, FairAndSharedTogetherAreRefused) {
   BlockingClient client(config_for(cluster));
   AcquireOptions options = fair();

@@ -224,6 +224,7 @@ template <typename Target>
 std::future<AcquireResult> acquire_when_woken(BlockingClient& client, Target target) {
   return std::async(std::launch::async, [&client, target = std::move(target)] {
     AcquireOptions options;
+    options.fair = false;  // a mutex waiter waits in the nodes' lines, not the fair queue
     options.retry_delay = std::chrono::milliseconds(60000);  // the fallback: ~a minute
     options.wait = std::chrono::milliseconds(10000);
     return client.acquire(target, options);

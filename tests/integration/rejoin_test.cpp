@@ -22,6 +22,7 @@ using std::chrono::milliseconds;
 std::future<AcquireResult> acquire_when_named(BlockingClient& client, const std::string& resource) {
   return std::async(std::launch::async, [&client, resource] {
     AcquireOptions options;
+    options.fair = false;  // the mutex's waiting line, not the fair queue
     options.retry_delay = std::chrono::hours(1);
     options.wait = milliseconds(20000);
     return client.acquire(Resource(resource), options);

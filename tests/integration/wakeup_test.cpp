@@ -32,6 +32,7 @@ TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   Stopwatch::time_point acquired_at{};
   std::thread waiter([&] {
     AcquireOptions options;
+    options.fair = false;                       // the mutex's waiting line, not the fair queue
     options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
     options.wait = milliseconds(10000);
     waited = waiter_client.acquire(Resource("handoff"), options);
@@ -159,6 +160,7 @@ TEST(Wakeup, ALaterCopyOfAReleaseWakesAReaderItsNodeRefused) {
   BlockingClient reader_client(config_for(cluster));
   std::future<AcquireResult> waited = std::async(std::launch::async, [&reader_client] {
     AcquireOptions options;
+    options.fair = false;  // the mutex's waiting line, not the fair queue
     options.shared = true;
     options.retry_delay = std::chrono::hours(1);  // the fallback, uniform in [0, 2 h)
     options.wait = milliseconds(10000);
@@ -245,6 +247,7 @@ TEST(Wakeup, SubscriptionsAreDroppedWhenAWaiterGivesUp) {
   AcquireResult held = client.acquire(Resource("held"));
   ASSERT_TRUE(held.ok());
   AcquireOptions options;
+  options.fair = false;  // the mutex's waiting line, not the fair queue
   options.wait = milliseconds(300);
   options.retry_delay = milliseconds(50);
   AcquireResult gave_up = client.acquire(Resource("held"), options);
@@ -270,6 +273,7 @@ TEST(Wakeup, AChannelStaysSubscribedBetweenWaitsInQuickSuccession) {
   std::vector<long long> before;
   for (std::size_t i = 0; i < cluster.size(); ++i) before.push_back(subscribes(i));
   AcquireOptions options;
+  options.fair = false;  // the mutex's waiting line, not the fair queue
   options.shared = true;
   options.wait = milliseconds(150);
   options.retry_delay = milliseconds(50);
@@ -308,6 +312,7 @@ TEST(Wakeup, AReleaseWakesOnlyTheWaiterWhoseTurnItIsAcrossClients) {
   for (std::size_t i = 0; i < kWaiters && lined_up; ++i) {
     waiters.emplace_back([&, i] {
       AcquireOptions options;
+      options.fair = false;                       // the mutex's waiting line, not the fair queue
       options.retry_delay = milliseconds(60000);  // only a wake-up brings a second attempt
       options.wait = milliseconds(20000);
       results[i] = clients[i]->acquire(Resource("line"), options);
@@ -451,6 +456,7 @@ TEST(Wakeup, AWaiterKeepsItsPlaceThroughItsRefusedAttempts) {
   int patient_turn = -1;
   const auto wait_for = [&](BlockingClient& client, milliseconds retry_delay, int& turn) {
     AcquireOptions options;
+    options.fair = false;  // the mutex's waiting line, not the fair queue
     options.retry_delay = retry_delay;
     options.wait = milliseconds(20000);
     AcquireResult result = client.acquire(Resource("kept"), options);
@@ -546,6 +552,7 @@ TEST(Wakeup, AWaiterThatGivesUpLeavesTheLine) {
   AcquireResult held = client.acquire(Resource("given-up"));
   ASSERT_TRUE(held.ok());
   AcquireOptions options;
+  options.fair = false;  // the mutex's waiting line, not the fair queue
   options.wait = milliseconds(300);
   // Its place would last two minutes (twice the retry delay) if it stayed.
   options.retry_delay = milliseconds(60000);

@@ -4,7 +4,8 @@
 // is larger. A waiter that was paused (SIGSTOP, by the nemesis or at a
 // point of its work) between its ticket being recorded and the other's
 // acquisition stopped renewing its place and is not owed its turn: the
-// promise is for live waiters.
+// promise is for live waiters. Tickets are per resource: only waiters for
+// the same resource are compared.
 #include "checker_internal.hpp"
 
 namespace redlock::chaos::checker_internal {
@@ -60,12 +61,20 @@ Verdict check_fair_order(const Context& context, std::vector<Finding>& findings)
     if (ok.ticket && ok.ticket_recorded_t != 0 && ok.ticket_drawn_t != 0) waited.push_back(holding);
   }
   const std::vector<Pause> pauses = client_pauses(context.history);
+  // Tickets count per resource: two waiters are compared only when they
+  // waited for the same one (a scenario that mixes resources).
+  const auto resource_of = [](const Holding& holding) {
+    const std::vector<Claim> claims = claims_of(holding.ok());
+    return claims.size() == 1 ? claims.front().key : std::string();
+  };
   for (const Holding* earlier : waited) {
     check.applies();
     const Event& a = earlier->ok();
+    const std::string resource = resource_of(*earlier);
     for (const Holding* later : waited) {
       const Event& b = later->ok();
       if (earlier == later || b.ticket_drawn_t <= a.ticket_recorded_t) continue;
+      if (resource_of(*later) != resource) continue;
       if (*b.ticket <= *a.ticket) {
         check.violation(b, waiter_text(context, *later) + " drew after " +
                                waiter_text(context, *earlier) +
