@@ -34,9 +34,12 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   // had to wait for.
   may_turn_fair_ = !asked_fair && !options.fair.has_value() && !options.shared && !fenced_ &&
                    plan_.max_retries != 0;
-  if (asked_fair || (may_turn_fair_ && core.wakeups().recent_contention().contended_round_trip(
-                                           channel_, core.clock().now()))) {
+  if (asked_fair) {
     become_fair();
+  } else if (may_turn_fair_ && core.wakeups().recent_contention().contended_round_trip(
+                                   channel_, core.clock().now())) {
+    become_fair();
+    keep_retry_budget_as_wait();
   }
   if (options.shared) {
     // The read side (reader_scripts.hpp): the mutex's round on the same
@@ -70,6 +73,17 @@ void AcquireOperation::become_fair() {
   attempt_call_.args = {
       "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
       queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
+}
+
+void AcquireOperation::keep_retry_budget_as_wait() {
+  // A fair waiter records every 100 ms at least, and each record counts
+  // as an attempt: a budget of retries would run out sooner than the
+  // mutex's retries (each after a pause of up to twice the mean delay)
+  // would have. It becomes a wait of as long as those retries could
+  // take.
+  if (plan_.deadline || plan_.max_retries <= 0) return;
+  plan_.deadline = called_at_ + (plan_.max_retries + 1) * 2 * plan_.mean_delay;
+  plan_.max_retries = -1;
 }
 
 void AcquireOperation::configure(const AcquireOptions& options) {
@@ -473,6 +487,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
   // drew none) and records it with a claim.
   if (may_turn_fair_ && pause && busy_ > 0) {
     become_fair();
+    keep_retry_budget_as_wait();
     attempt_draws_ = 0;
   }
   if (kind_ == LockKind::fair && !ticket_ && pause && busy_ > 0) {
@@ -523,8 +538,9 @@ void AcquireOperation::succeed(Microseconds validity) {
     claiming_ = false;  // the claim is the lock
   }
   // The nodes that granted this attempt took the waiter out of their line;
-  // one that refused it put it back at the end.
-  if (busy_ > 0) leave_queue();
+  // one that refused it put it back at the end. (A waiter that turned fair
+  // and won by its claim left its place in the mutex's line: it goes too.)
+  if (busy_ > 0 || (kind_ == LockKind::fair && in_line_)) leave_queue();
   in_line_ = false;
   result_.validity = std::chrono::floor<Milliseconds>(validity);
   result_.lock = std::move(lock);

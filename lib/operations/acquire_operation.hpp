@@ -113,6 +113,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Sets the acquire up as a fair waiter's (the fair queue's script and
   // keys, its id in the queue).
   void become_fair();
+  // For a mutex acquire turning fair: a retry budget becomes the wait
+  // those retries could have taken (a fair waiter's records count as
+  // attempts, at least every 100 ms).
+  void keep_retry_budget_as_wait();
   void send_attempt();
   // The attempt's decision so far: the quorum tally's, or for a permit
   // the permit tally's (lost at once when a node records another count).

@@ -71,12 +71,14 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
   // that drew another count lists it out of order, and a grant there could
   // go ahead of an earlier ticket: such a node's grants are given back,
   // not counted, until a record lists the place at the ticket there.
+  // (A node whose count is not known yet, its answer still to come, may
+  // have listed it anywhere: treated as out of order too.)
   std::size_t at_ticket = 0;
   std::bitset<kMaxNodes> out_of_order;
   for (std::size_t node = 0; node < claim.counts.size() && node < kMaxNodes; ++node) {
     if (claim.counts[node] == drawn.ticket) {
       ++at_ticket;
-    } else if (claim.counts[node] != 0) {
+    } else {
       out_of_order.set(node);
     }
   }
@@ -210,8 +212,11 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
 
 bool AcquireOperation::claims() const noexcept {
   // A fenced claim would need its token's round after the grant; a
-  // try-lock never waits for a release.
-  return kind_ == LockKind::fair && !fenced_ && plan_.max_retries != 0;
+  // try-lock never waits for a release; a grant by a release is not
+  // followed by WAIT, so a node that must replicate a grant before it
+  // counts (min_replicas) takes none.
+  return kind_ == LockKind::fair && !fenced_ && plan_.max_retries != 0 &&
+         !core_.any_replicated_node();
 }
 
 void AcquireOperation::open_claim() {
@@ -250,6 +255,13 @@ void AcquireOperation::record_again() {
 
 void AcquireOperation::note_record(std::size_t node, QueueState state) {
   if (node >= kMaxNodes) return;
+  if (state == QueueState::held_behind) {
+    // Granted there, and another waiter is first now: given back.
+    claim_granted_.reset(node);
+    claim_out_of_order_.reset(node);
+    core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+    return;
+  }
   if (claim_out_of_order_[node]) {
     // The record listed the place at the ticket there; a grant it reports
     // may have come before, out of order: given back, not counted.
@@ -348,6 +360,9 @@ void AcquireOperation::granted(std::size_t node, std::string_view claim, std::ui
     // goes back; the next record lists the place at the ticket.
     if (node < core_.nodes().size()) {
       claim_granted_.reset(node);
+      // A record's "granted" from this node may still be on its way: not
+      // counted either, until a record lists the place at the ticket there.
+      if (node < kMaxNodes) claim_out_of_order_.set(node);
       core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
     }
     return;
@@ -459,7 +474,11 @@ void AcquireOperation::wait_for_release() {
   // queue; the resource's channel, which it listens on as well, carries
   // the releases that named no fair waiter (an unfair holder's, or one on
   // a node whose queue does not list this waiter yet).
-  if (kind_ == LockKind::fair) core_.wakeups().wait_in_line(line_place_->number, self);
+  if (kind_ == LockKind::fair) {
+    core_.wakeups().wait_in_line(line_place_->number, self);
+    for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
+    return;
+  }
   if (in_line_) {
     // In line: woken only when a release names this waiter (wakeup_hub.hpp).
     core_.wakeups().wait_in_line(line_place_->number, self);

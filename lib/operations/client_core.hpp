@@ -48,6 +48,15 @@ class ClientCore {
   [[nodiscard]] std::vector<std::unique_ptr<NodeConnection>>& nodes() noexcept { return nodes_; }
   [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
   [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
+  // Whether some node counts a grant only once replicated (min_replicas):
+  // a fair waiter then makes no claim, since a release's grant is not
+  // followed by WAIT.
+  [[nodiscard]] bool any_replicated_node() const noexcept {
+    for (const auto& node : nodes_) {
+      if (node->min_replicas() > 0) return true;
+    }
+    return false;
+  }
   // Empty when the configuration is usable.
   [[nodiscard]] const std::string& config_problem() const noexcept { return config_problem_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }

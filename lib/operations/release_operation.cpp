@@ -46,8 +46,10 @@ void ReleaseOperation::start() {
   // A fair lock's release that draws also records the releaser's next
   // place with a claim, for its next acquire to adopt ("Fair locks", the
   // pre-claim), unless that acquire could not (a fenced lock, whose next
-  // acquire makes no claim; a value with a payload).
-  if (drawing_ && !lock_.fence && lock_.value.str().find(':') == std::string::npos) {
+  // acquire makes no claim; a value with a payload; a node whose grants
+  // must be replicated).
+  if (drawing_ && !lock_.fence && lock_.value.str().find(':') == std::string::npos &&
+      !core_.any_replicated_node()) {
     claim_ = core_.wakeups().pre_claim(lock_.resource, lock_.ttl, started);
   }
   if (claim_) {

@@ -101,8 +101,8 @@ if unkept then return unkept end
 drop_lapsed(KEYS[4], KEYS[5], KEYS[7], now)
 local ttl, _, _, mine = read_claim(ARGV[6])
 local state = 0
+local held = redis.pcall('GET', KEYS[6])
 if first_place(KEYS[4]) == ARGV[3] then
-  local held = redis.pcall('GET', KEYS[6])
   if ttl and held == mine then
     state = 2
   elseif ttl then
@@ -121,6 +121,10 @@ if first_place(KEYS[4]) == ARGV[3] then
   else
     state = 3
   end
+elseif ttl and held == mine then
+  -- Granted here before an earlier ticket's place reached this node (or
+  -- its grant's message was lost): the waiter gives it back.
+  state = 4
 end
 if ttl and state ~= 2 then
   redis.pcall('HSET', KEYS[7], ARGV[3], ARGV[6])

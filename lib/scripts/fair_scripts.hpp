@@ -55,7 +55,9 @@ extern const std::string_view kTicketDrawBody;
 //   record, named someone else or no one, and will not name this waiter;
 //   it should attempt now); 2 the waiter is first and the key holds its
 //   claim's value (set now, when it was free: granted); 3 the waiter is
-//   first and the key is held. A claim not granted now is kept for the
+//   first and the key is held; 4 another waiter is first and the key holds
+//   this waiter's claim (granted before the earlier place came: to give
+//   back). A claim not granted now is kept for the
 //   release that frees the key (fair_release).
 extern const std::string_view kTicketEnqueueBody;
 // fair_release — opens with the readers' helpers, readers_or, name_next

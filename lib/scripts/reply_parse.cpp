@@ -145,9 +145,9 @@ void parse_ticket_response(const NodeResponse& response, NodeOutcome& out, Queue
   // acquire's third element would be a permit.
   parse_acquire_response(response, 0, out);
   state = QueueState::behind;
-  if (out.status == NodeStatus::granted && out.permit > 3) {
+  if (out.status == NodeStatus::granted && out.permit > 4) {
     out.status = NodeStatus::error;
-    out.detail = "a ticket record's state that is not 0, 1, 2 or 3";
+    out.detail = "a ticket record's state that is not 0 to 4";
   } else if (out.status == NodeStatus::granted && out.permit > 0) {
     state = static_cast<QueueState>(out.permit);
   }

@@ -27,6 +27,7 @@ enum class QueueState : std::uint8_t {
   first_and_free,  // first, and the lock key does not exist
   granted,         // first, and the key holds the waiter's claim
   first_and_held,  // first, and the key is held
+  held_behind,     // another waiter is first, and the key holds the claim
 };
 // The response to ticket_draw ({1, counter}) or ticket_enqueue ({1, T,
 // state}): granted with the counter or T in fence_counter; `state` is

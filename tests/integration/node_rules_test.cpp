@@ -448,5 +448,27 @@ TEST(NodeRules, AFairReleasePreClaimsTheReleasersNextPlaceAtTheCountItDrew) {
   EXPECT_EQ(node.command({"HGET", kFence, "queue:job"}).text, "2");
 }
 
+// A record whose waiter is behind another while the key holds its claim's
+// value (granted there before the earlier place came) answers 4: the
+// waiter gives that grant back instead of counting it.
+TEST(NodeRules, ARecordBehindAnotherWaiterWhileHoldingItsClaimSaysSo) {
+  RedisCluster cluster{1};
+  RedisProbe node(cluster.node(0).port());
+  const std::string key = "redlock:lock:job";
+  const auto record = [&](const std::string& ticket, const std::string& id,
+                          const std::string& claim) {
+    const Reply reply =
+        node.command({"EVAL", body(ScriptId::ticket_enqueue), "7", kMarker, kRecovering, kFence,
+                      "redlock:queue:job", "redlock:queue-due:job", key, "redlock:queue-claim:job",
+                      "queue:job", ticket, id, "400", "0", claim});
+    EXPECT_EQ(reply.elements.size(), 3U) << reply.text;
+    return reply.elements.size() == 3 ? reply.elements[2].integer : -1;
+  };
+  EXPECT_EQ(record("7", "later", "10000:t:0:later-value"), 2) << "first and free: granted";
+  EXPECT_EQ(record("5", "earlier", "10000:u:0:earlier-value"), 3) << "first, the key held";
+  EXPECT_EQ(record("7", "later", "10000:t:0:later-value"), 4);
+  EXPECT_EQ(record("7", "later", ""), 0) << "without a claim, only behind";
+}
+
 }  // namespace
 }  // namespace redlock::test

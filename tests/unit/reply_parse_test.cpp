@@ -143,7 +143,8 @@ TEST(ParseTicket, ARecordSaysWhereItLeftTheWaiter) {
       {"*3\r\n:1\r\n$1\r\n7\r\n:2\r\n", NodeStatus::granted, QueueState::granted},
       {"*3\r\n:1\r\n$1\r\n7\r\n:3\r\n", NodeStatus::granted, QueueState::first_and_held},
       {"*2\r\n:1\r\n:7\r\n", NodeStatus::granted, QueueState::behind},  // a draw
-      {"*3\r\n:1\r\n$1\r\n7\r\n:4\r\n", NodeStatus::error, QueueState::behind},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:4\r\n", NodeStatus::granted, QueueState::held_behind},
+      {"*3\r\n:1\r\n$1\r\n7\r\n:5\r\n", NodeStatus::error, QueueState::behind},
       {"*3\r\n:1\r\n$1\r\n7\r\n:-1\r\n", NodeStatus::error, QueueState::behind},
   };
   for (const auto& c : cases) {
