@@ -154,9 +154,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The ticket's record again (renewing the place and the claim, and
   // granted at once where the waiter is first and the lock free), instead
   // of an attempt: with a new claim when the current one is too old to
-  // leave a useful validity, or holds grants while some node serves
-  // another waiter first (a split: it gives them up, so that waiter can
-  // win).
+  // leave a useful validity.
   void record_again();
   // `node` holds the claim's value: a vote; a majority wins the lock.
   void claim_vote(std::size_t node);
@@ -168,6 +166,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // waiter, one that kept it forgets it.
   void abandon_claim(bool leave);
   [[nodiscard]] ScriptCall claim_release_call(bool leave) const;
+  // Gives `node`'s grant of the claim back (the claim's release there,
+  // the place kept) and no longer counts its vote.
+  void give_back(std::size_t node);
   // A record's answer from `node` for the current claim: a grant is a
   // vote; a node that puts another waiter first gets its grant back.
   void note_record(std::size_t node, QueueState state);
@@ -290,13 +291,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   bool enqueueing_ = false;
   std::string queue_claims_key_;
   // The current claim (claiming_): its tag (random, secret: a grant
-  // names it), the nodes that hold its value, the latest record round's tag
-  // and how many of its answers put another waiter first.
+  // names it), the nodes that hold its value and the latest record round's
+  // tag.
   bool claiming_ = false;
   std::string claim_tag_;
   std::bitset<kMaxNodes> claim_granted_;
   std::uint32_t claim_record_tag_ = 0;
-  std::size_t claim_behind_ = 0;
   // Records made since the claim's first grant without a majority.
   int claim_quick_records_ = 0;
   // Nodes that list an adopted pre-claim's place below the ticket, until a

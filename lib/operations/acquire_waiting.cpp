@@ -3,11 +3,9 @@
 // that wake it, a fair waiter's ticket rounds and queue entry, and the
 // release channels other waiters listen on.
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "operations/acquire_operation.hpp"
-#include "protocol/random_value.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -91,7 +89,6 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
   value_ = claim.value;
   claim_tag_ = claim.tag;
   claim_granted_.reset();
-  claim_behind_ = 0;
   claim_quick_records_ = 0;
   claim_out_of_order_ = out_of_order;
   claiming_ = true;
@@ -143,7 +140,6 @@ void AcquireOperation::send_ticket_round() {
       Metrics& metrics = core_.metrics();
       metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
       if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
-      claim_behind_ = 0;
       claim_record_tag_ = fencing_.tag();
       claim = claim_argument(ttl_, claim_tag_, core_.config().lock.amnesia_defence, value_.str());
     }
@@ -222,11 +218,8 @@ bool AcquireOperation::claims() const noexcept {
 void AcquireOperation::open_claim() {
   value_ = LockValue::random();
   if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
-  std::array<std::uint8_t, 8> tag{};
-  fill_random(tag.data(), tag.size());
-  claim_tag_ = to_hex(tag.data(), tag.size());
+  claim_tag_ = LockValue::random().str();
   claim_granted_.reset();
-  claim_behind_ = 0;
   claim_quick_records_ = 0;
   claim_out_of_order_.reset();
   claiming_ = true;
@@ -257,9 +250,8 @@ void AcquireOperation::note_record(std::size_t node, QueueState state) {
   if (node >= kMaxNodes) return;
   if (state == QueueState::held_behind) {
     // Granted there, and another waiter is first now: given back.
-    claim_granted_.reset(node);
     claim_out_of_order_.reset(node);
-    core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+    give_back(node);
     return;
   }
   if (claim_out_of_order_[node]) {
@@ -267,7 +259,7 @@ void AcquireOperation::note_record(std::size_t node, QueueState state) {
     // may have come before, out of order: given back, not counted.
     claim_out_of_order_.reset(node);
     if (state == QueueState::granted) {
-      core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+      give_back(node);
       return;
     }
   }
@@ -276,7 +268,6 @@ void AcquireOperation::note_record(std::size_t node, QueueState state) {
     return;
   }
   if (state != QueueState::behind) return;
-  ++claim_behind_;
   // (Its outcome stays pending: the node keeps the claim, and may grant it
   // after the acquire ends.)
   if (!claim_granted_[node]) return;
@@ -284,8 +275,7 @@ void AcquireOperation::note_record(std::size_t node, QueueState state) {
   // waiter's ticket is lower (its record came after the grant), and it may
   // need this node for its majority. The grant goes back; the claim stays
   // on the other nodes, and this node keeps the place.
-  claim_granted_.reset(node);
-  core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+  give_back(node);
 }
 
 void AcquireOperation::claim_vote(std::size_t node) {
@@ -358,12 +348,11 @@ void AcquireOperation::granted(std::size_t node, std::string_view claim, std::ui
     // The node listed the place below the ticket (a pre-claim at its own
     // count): it may have served it ahead of an earlier ticket. The grant
     // goes back; the next record lists the place at the ticket.
-    if (node < core_.nodes().size()) {
-      claim_granted_.reset(node);
+    if (node < kMaxNodes && node < core_.nodes().size()) {
       // A record's "granted" from this node may still be on its way: not
       // counted either, until a record lists the place at the ticket there.
-      if (node < kMaxNodes) claim_out_of_order_.set(node);
-      core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
+      claim_out_of_order_.set(node);
+      give_back(node);
     }
     return;
   }
@@ -378,6 +367,11 @@ ScriptCall AcquireOperation::claim_release_call(bool leave) const {
   ScriptCall call = release_call(claimed, core_.config().lock, true);
   if (!leave) call.args[2].clear();
   return call;
+}
+
+void AcquireOperation::give_back(std::size_t node) {
+  claim_granted_.reset(node);
+  core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
 }
 
 void AcquireOperation::abandon_claim(bool leave) {

@@ -1,10 +1,8 @@
 #include "operations/wakeup_hub.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 
-#include "protocol/random_value.hpp"
 #include "scripts/lock_calls.hpp"
 #include "scripts/scripts.hpp"
 
@@ -344,9 +342,7 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
   claim->place = line_place();
   claim->resource = std::move(resource);
   claim->value = LockValue::random();
-  std::array<std::uint8_t, 8> tag{};
-  fill_random(tag.data(), tag.size());
-  claim->tag = to_hex(tag.data(), tag.size());
+  claim->tag = LockValue::random().str();
   claim->ttl = ttl;
   claim->started = started;
   claim->counts.assign(config_.nodes.size(), 0);
