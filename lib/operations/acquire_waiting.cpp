@@ -362,11 +362,7 @@ void AcquireOperation::granted(std::size_t node, std::string_view claim, std::ui
 ScriptCall AcquireOperation::claim_release_call(bool leave) const {
   // The holder's release of the claim's value (fair_release, announced),
   // which also takes back the claim; the place goes only when `leave`.
-  Lock claimed{resource_, value_, ttl_, attempt_.started(), attempt_.started(), std::nullopt};
-  claimed.queue_id = queue_id_;
-  ScriptCall call = release_call(claimed, core_.config().lock, true);
-  if (!leave) call.args[2].clear();
-  return call;
+  return detail::claim_release_call(resource_, value_, ttl_, queue_id_, core_.config().lock, leave);
 }
 
 void AcquireOperation::give_back(std::size_t node) {

@@ -353,11 +353,11 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
 
 void WakeupHub::withdraw(const PreClaim& claim) {
   pre_claims_.erase(claim.place.number);
-  Lock claimed{claim.resource, claim.value, claim.ttl, claim.started, claim.started, std::nullopt};
-  claimed.queue_id = claim.place.id;
-  const ScriptCall call = release_call(claimed, config_.lock, true);
+  const ScriptCall call = claim_release_call(claim.resource, claim.value, claim.ttl, claim.place.id,
+                                             config_.lock, true);
   // Whatever a node set lives at most a TTL (and its drift) from now.
-  const TimePoint expires_at = loop_.clock().now() + claim.ttl + claim.ttl / 50 + Milliseconds(2);
+  const TimePoint expires_at =
+      loop_.clock().now() + claim.ttl + lock_drift(config_.lock, claim.ttl);
   for (auto& node : commands_) node->send_cleanup(call, expires_at);
 }
 

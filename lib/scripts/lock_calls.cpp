@@ -101,6 +101,15 @@ void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys
   call.args[8] = next_place;
 }
 
+ScriptCall claim_release_call(const Resource& resource, const LockValue& value, Milliseconds ttl,
+                              std::string_view queue_id, const LockConfig& keys, bool leave) {
+  Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};
+  claimed.queue_id = queue_id;
+  ScriptCall call = release_call(claimed, keys, true);
+  if (!leave) call.args[2].clear();
+  return call;
+}
+
 std::string claim_argument(Milliseconds ttl, std::string_view tag, bool amnesia_defence,
                            std::string_view value) {
   std::string claim = std::to_string(ttl.count());

@@ -54,6 +54,13 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 // ("<entry ttl ms>:<waiter id>") at the count drawn, with that claim.
 void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys,
                       std::string_view pre_claim = {}, std::string_view next_place = {});
+// The release of a fair waiter's claimed `value` (fair_release, announced):
+// deletes it where a release granted it (that node serves its next waiter)
+// and takes back the claim of place `queue_id`; the place goes too only
+// when `leave`.
+[[nodiscard]] ScriptCall claim_release_call(const Resource& resource, const LockValue& value,
+                                            Milliseconds ttl, std::string_view queue_id,
+                                            const LockConfig& keys, bool leave);
 // A claim's argument (fair_scripts.hpp): "<ttl ms>:<tag>:<defence>:<value>".
 [[nodiscard]] std::string claim_argument(Milliseconds ttl, std::string_view tag,
                                          bool amnesia_defence, std::string_view value);
