@@ -99,14 +99,17 @@ WakeupHub::LinePlace WakeupHub::line_place() {
 
 void WakeupHub::wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter) {
   if (closed_) return;
-  ensure_connections();
-  if (!wake_subscribed_) {
-    // Kept from the first waiter on: one subscription per node for the
-    // client's life, instead of one per waiter.
-    wake_subscribed_ = true;
-    subscribe_everywhere(wake_channel_, true);
-  }
+  subscribe_wake_channel();
   line_.insert_or_assign(number, waiter);
+}
+
+void WakeupHub::subscribe_wake_channel() {
+  ensure_connections();
+  if (wake_subscribed_) return;
+  // Kept from the first waiter on: one subscription per node for the
+  // client's life, instead of one per waiter.
+  wake_subscribed_ = true;
+  subscribe_everywhere(wake_channel_, true);
 }
 
 void WakeupHub::on_message(std::size_t node, std::string_view channel, std::string_view message) {
@@ -247,11 +250,7 @@ std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& c
   if (offered_.size() >= kMaxRejoins) return std::nullopt;
   // The place is named on the wake channel: subscribed before any node can
   // name it (the release that offers it names someone else first).
-  ensure_connections();
-  if (!wake_subscribed_) {
-    wake_subscribed_ = true;
-    subscribe_everywhere(wake_channel_, true);
-  }
+  subscribe_wake_channel();
   LinePlace place = line_place();
   const std::string& prefix = config_.lock.key_prefix;
   offered_.emplace(place.number, Offered{channel,
@@ -333,11 +332,7 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
   if (closed_ || pre_claims_.size() >= kMaxRejoins) return nullptr;
   // Its grants come on the wake channel: subscribed before any node can
   // grant it (the release that makes it serves someone else first).
-  ensure_connections();
-  if (!wake_subscribed_) {
-    wake_subscribed_ = true;
-    subscribe_everywhere(wake_channel_, true);
-  }
+  subscribe_wake_channel();
   auto claim = std::make_shared<PreClaim>();
   claim->place = line_place();
   claim->resource = std::move(resource);

@@ -216,6 +216,9 @@ class WakeupHub {
 
  private:
   void ensure_connections();
+  // Subscribes this client's wake channel on every node, once for the
+  // client's life (a waiter in line, an offered place, a pre-claim).
+  void subscribe_wake_channel();
   void on_message(std::size_t node, std::string_view channel, std::string_view message);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
 
