@@ -355,6 +355,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::optional<WakeupHub::LinePlace> line_place_;
   std::string line_argument_;
   bool in_line_ = false;
+  // Whether this acquire keeps its resource's listening mark (a waiter in
+  // line: wakeup_hub.hpp), released when it stops waiting.
+  bool line_marked_ = false;
+  void keep_line_mark();
   // The place came from this client's release (wait_in_rejoined_place),
   // and how many nodes took it.
   bool rejoined_ = false;

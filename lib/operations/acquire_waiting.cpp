@@ -416,7 +416,16 @@ bool AcquireOperation::line_up() {
     waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
     line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   }
+  keep_line_mark();
   return true;
+}
+
+void AcquireOperation::keep_line_mark() {
+  // Set before the attempt that may take the place leaves: a release after
+  // it finds the mark and names the line's first waiter.
+  if (line_marked_) return;
+  line_marked_ = true;
+  core_.wakeups().mark(channel_);
 }
 
 bool AcquireOperation::wait_in_rejoined_place() {
@@ -431,6 +440,7 @@ bool AcquireOperation::wait_in_rejoined_place() {
   // gives it up if the acquire ends without the lock.
   in_line_ = true;
   rejoined_ = true;
+  keep_line_mark();
   wait_for_release();
   // Fewer than a majority of lines hold it: their names alone cannot make
   // a majority, so the acquire attempts as it would have.
@@ -532,6 +542,10 @@ bool AcquireOperation::named(std::size_t node, bool first_copy) {
 }
 
 void AcquireOperation::stop_waiting_for_release() {
+  if (line_marked_) {
+    line_marked_ = false;
+    core_.wakeups().unmark(channel_);
+  }
   if (!waiting_for_release_) return;
   waiting_for_release_ = false;
   // (Whichever it listened on; leaving the other is a no-op.)

@@ -45,6 +45,7 @@ void WakeupHub::ensure_connections() {
 
 WakeupHub::~WakeupHub() {
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
+  for (auto& [name, kept] : marks_) loop_.timers().cancel(kept.refresh);
   for (Drawn& drawn : drawn_) loop_.timers().cancel(drawn.lapse);
 }
 
@@ -56,13 +57,57 @@ void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>
   // Lingering since its last waiter left: still subscribed.
   loop_.timers().cancel(entry->second.linger);
   entry->second.linger = TimerQueue::kNone;
-  if (inserted) subscribe_everywhere(channel, true);
+  if (inserted) {
+    subscribe_everywhere(channel, true);
+    mark(channel);
+  }
+}
+
+void WakeupHub::watch_command_sessions() {
+  if (watching_commands_) return;
+  watching_commands_ = true;
+  const std::string ttl = std::to_string(kListeningMarkTtl.count());
+  for (auto& connection : commands_) {
+    NodeConnection* raw = connection.get();
+    raw->set_ready_handler([this, raw, ttl] {
+      for (const auto& [channel, kept] : marks_)
+        raw->send_command({"SET", channel, "1", "PX", ttl});
+    });
+  }
+}
+
+void WakeupHub::mark(const std::string& channel) {
+  if (closed_) return;
+  if (marks_[channel].users++ == 0) set_mark(channel);
+}
+
+void WakeupHub::unmark(const std::string& channel) {
+  auto kept = marks_.find(channel);
+  if (kept == marks_.end()) return;
+  if (--kept->second.users > 0) return;
+  // Left to expire: a release meanwhile publishes to no one, as before.
+  loop_.timers().cancel(kept->second.refresh);
+  marks_.erase(kept);
+}
+
+void WakeupHub::set_mark(const std::string& channel) {
+  auto kept = marks_.find(channel);
+  if (kept == marks_.end() || closed_) return;
+  // On the sessions that are ready; one that is not sets every mark kept
+  // once it is (mark_on_ready). Never queued behind a connect: a node that
+  // does not answer would keep its connection reconnecting for nothing.
+  watch_command_sessions();
+  const std::string ttl = std::to_string(kListeningMarkTtl.count());
+  for (auto& connection : commands_) connection->send_command({"SET", channel, "1", "PX", ttl});
+  kept->second.refresh = loop_.timers().schedule_after(kListeningMarkRefresh,
+                                                       [this, name = channel] { set_mark(name); });
 }
 
 void WakeupHub::unsubscribe_if_unused(const std::string& channel) {
   auto entry = waiters_.find(channel);
   if (entry == waiters_.end() || !entry->second.waiters.empty()) return;
   waiters_.erase(entry);
+  unmark(channel);
   if (!closed_) subscribe_everywhere(channel, false);
 }
 
@@ -238,7 +283,12 @@ Milliseconds WakeupHub::rejoin_lease() const {
 
 void WakeupHub::forget_expired_offers(TimePoint now) {
   for (auto offer = offered_.begin(); offer != offered_.end();) {
-    offer = offer->second.expires <= now ? offered_.erase(offer) : std::next(offer);
+    if (offer->second.expires > now) {
+      ++offer;
+      continue;
+    }
+    unmark(offer->second.channel);
+    offer = offered_.erase(offer);
   }
 }
 
@@ -253,6 +303,7 @@ std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& c
   subscribe_wake_channel();
   LinePlace place = line_place();
   const std::string& prefix = config_.lock.key_prefix;
+  mark(channel);
   offered_.emplace(place.number, Offered{channel,
                                          lock_key(config_.lock, resource),
                                          waiting_key(prefix, resource),
@@ -275,6 +326,8 @@ std::optional<WakeupHub::Rejoined> WakeupHub::take_rejoined(const std::string& c
     Offered& entry = offer->second;
     if (entry.channel != channel || entry.passed || entry.nodes.none()) continue;
     Rejoined taken{LinePlace{offer->first, std::move(entry.id)}, entry.nodes};
+    // (The acquire that takes it keeps a mark of its own.)
+    unmark(entry.channel);
     offered_.erase(offer);
     return taken;
   }
@@ -378,6 +431,11 @@ void WakeupHub::close() {
   pre_claims_.clear();
   for (auto& [name, channel] : waiters_) loop_.timers().cancel(channel.linger);
   waiters_.clear();
+  for (auto& [name, kept] : marks_) loop_.timers().cancel(kept.refresh);
+  marks_.clear();
+  if (watching_commands_) {
+    for (auto& connection : commands_) connection->set_ready_handler({});
+  }
   line_.clear();
   for (auto& connection : subscribers_) connection->close();
 }

@@ -23,6 +23,17 @@
 // waiter. Waiters in line do not listen on the resource's channel, so the
 // other clients hear nothing of the release.
 //
+// A release publishes and names a waiter only where someone may listen
+// (scripts.hpp, the release): while the hub listens on a channel, and
+// while a waiter of the client is in the resource's line or a place is
+// offered there, it keeps a key of the channel's own name (its listening
+// mark) on every node, set with a kListeningMarkTtl expiry when the first
+// of them comes and again every kListeningMarkRefresh on the lock
+// connections, until the last goes; a release that finds no mark wakes no
+// one. A mark a node lost (it restarted, or its connection was down at a
+// refresh) is back within one refresh; meanwhile the retry timer wakes the
+// waiter, as for any missed message.
+//
 // The resource's channel still carries every release, for the waiters
 // outside any line (the other lock kinds, leader observers): one release
 // wakes this client's first sleeping waiter of them, in the order they
@@ -115,6 +126,12 @@ class WakeupHub {
   // `channel`, until leave().
   void wait(const std::string& channel, const std::shared_ptr<Wakeable>& waiter);
   void leave(const std::string& channel, const Wakeable* waiter);
+  // A listening mark for `channel` (above) kept until as many unmark()
+  // calls: for a waiter in the resource's line, which listens on its
+  // client's wake channel instead. Its first SET goes ahead of whatever
+  // the lock connections send next.
+  void mark(const std::string& channel);
+  void unmark(const std::string& channel);
   // A new waiter's place in this client's line: a number no other waiter of
   // this client has, and the id the nodes' waiting lines know it by (a
   // member of waiting_key's sorted set: this client's wake channel, a
@@ -207,6 +224,10 @@ class WakeupHub {
   // UNSUBSCRIBE and a SUBSCRIBE on every node for each acquire, and of
   // missing a release that comes before its new SUBSCRIBE took effect.
   static constexpr Microseconds kChannelLinger{std::chrono::seconds(1)};
+  // A listening mark's expiry, and how often the hub sets it again while
+  // it listens: a mark outlives its refresh by more than a lost refresh.
+  static constexpr Milliseconds kListeningMarkTtl{10000};
+  static constexpr Microseconds kListeningMarkRefresh{std::chrono::seconds(4)};
 
   // Channels subscribed right now, lingering ones included (for tests and
   // diagnosis).
@@ -221,6 +242,20 @@ class WakeupHub {
   void subscribe_wake_channel();
   void on_message(std::size_t node, std::string_view channel, std::string_view message);
   void subscribe_everywhere(const std::string& channel, bool subscribe);
+  // Sets the channel's listening mark on every node (the lock connections
+  // that are ready) and arms its next refresh.
+  void set_mark(const std::string& channel);
+  // The listening marks kept, with how many keep each (a subscribed
+  // channel, a waiter in line, an offered place) and its refresh.
+  struct Mark {
+    std::size_t users = 0;
+    TimerQueue::Id refresh = TimerQueue::kNone;
+  };
+  std::map<std::string, Mark, std::less<>> marks_;
+  // Has every lock connection set the marks kept when its session becomes
+  // ready (after a connect or a reset)? Set up at the first mark.
+  void watch_command_sessions();
+  bool watching_commands_ = false;
 
   LoopContext& loop_;
   const QuorumConfig& config_;

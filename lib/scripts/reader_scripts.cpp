@@ -23,11 +23,13 @@ local function held_by_readers(key)
   local kind = redis.pcall('TYPE', key)
   return not failed(kind) and kind.ok == 'zset'
 end
-local function writer_waits(key, value, ttl)
+local function writer_waits(key, value, ttl, reserve)
   local kind = redis.pcall('TYPE', key)
   if failed(kind) then return false end
   if kind.ok == 'zset' then
-    redis.pcall('ZADD', key, 'GT', node_ms() + tonumber(ttl), WRITER_WAITING)
+    if reserve then
+      redis.pcall('ZADD', key, 'GT', node_ms() + tonumber(ttl), WRITER_WAITING)
+    end
     return false
   end
   if kind.ok == 'string' and redis.pcall('GET', key) == WRITER_WAITING then
@@ -35,9 +37,9 @@ local function writer_waits(key, value, ttl)
   end
   return false
 end
-local function writer_grant(key, value, ttl, fence_hash, field)
+local function writer_grant(key, value, ttl, fence_hash, field, try_only)
   local granted = redis.pcall('SET', key, value, 'NX', 'PX', ttl)
-  if not granted then granted = writer_waits(key, value, ttl) end
+  if not granted then granted = writer_waits(key, value, ttl, not try_only) end
   if failed(granted) then return granted end
   if not granted then
     local left = redis.pcall('PTTL', key)

@@ -6,7 +6,7 @@
 // SET NX fails on the set as on any held key, so the exclusive path carries
 // no check of its own; a reader sees a string and is refused.
 //
-// A writer refused while readers hold the key adds the member
+// A writer that waits, refused while readers hold the key, adds the member
 // "writer-waiting" to the set, scored by now + its ttl on the node: new
 // readers are refused while it is live, readers already in keep renewing,
 // and the key still expires with its last reader (the member never moves
@@ -15,7 +15,9 @@
 // "writer-waiting" for what is left of the mark: readers are refused as by
 // a writer, and the first writer to ask takes it over (SET XX) — so the
 // writers that waited go before the readers that came after them. A
-// reservation nobody takes expires with the mark. scripts.cpp puts these
+// reservation nobody takes expires with the mark. A try-lock writer (one
+// that does not wait) marks nothing: it would keep readers out for its
+// ttl after it gave up. scripts.cpp puts these
 // in the one table.
 #pragma once
 
@@ -28,10 +30,12 @@ namespace redlock::detail {
 // (the highest score of a reader, nil when none is left), held_by_readers(key)
 // (the key is a readers' set), readers_gone(key, now) (the last reader
 // left: the key goes, or becomes the reservation of a live mark) and
-// writer_waits(key, value, ttl) — what a writer's SET NX that failed does
-// next: marks the writer waiting on a readers' set (false), takes over a
-// reservation (the SET's reply), else false — and writer_grant(key, value,
-// ttl, fence hash, fence field), a writer's whole try of one key: {1, the
+// writer_waits(key, value, ttl, reserve) — what a writer's SET NX that
+// failed does next: with `reserve`, marks the writer waiting on a readers'
+// set (false), takes over a reservation (the SET's reply), else false —
+// and writer_grant(key, value, ttl, fence hash, fence field, try_only), a
+// writer's whole try of one key (`try_only`: a try-lock's, which marks
+// nothing): {1, the
 // fence counter} ({1, 0} for an empty field), {0, the holder's PTTL}, or
 // the error of the command that failed (a grant that read no counter stays
 // on the node: the client undoes what answered an error).

@@ -133,7 +133,8 @@ local out = {}
 for i = 1, n do
   local a = 5 * (i - 1)
   local reply = refusal(ARGV[a + 4]) or
-                writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3])
+                writer_grant(KEYS[3 + i], ARGV[a + 1], ARGV[a + 2], KEYS[3], ARGV[a + 3],
+                             ARGV[a + 5] == '')
   local line = ARGV[a + 5]
   if line ~= '' and type(reply) == 'table' and reply.err == nil then
     if reply[1] == 0 then
@@ -183,10 +184,21 @@ end
 
 // The release (no shared keys). KEYS: each request's lock key; ARGV: each
 // request's value, release channel, waiting set ('' for none) and rejoin
-// place ('' for none, else "<lease ms>:<waiter id>"). Each request's GET,
-// then one DEL of every key released, then the PUBLISH of each released
+// place ('' for none, else "<lease ms>:<waiter id>"). One MGET of every
+// request's key, and a GET of each key it found no string at (gone, of
+// another type, a readers' set; every key where MGET is refused), so that
+// a held lock, the common case, costs no call of its own; then one DEL of
+// every key released, then the PUBLISH of each released
 // value: a value is published only once its lock is gone, since the value
-// alone lets anyone extend or release that lock. With a waiting set, the
+// alone lets anyone extend or release that lock. Only when someone may
+// listen: one EXISTS over the released requests' channels, as keys, comes
+// first. A client listening on a release channel, or with a waiter in the
+// resource's line, keeps a key of the channel's own name on every node
+// while it does (its listening mark, wakeup_hub.hpp); without one, nobody
+// would hear the message or wait to be named, and a batch of uncontended
+// releases, the common case, costs the node no PUBLISH and no line at all.
+// (A subscriber that keeps no mark, by pattern or from another program,
+// hears no release then.) With a waiting set, the
 // release also names the waiter whose turn it is (kNameNext); one EXISTS
 // over the whole batch's waiting sets comes first, so that a batch of
 // uncontended releases, the common case, pays one call for the lines
@@ -209,9 +221,14 @@ if n < 1 or #ARGV ~= 4 * n then
   return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local out, gone, doomed = {}, {}, {}
+local values = redis.pcall('MGET', unpack(KEYS))
+if type(values) ~= 'table' or values.err then values = nil end
 for i = 1, n do
   local key, value = KEYS[i], ARGV[4 * i - 3]
-  local held = redis.pcall('GET', key)
+  local held = values and values[i]
+  -- MGET reads a missing key and one of another type alike: GET tells
+  -- them apart (WRONGTYPE, or a readers' set), as without MGET.
+  if not held then held = redis.pcall('GET', key) end
   if held and type(held) == 'table' then
     out[i] = readers_or(key, held)
   elseif held == value and not gone[key] then
@@ -231,6 +248,11 @@ if #doomed > 0 then
     return out
   end
 end
+local listened = {}
+for i = 1, n do
+  if out[i] == 1 and ARGV[4 * i - 2] ~= '' then listened[#listened + 1] = ARGV[4 * i - 2] end
+end
+if #listened == 0 or redis.pcall('EXISTS', unpack(listened)) == 0 then return out end
 local lines = {}
 for i = 1, n do
   local channel = ARGV[4 * i - 2]
@@ -430,6 +452,7 @@ const std::array<Script, kScriptCount>& script_table() {
        0, kScriptReplyBytes},
       {ScriptId::pass_turn, "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
        kScriptReplyBytes},
+      {ScriptId::acquire_set, "acquire_set", {}, sha1_hex({}), true, 2, 3, kScriptReplyBytes, true},
   }};
   return table;
 }
@@ -476,10 +499,11 @@ bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {
   // The names below are the ones this file builds: marker_key,
   // recovering_key, fence_key, queue_key, queue_due_key, queue_claims_key,
   // waiting_key,
-  // permit_key, permit_count_key.
+  // permit_key, permit_count_key; and a listening mark (a release
+  // channel's name as a key, wakeup_hub.hpp).
   if (rest == "node" || rest == "recovering" || rest == "fence") return true;
   for (const std::string_view space :
-       {"queue:", "queue-due:", "queue-claim:", "waiting:", "sem:", "permits:"}) {
+       {"queue:", "queue-due:", "queue-claim:", "waiting:", "sem:", "permits:", "released:"}) {
     if (rest.starts_with(space)) return true;
   }
   return false;

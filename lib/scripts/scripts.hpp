@@ -72,8 +72,11 @@ enum class ScriptId : std::uint8_t {
   // A rejoined releaser's turn handed on (docs/algorithm.md,
   // "Waiting in line", rejoining).
   pass_turn,
+  // The acquire sent as plain commands in one transaction (no script):
+  // see acquire_set below.
+  acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 23;
+inline constexpr std::size_t kScriptCount = 24;
 
 struct Script {
   ScriptId id;
@@ -89,6 +92,9 @@ struct Script {
   // a lock script's reply is a batch of small arrays; the probe's carries a
   // node's whole fence hash.
   std::size_t max_reply_bytes;
+  // Not a script: the requests go as commands in one MULTI/EXEC
+  // transaction (acquire_set below); the body is empty and never loaded.
+  bool transaction = false;
 };
 
 // One request of a script with its keys and arguments, built at run time:
@@ -116,6 +122,19 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   PTTL}, {unmarked, 0}, {recovering, ms left}; a refusal also gives the
 //   waiter a place at the back of the line when it has none, a grant takes
 //   its place out.
+// acquire_set — the acquire of a first attempt that needs no script: an
+//   unfenced exclusive lock on one resource that holds no place in line,
+//   on a node that requires no replicas. Not a script but one transaction
+//   per batch, `MULTI; EXISTS marker; PTTL recovering; SET key value NX PX
+//   ttl (per request); EXEC`, which the node runs atomically as it would the
+//   script: the node rules are read in the same instant the keys are set.
+//   Request KEYS: lock key; shared: node marker, recovering key. ARGV:
+//   value, ttl ms, amnesia defence ("1" or "0"; read by the client, not
+//   sent). The client turns the transaction's answer into the acquire
+//   script's answers (set_acquire.hpp): {done, 0},
+//   {refused, -1} (the holder's PTTL is not asked for), {unmarked, 0},
+//   {recovering, ms left}; a key the SET took while the rules refuse is
+//   released again at once (never counted).
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
 //   never creates the key: an expired lock stays expired.
 // release — KEYS: lock key. ARGV: value, release channel, waiting set (or
@@ -166,10 +185,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 [[nodiscard]] std::string lock_key(const LockConfig& lock, std::string_view resource);
 // Whether `key`, a lock key, would be one of the library's own keys under
 // `prefix` (the marker, the recovering key, the fence hash, a fair lock's
-// queue, the waiters' line, a semaphore's permit or count): a resource whose lock key a
-// lock_key such as "{resource}" or "{prefix}{resource}" puts there is
-// refused (invalid_argument), so no lock ever overwrites them. Never with
-// the default lock_key, whose keys are all under `{prefix}lock:`.
+// queue, the waiters' line, a semaphore's permit or count, a listening mark): a resource whose lock
+// key a lock_key such as "{resource}" or "{prefix}{resource}" puts there is refused
+// (invalid_argument), so no lock ever overwrites them. Never with the default lock_key, whose keys
+// are all under `{prefix}lock:`.
 [[nodiscard]] bool is_bookkeeping_key(std::string_view prefix, std::string_view key);
 [[nodiscard]] std::string fence_key(std::string_view prefix);
 [[nodiscard]] std::string release_channel(std::string_view prefix, std::string_view resource);

@@ -416,6 +416,9 @@ void NodeConnection::schedule_persistence_recheck() {
 
 void NodeConnection::reset(std::string why) {
   ++generation_;
+  // A new session may reach a restarted node.
+  seen_marked_ = false;
+  refused_transaction_ = false;
   // `why` may quote the node's error reply or the reader's error: escaped,
   // as it ends up in NodeHealth::last_error and in request details.
   last_error_ = escape_text(why);

@@ -259,6 +259,15 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
   [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
   [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
+  // Whether this session has seen the node's identity marker (an acquire
+  // answer the node rules let through, with the amnesia defence on):
+  // until then, or after a reconnect, an acquire goes as the script, which
+  // takes no key on a node without it (scripts.hpp, acquire_set).
+  [[nodiscard]] bool seen_marked() const noexcept { return seen_marked_; }
+  void note_marked() noexcept { seen_marked_ = true; }
+  // Whether a transaction failed as a whole on this session (an ACL
+  // without MULTI or EXEC, say): its acquires then go as the script.
+  [[nodiscard]] bool refused_transaction() const noexcept { return refused_transaction_; }
   // What the handshake learned (unknown until it has, or when denied).
   [[nodiscard]] Persistence persistence() const noexcept;
   [[nodiscard]] NodeHealth health() const;
@@ -346,8 +355,15 @@ class NodeConnection final : public Flushable {
   // Whether `next` may join the batch that `first` begins (the same script,
   // argument count and shared keys).
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
+  // Encodes slots_[first .. first + count), requests of a transaction
+  // form (Script::transaction; scripts.hpp, acquire_set), as one
+  // MULTI ... EXEC.
+  void append_transaction(std::size_t first, std::size_t count);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
+  // The front is a transaction: hands each member its answer, and releases
+  // again the keys it took where its answer is not a grant.
+  void complete_transaction(TimePoint received_at);
   // Writes a request's head to the output: EVAL with the body when asked
   // (`use_eval`), or the first time in this session for a script the
   // session set-up did not load, else EVALSHA. EVAL caches the script on
@@ -401,6 +417,8 @@ class NodeConnection final : public Flushable {
   SessionSetup setup_;
   NodeMetrics& stats_;
   Microseconds request_timeout_;
+  bool seen_marked_ = false;
+  bool refused_transaction_ = false;
   Milliseconds connect_timeout_;
   Milliseconds wait_timeout_;
   Milliseconds reconnect_min_;

@@ -230,6 +230,13 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
     return;
   }
   Slot& front = slots_.front();
+  if (front.skip > 0) {
+    // A transaction's +OK and +QUEUED replies say nothing; an error among
+    // them (a command refused by an ACL, say) says why EXEC failed.
+    --front.skip;
+    if (reply->type == REDIS_REPLY_ERROR && !front.replies[1]) front.replies[1] = std::move(owned);
+    return;
+  }
   front.replies[front.received++] = std::move(owned);
   if (front.received == front.expected) complete_front(received_at);
 }

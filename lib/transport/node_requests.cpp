@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "scripts/set_acquire.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/node_slot.hpp"
@@ -61,6 +63,44 @@ void append_script_head(std::string& out, const Script& script, std::size_t argc
     append_bulk(out, "EVALSHA");
     append_bulk(out, script.sha1);
   }
+}
+
+// One bulk string of an encoded tail ("$len\r\nbytes\r\n"): whole, as it
+// is written again, and its bytes. The tail is this client's own encoding.
+struct Bulk {
+  std::string_view whole;
+  std::string_view bytes;
+};
+
+// The bulk string at `offset` of `tail`; `offset` moves past it.
+Bulk next_bulk(std::string_view tail, std::size_t& offset) {
+  const std::size_t crlf = tail.find("\r\n", offset);
+  std::size_t length = 0;
+  (void)std::from_chars(tail.data() + offset + 1, tail.data() + crlf, length);
+  const std::size_t start = crlf + 2;
+  const Bulk bulk{tail.substr(offset, start + length + 2 - offset), tail.substr(start, length)};
+  offset = start + length + 2;
+  return bulk;
+}
+
+// What a transaction request (scripts.hpp, acquire_set) carries: its lock
+// key, value, ttl and amnesia-defence flag.
+struct SetRequest {
+  Bulk key;
+  Bulk value;
+  Bulk ttl;
+  bool defence = false;
+};
+
+SetRequest set_request(std::string_view tail, const TailLayout& layout) {
+  SetRequest request;
+  std::size_t at = layout.keys_offset;
+  request.key = next_bulk(tail, at);
+  at = layout.args_offset;
+  request.value = next_bulk(tail, at);
+  request.ttl = next_bulk(tail, at);
+  request.defence = next_bulk(tail, at).bytes == "1";
+  return request;
 }
 
 }  // namespace
@@ -332,6 +372,10 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
   // run holds only requests with the same ones, batches_with), each
   // request's first key, then every request's arguments.
   const Slot& head = slots_[first];
+  if (head.script->transaction) {
+    append_transaction(first, count);
+    return;
+  }
   const std::size_t shared = head.key_count - 1U;
   const std::size_t args = head.argc - 3 - head.key_count;
   append_head(*head.script, 3 + shared + count * (1 + args), use_eval);
@@ -352,6 +396,34 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
     append_command(outbuf_,
                    {"WAIT", number_text(node_.min_replicas), number_text(wait_timeout_.count())});
   }
+}
+
+void NodeConnection::append_transaction(std::size_t first, std::size_t count) {
+  // MULTI; EXISTS marker; PTTL recovering; SET key value NX PX ttl for
+  // each request; EXEC. The shared keys are the first request's (the
+  // batch holds only requests with the same ones, batches_with).
+  const Slot& head = slots_[first];
+  const std::string_view head_tail = tail_of(head);
+  std::size_t at = head.layout.second_key_offset;
+  const Bulk marker = next_bulk(head_tail, at);
+  const Bulk recovering = next_bulk(head_tail, at);
+  append_command(outbuf_, {"MULTI"});
+  outbuf_ += "*2\r\n$6\r\nEXISTS\r\n";
+  outbuf_ += marker.whole;
+  outbuf_ += "*2\r\n$4\r\nPTTL\r\n";
+  outbuf_ += recovering.whole;
+  for (std::size_t i = first; i < first + count; ++i) {
+    const SetRequest request = set_request(tail_of(slots_[i]), slots_[i].layout);
+    outbuf_ += "*6\r\n$3\r\nSET\r\n";
+    outbuf_ += request.key.whole;
+    outbuf_ += request.value.whole;
+    outbuf_ += "$2\r\nNX\r\n$2\r\nPX\r\n";
+    outbuf_ += request.ttl.whole;
+  }
+  append_command(outbuf_, {"EXEC"});
+  slots_[first].batch_size = static_cast<std::uint16_t>(count);
+  // MULTI's reply and each queued command's come before EXEC's.
+  slots_[first].skip = static_cast<std::uint16_t>(count + 3);
 }
 
 void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
@@ -411,8 +483,79 @@ void NodeConnection::resend_with_eval(std::size_t count) {
   want_flush();
 }
 
+void NodeConnection::complete_transaction(TimePoint received_at) {
+  Slot& front = slots_.front();
+  const std::size_t count = front.batch_size;
+  const ReplyPtr exec = std::move(front.replies[0]);
+  const ReplyPtr queued_error = std::move(front.replies[1]);
+  // A failed transaction (EXECABORT after a refused command, or EXEC
+  // without MULTI when MULTI itself was refused) is every request's
+  // answer; the refused command's own error says why. Its keys are
+  // released again: a SET outside a refused MULTI may have run.
+  const redisReply* whole = queued_error                      ? queued_error.get()
+                            : exec->type == REDIS_REPLY_ERROR ? exec.get()
+                                                              : nullptr;
+  if (whole == nullptr && !answers_set_acquire(*exec, count)) {
+    reset("transaction reply out of step: " + number_text(static_cast<long long>(count)) +
+          " requests");
+    return;
+  }
+  // The keys to release again go first, ahead of anything the answers
+  // make the acquire send (a recovery's probe must not find them).
+  const TimePoint now = loop_.clock().now();
+  for (std::size_t i = 0; i < count; ++i) {
+    // A request that timed out kept no bytes: its acquire was told the
+    // node may have run it, and releases its value there itself.
+    if (tail_of(slots_[i]).empty()) continue;
+    const SetRequest request = set_request(tail_of(slots_[i]), slots_[i].layout);
+    if (whole == nullptr && !set_acquire_answer(*exec, i, request.defence).undo) continue;
+    long long ttl = 0;
+    (void)std::from_chars(request.ttl.bytes.data(),
+                          request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);
+    send_cleanup(script(ScriptId::release), {request.key.bytes}, {request.value.bytes, {}, {}, {}},
+                 now + Milliseconds(ttl));
+  }
+  if (whole != nullptr) refused_transaction_ = true;
+  if (whole == nullptr) {
+    const redisReply* marker = exec->element[0];
+    seen_marked_ = marker->type == REDIS_REPLY_INTEGER && marker->integer == 1;
+  }
+  const std::uint64_t generation = generation_;
+  AnswerTally tally;
+  for (std::size_t i = 0; i < count && generation == generation_; ++i) {
+    const Slot& slot = slots_.front();
+    SetAcquireAnswer answer;
+    if (whole != nullptr) {
+      answer.passed = whole;
+    } else {
+      const bool defence =
+          !tail_of(slot).empty() && set_request(tail_of(slot), slot.layout).defence;
+      answer = set_acquire_answer(*exec, i, defence);
+    }
+    // The script's answer, {code, number}, made here: valid for the call.
+    redisReply code_reply{};
+    redisReply number_reply{};
+    std::array<redisReply*, 2> elements{&code_reply, &number_reply};
+    redisReply made{};
+    code_reply.type = REDIS_REPLY_INTEGER;
+    code_reply.integer = code(answer.code);
+    number_reply.type = REDIS_REPLY_INTEGER;
+    number_reply.integer = answer.number;
+    made.type = REDIS_REPLY_ARRAY;
+    made.elements = elements.size();
+    made.element = elements.data();
+    const std::array<const redisReply*, 1> mine{answer.passed != nullptr ? answer.passed : &made};
+    deliver_front(mine.data(), 1, received_at, &tally);
+  }
+  flush_answers(tally);
+}
+
 void NodeConnection::complete_batch(TimePoint received_at) {
   Slot& front = slots_.front();
+  if (front.script->transaction) {
+    complete_transaction(received_at);
+    return;
+  }
   const std::size_t count = front.batch_size;
   const ReplyPtr reply = std::move(front.replies[0]);
   const ReplyPtr wait = std::move(front.replies[1]);

@@ -43,6 +43,10 @@ struct NodeConnection::Slot {
   // Set on the first request of a batch: how many requests its one reply
   // answers (this and the batch_size - 1 after it).
   std::uint16_t batch_size = 0;
+  // For a transaction's first request (Script::transaction): the replies
+  // before EXEC's (MULTI's and each queued command's) still to be read.
+  // The first error among them is kept in replies[1].
+  std::uint16_t skip = 0;
   std::uint8_t expected = 1;
   std::uint8_t received = 0;
   std::uint8_t step = 0;  // handshake: index into handshake_steps_

@@ -104,9 +104,10 @@ async def test_a_cancelled_wait_leaves_nothing_on_the_nodes(nodes, addresses):
                 raise AssertionError("never granted while held")
 
         task = asyncio.create_task(waiter())
-        # Cancelled inside the wait: once it is in the node's waiting line.
+        # Cancelled inside the wait: once it is in the node's fair queue
+        # (where a waiter waits by default).
         deadline = time.monotonic() + 5
-        while nodes[0].command("ZCARD", "redlock:waiting:doc:4") == b":0\r\n":
+        while nodes[0].command("ZCARD", "redlock:queue:doc:4") == b":0\r\n":
             assert time.monotonic() < deadline, "the waiter never started waiting"
             await asyncio.sleep(0.01)
         task.cancel()

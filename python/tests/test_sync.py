@@ -214,9 +214,10 @@ def test_ctrl_c_cancels_a_wait_and_leaves_nothing_behind(nodes, addresses, tmp_p
         waiter = subprocess.Popen([sys.executable, str(script), ",".join(addresses), call],
                                   stdout=subprocess.PIPE, text=True)
         assert waiter.stdout.readline().strip() == "waiting"
-        # Inside the wait once it is in the node's waiting line.
+        # Inside the wait once it is in the node's fair queue (where a
+        # waiter waits by default).
         deadline = time.monotonic() + 5
-        while nodes[0].command("ZCARD", "redlock:waiting:held-elsewhere") == b":0\r\n":
+        while nodes[0].command("ZCARD", "redlock:queue:held-elsewhere") == b":0\r\n":
             assert time.monotonic() < deadline, "the waiter never started waiting"
             time.sleep(0.01)
         started = time.monotonic()

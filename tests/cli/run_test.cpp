@@ -302,9 +302,10 @@ TEST_F(RunTest, SignalWhileWaitingEndsTheWaitAtOnce) {
   const auto ran = work_ / "ran";
   CliProcess run(command(
       "run", file, {"--resource", "awaited", "--wait", "30000", "--", "touch", ran.string()}));
-  // It is waiting once it is in the node's waiting line.
+  // It is waiting once it is in the node's fair queue (where a waiter
+  // waits by default).
   ASSERT_TRUE(eventually([&] {
-    return cluster_.node(0).probe().command({"ZCARD", "redlock:waiting:awaited"}).integer > 0;
+    return cluster_.node(0).probe().command({"ZCARD", "redlock:queue:awaited"}).integer > 0;
   }));
   const auto signalled_at = std::chrono::steady_clock::now();
   run.signal(SIGTERM);

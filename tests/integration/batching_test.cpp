@@ -464,6 +464,15 @@ TEST(Batching, ARefusedPublishIsThatReleasesErrorAndTheLockIsStillDeleted) {
               Reply::Kind::status);
     quorum.nodes[node].username = "nopub";
     quorum.nodes[node].password = "pw";
+    // Someone listens on every resource's channel (its listening mark):
+    // without one, a release publishes nothing, refused or not.
+    for (int i = 0; i < kLocks; ++i) {
+      EXPECT_EQ(cluster.node(node)
+                    .probe()
+                    .command({"SET", "redlock:released:" + resource_name(i), "1"})
+                    .kind,
+                Reply::Kind::status);
+    }
   }
   Cycle cycle;
   {
@@ -624,6 +633,92 @@ TEST(Batching, ExtendsOfOneTurnGoOutBatchedAndEachGetsItsAnswer) {
       EXPECT_GT(left.integer, asked - 300) << resource;
     }
   }
+}
+
+}  // namespace
+}  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+// Acquires and releases until node `node` answered an acquire's grant in
+// time to be counted (bounded): the client's session with it has then seen
+// its marker, and sends it the transaction.
+bool session_sees_marker(BlockingClient& client, std::size_t node) {
+  AcquireOptions once;
+  once.wait = std::chrono::milliseconds(0);
+  for (int i = 0; i < 50; ++i) {
+    const AcquireResult warm = client.acquire(Resource("warm"), once);
+    if (!warm.ok()) continue;
+    const bool answered = warm.nodes.at(node).status == NodeStatus::granted;
+    (void)client.release(*warm.lock);
+    if (answered) return true;
+  }
+  return false;
+}
+
+TEST(Batching, AFirstAttemptGoesAsOneTransactionAndAKeyTheNodeRulesRefuseIsReleasedAgain) {
+  RedisCluster cluster(3);
+  const QuorumConfig quorum = batching_config(cluster);
+  initialise_nodes(quorum);
+  BlockingClient client(quorum);
+  AcquireOptions once;
+  once.wait = std::chrono::milliseconds(0);
+  ASSERT_TRUE(session_sees_marker(client, 0));
+
+  // Node 0 loses its marker under the live session: the transaction still
+  // asks for it in the same instant as its SET, which takes the key there.
+  RedisProbe zero = cluster.node(0).probe();
+  ASSERT_EQ(zero.command({"DEL", "redlock:node"}).integer, 1);
+  ASSERT_EQ(zero.command({"CONFIG", "RESETSTAT"}).kind, Reply::Kind::status);
+  const AcquireResult taken = client.acquire(Resource("txn"), once);
+  ASSERT_TRUE(taken.ok()) << taken.error.message();
+  EXPECT_EQ(calls_of(cluster.node(0), "exec"), 1) << "the first attempt is one transaction";
+  // Node 0's answer was no vote, and the key its SET took is released
+  // again: no value of this lock stays on the node that refused it.
+  EXPECT_TRUE(eventually([&] { return zero.get(key_of("txn")) != taken.lock->value.str(); }));
+  for (std::size_t node = 1; node < cluster.size(); ++node) {
+    EXPECT_EQ(cluster.node(node).probe().get(key_of("txn")), taken.lock->value.str()) << node;
+  }
+  (void)client.release(*taken.lock);
+}
+
+// A node whose ACL refuses MULTI: the first attempt's transaction fails
+// as a whole there (its SETs ran outside any transaction, and are released
+// again), and the session's acquires go as the script from then on.
+TEST(Batching, ANodeThatRefusesTransactionsGetsTheScriptAndKeepsNoKeyOfTheRefusedOne) {
+  RedisCluster cluster(3);
+  QuorumConfig quorum = batching_config(cluster);
+  initialise_nodes(quorum);
+  ASSERT_TRUE(
+      cluster.node(0)
+          .probe()
+          .command({"ACL", "SETUSER", "nomulti", "on", ">pw", "~*", "&*", "+@all", "-multi"})
+          .is_ok());
+  quorum.nodes[0].username = "nomulti";
+  quorum.nodes[0].password = "pw";
+  BlockingClient client(quorum);
+  AcquireOptions once;
+  once.wait = std::chrono::milliseconds(0);
+  // The session sees node 0's marker (the script's grant), then tries the
+  // transaction.
+  ASSERT_TRUE(session_sees_marker(client, 0));
+  const AcquireResult refused = client.acquire(Resource("nomulti"), once);
+  ASSERT_TRUE(refused.ok()) << refused.error.message();
+  ASSERT_EQ(refused.nodes.size(), cluster.size());
+  if (refused.nodes[0].status != NodeStatus::pending) {  // (it may answer after the majority)
+    EXPECT_EQ(refused.nodes[0].status, NodeStatus::error);
+    EXPECT_NE(refused.nodes[0].detail.find("multi"), std::string::npos) << refused.nodes[0].detail;
+  }
+  RedisProbe zero = cluster.node(0).probe();
+  EXPECT_TRUE(eventually([&] { return !zero.exists(key_of("nomulti")); }))
+      << "the SET that ran outside the refused transaction was released again";
+  (void)client.release(*refused.lock);
+  const AcquireResult scripted = client.acquire(Resource("after"), once);
+  ASSERT_TRUE(scripted.ok()) << scripted.error.message();
+  EXPECT_TRUE(eventually([&] { return zero.get(key_of("after")) == scripted.lock->value.str(); }))
+      << "node 0 granted the script";
+  (void)client.release(*scripted.lock);
 }
 
 }  // namespace

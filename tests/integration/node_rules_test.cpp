@@ -152,8 +152,11 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   const std::string wake = "redlock:released:@client";
   RedisSubscriber named(cluster.node(0).port(), {wake});
   ASSERT_TRUE(named.ok());
+  // The waiters' client keeps the resource's listening mark (a key of the
+  // channel's name) while they wait in line.
   const auto fill_line = [&] {
     ASSERT_TRUE(admin.set(key, "the-live-value"));
+    ASSERT_TRUE(admin.set(channel, "1"));
     (void)admin.command({"ZADD", line, "1", wake + " 6", "2", wake + " 7"});
   };
 
@@ -182,6 +185,20 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   EXPECT_FALSE(admin.exists(key));
   EXPECT_EQ(released.next().payload, "the-live-value");
   EXPECT_EQ(admin.command({"ZCARD", line}).integer, 2) << "the line is left alone";
+
+  // Without the mark no one listens: the release deletes, names no one and
+  // publishes nothing.
+  fill_line();
+  ASSERT_EQ(admin.command({"DEL", channel}).integer, 1);
+  ASSERT_TRUE(admin.command({"CONFIG", "RESETSTAT"}).is_ok());
+  reply = admin.command(
+      {"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line, ""});
+  ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
+  EXPECT_EQ(reply.elements.at(0).integer, 1);
+  EXPECT_FALSE(admin.exists(key));
+  EXPECT_EQ(admin.command({"ZCARD", line}).integer, 2) << "no one was named";
+  EXPECT_EQ(admin.command({"INFO", "commandstats"}).text.find("cmdstat_publish"),
+            std::string::npos);
 }
 
 // Waiters refused one after another take their places in that order, even

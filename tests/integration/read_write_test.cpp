@@ -72,11 +72,13 @@ TEST_F(ReadWriteTest, ReadersShareAndKeepAWriterOut) {
   EXPECT_EQ(client.release(*first.lock).released, 5u);
   EXPECT_EQ(client.acquire(Resource("doc")).error, make_error_code(errc::not_acquired));
   EXPECT_EQ(client.release(*second.lock).released, 5u);
-  // The writers refused meanwhile marked themselves waiting: the last
-  // reader's release leaves the resource reserved for a writer, which the
-  // next writer takes over.
-  EXPECT_EQ(nodes_reserved("doc"), 5u);
-  EXPECT_EQ(client.acquire(Resource("doc"), reader()).error, make_error_code(errc::not_acquired));
+  // The writers refused meanwhile were try-locks, which reserve nothing:
+  // the last reader's release leaves the resource free for a reader as for
+  // a writer.
+  EXPECT_EQ(nodes_reserved("doc"), 0u);
+  const AcquireResult again = client.acquire(Resource("doc"), reader());
+  ASSERT_TRUE(again.ok()) << again.error.message();
+  EXPECT_EQ(client.release(*again.lock).released, 5u);
   const AcquireResult after = client.acquire(Resource("doc"));
   ASSERT_TRUE(after.ok()) << after.error.message();
   EXPECT_EQ(after.attempts, 1);
@@ -117,11 +119,13 @@ TEST_F(ReadWriteTest, AWaitingWriterKeepsNewReadersOutButLetsReadersInRenew) {
   BlockingClient client(config_for(cluster));
   const AcquireResult in = client.acquire(Resource("doc"), reader());
   ASSERT_TRUE(in.ok());
-  // A writer's attempt, refused by the reader, marks it waiting (for its
-  // own ttl) on the nodes it asked.
+  // A waiting writer's attempt, refused by the reader, marks it waiting
+  // (for its own ttl) on the nodes it asked; the mark outlives its wait.
   AcquireOptions writer;
   writer.ttl = milliseconds(3000);
-  EXPECT_EQ(client.acquire(Resource("doc"), writer).error, make_error_code(errc::not_acquired));
+  writer.fair = false;
+  writer.wait = milliseconds(300);
+  EXPECT_FALSE(client.acquire(Resource("doc"), writer).ok());
   EXPECT_TRUE(eventually([&] { return nodes_listing("doc", "writer-waiting") == 5; }));
 
   const AcquireResult late = client.acquire(Resource("doc"), reader());
@@ -199,9 +203,15 @@ TEST_F(ReadWriteTest, AGuardedReaderRenewsAndItsLastReleaseWakesAWaitingWriter) 
     written = writers.acquire(Resource("doc"), patient);
     done = true;
   });
-  // Released once the writer is in line and listens on every node (bounded
-  // wait).
-  EXPECT_TRUE(line_becomes(cluster, "doc", 1));
+  // Released once the writer is in the fair queue and listens on every
+  // node (bounded wait).
+  EXPECT_TRUE(eventually([&] {
+    std::size_t queued = 0;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().command({"ZCARD", "redlock:queue:doc"}).integer == 1) ++queued;
+    }
+    return queued > cluster.size() / 2;
+  }));
   EXPECT_TRUE(wake_listeners_become(cluster, 1));
   EXPECT_FALSE(done.load()) << "the writer got in while a reader held the resource";
   (void)guard.release();

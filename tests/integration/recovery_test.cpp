@@ -20,7 +20,9 @@ TEST(Recovery, ScriptFlushMidRunFallsBackToEval) {
   ASSERT_TRUE(first.ok());
   (void)client.release(*first.lock);
 
-  const std::string sha = detail::script(detail::ScriptId::acquire).sha1;
+  // The release's script (an unfenced first attempt goes as a transaction
+  // of plain commands, no script).
+  const std::string sha = detail::script(detail::ScriptId::release).sha1;
   auto cached_on_node0 = [&] {
     const Reply reply = cluster.node(0).probe().command({"SCRIPT", "EXISTS", sha});
     return reply.kind == Reply::Kind::array && reply.elements.size() == 1 &&

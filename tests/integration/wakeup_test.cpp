@@ -562,5 +562,53 @@ TEST(Wakeup, AWaiterThatGivesUpLeavesTheLine) {
   (void)client.release(*held.lock);
 }
 
+// A release publishes only where someone may hear it: with no waiter, and
+// no listening mark, the nodes run no PUBLISH; a waiter's client keeps the
+// resource's mark on every node while it waits, and the release that finds
+// it wakes the waiter at once.
+TEST(Wakeup, AReleaseNobodyListensForPublishesNothingAndAWaitersMarkMakesItPublish) {
+  RedisCluster cluster{3};
+  BlockingClient holder_client(config_for(cluster));
+  BlockingClient waiter_client(config_for(cluster));
+  AcquireResult quiet = holder_client.acquire(Resource("quiet"));
+  ASSERT_TRUE(quiet.ok()) << quiet.error.message();
+  EXPECT_EQ(holder_client.release(*quiet.lock).released, cluster.size());
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(command_calls(cluster.node(i), {"publish"}), 0) << "node " << i;
+  }
+
+  AcquireResult held = holder_client.acquire(Resource("loud"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  AcquireResult waited;
+  Stopwatch::time_point acquired_at{};
+  std::thread waiter([&] {
+    AcquireOptions options;
+    options.retry_delay = milliseconds(60000);  // the fallback would take ~a minute
+    options.wait = milliseconds(10000);
+    waited = waiter_client.acquire(Resource("loud"), options);
+    acquired_at = Stopwatch::now();
+  });
+  EXPECT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (!cluster.node(i).probe().exists("redlock:released:loud")) return false;
+    }
+    return true;
+  })) << "the waiter's client keeps the resource's listening mark on every node";
+  EXPECT_TRUE(subscribers_become(cluster, "redlock:released:loud", 1));
+  const auto released_at = Stopwatch::now();
+  (void)holder_client.release(*held.lock);
+  waiter.join();
+  ASSERT_TRUE(waited.ok()) << waited.error.message();
+  EXPECT_LT(acquired_at - released_at, milliseconds(1000));
+  long long published = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    published += command_calls(cluster.node(i), {"publish"});
+    // The mark outlives the wait by no more than its expiry.
+    EXPECT_LE(cluster.node(i).probe().pttl("redlock:released:loud"), 10000) << "node " << i;
+  }
+  EXPECT_GE(published, static_cast<long long>(cluster.size() / 2 + 1));
+  (void)waiter_client.release(*waited.lock);
+}
+
 }  // namespace
 }  // namespace redlock::test

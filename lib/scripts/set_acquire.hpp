@@ -1,0 +1,41 @@
+// The acquire sent as one transaction of plain commands (scripts.hpp,
+// acquire_set): what one request's answer is, read from the transaction's
+// answer. A pure function of hiredis reply trees, unit-tested by feeding
+// RESP bytes through a redisReader.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstddef>
+
+#include "scripts/scripts.hpp"
+
+namespace redlock::detail {
+
+// One request's answer in the acquire script's shape: either `passed`, an
+// element of the transaction's answer to hand on as it is (an error reply,
+// or one of a type the commands never answer, which the acquire's parser
+// calls unexpected), or {code, number}. `undo`: the request's SET took the
+// key although the answer is not a grant (the node rules refuse, or the
+// answer could not be read), so the caller releases the key again.
+struct SetAcquireAnswer {
+  const redisReply* passed = nullptr;
+  ReplyCode code = ReplyCode::refused;
+  long long number = 0;
+  bool undo = false;
+};
+
+// Whether `exec`, EXEC's answer, answers a transaction of `requests`
+// requests: an array of the marker's EXISTS, the recovering key's PTTL and
+// one SET answer per request.
+[[nodiscard]] bool answers_set_acquire(const redisReply& exec, std::size_t requests) noexcept;
+
+// Request `request`'s answer (answers_set_acquire(exec, ...) must hold),
+// `defence` its amnesia-defence flag, by the acquire script's rules: the
+// node rules first (with the defence on, no marker → {unmarked, 0}; a
+// recovering key → {recovering, its PTTL}), then the SET: taken → {done,
+// 0}, not taken → {refused, -1} (the holder's PTTL is not known).
+[[nodiscard]] SetAcquireAnswer set_acquire_answer(const redisReply& exec, std::size_t request,
+                                                  bool defence) noexcept;
+
+}  // namespace redlock::detail
