@@ -56,9 +56,8 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   // Persistence is reported, and refused in strict mode, since a node that
   // loses acknowledged writes breaks fencing.
   SessionSetup setup;
-  for (const ScriptId id :
-       {ScriptId::acquire, ScriptId::extend, ScriptId::release, ScriptId::fence, ScriptId::probe,
-        ScriptId::recover, ScriptId::queue_leave}) {
+  for (const ScriptId id : {ScriptId::acquire, ScriptId::extend, ScriptId::release, ScriptId::fence,
+                            ScriptId::probe, ScriptId::recover, ScriptId::queue_leave}) {
     setup.scripts.push_back(&script(id));
   }
   setup.read_persistence = true;
