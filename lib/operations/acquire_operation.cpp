@@ -195,9 +195,10 @@ void AcquireOperation::send_attempt() {
     // script's work; a node that requires replicas keeps the script, whose
     // call WAIT follows.
     const bool plain = !lining_up && !fenced_;
+    const bool needs_marker = defence_flag_ == "1";
     for (auto& node : nodes) {
       if (plain && node->min_replicas() == 0 && !node->refused_transaction() &&
-          (defence_flag_ == "0" || node->seen_marked())) {
+          (!needs_marker || node->seen_marked())) {
         node->send(script(ScriptId::acquire_set), {lock_key_, marker_key_, recovering_key_},
                    {value_.str(), ttl_text_, defence_flag_}, true, attempt_.started(), self,
                    attempt_.tag());

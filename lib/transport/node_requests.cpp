@@ -495,43 +495,43 @@ void NodeConnection::complete_transaction(TimePoint received_at) {
   const redisReply* whole = queued_error                      ? queued_error.get()
                             : exec->type == REDIS_REPLY_ERROR ? exec.get()
                                                               : nullptr;
-  if (whole == nullptr && !answers_set_acquire(*exec, count)) {
+  // (A transaction holds at most kMaxBatch requests: emit_pending.)
+  if (count > kMaxBatch || (whole == nullptr && !answers_set_acquire(*exec, count))) {
     reset("transaction reply out of step: " + number_text(static_cast<long long>(count)) +
           " requests");
     return;
   }
-  // The keys to release again go first, ahead of anything the answers
-  // make the acquire send (a recovery's probe must not find them).
+  // Each request's answer, read once; the keys to release again go
+  // first, ahead of anything the answers make the acquire send (a
+  // recovery's probe must not find them).
+  std::array<SetAcquireAnswer, kMaxBatch> answers{};
   const TimePoint now = loop_.clock().now();
   for (std::size_t i = 0; i < count; ++i) {
     // A request that timed out kept no bytes: its acquire was told the
-    // node may have run it, and releases its value there itself.
-    if (tail_of(slots_[i]).empty()) continue;
-    const SetRequest request = set_request(tail_of(slots_[i]), slots_[i].layout);
-    if (whole == nullptr && !set_acquire_answer(*exec, i, request.defence).undo) continue;
+    // node may have run it, and releases its value there itself; its
+    // answer goes to no one.
+    const std::string_view tail = tail_of(slots_[i]);
+    if (whole != nullptr) answers[i].passed = whole;
+    if (tail.empty()) continue;
+    const SetRequest request = set_request(tail, slots_[i].layout);
+    if (whole == nullptr) answers[i] = set_acquire_answer(*exec, i, request.defence);
+    if (whole == nullptr && !answers[i].undo) continue;
     long long ttl = 0;
     (void)std::from_chars(request.ttl.bytes.data(),
                           request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);
     send_cleanup(script(ScriptId::release), {request.key.bytes}, {request.value.bytes, {}, {}, {}},
                  now + Milliseconds(ttl));
   }
-  if (whole != nullptr) refused_transaction_ = true;
-  if (whole == nullptr) {
+  if (whole != nullptr) {
+    refused_transaction_ = true;
+  } else {
     const redisReply* marker = exec->element[0];
     seen_marked_ = marker->type == REDIS_REPLY_INTEGER && marker->integer == 1;
   }
   const std::uint64_t generation = generation_;
   AnswerTally tally;
   for (std::size_t i = 0; i < count && generation == generation_; ++i) {
-    const Slot& slot = slots_.front();
-    SetAcquireAnswer answer;
-    if (whole != nullptr) {
-      answer.passed = whole;
-    } else {
-      const bool defence =
-          !tail_of(slot).empty() && set_request(tail_of(slot), slot.layout).defence;
-      answer = set_acquire_answer(*exec, i, defence);
-    }
+    const SetAcquireAnswer& answer = answers[i];
     // The script's answer, {code, number}, made here: valid for the call.
     redisReply code_reply{};
     redisReply number_reply{};
