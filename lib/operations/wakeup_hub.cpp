@@ -63,15 +63,18 @@ void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>
   }
 }
 
+void WakeupHub::send_mark(NodeConnection& connection, const std::string& channel) {
+  static const std::string ttl = std::to_string(kListeningMarkTtl.count());
+  connection.send_command({"SET", channel, "1", "PX", ttl});
+}
+
 void WakeupHub::watch_command_sessions() {
   if (watching_commands_) return;
   watching_commands_ = true;
-  const std::string ttl = std::to_string(kListeningMarkTtl.count());
   for (auto& connection : commands_) {
     NodeConnection* raw = connection.get();
-    raw->set_ready_handler([this, raw, ttl] {
-      for (const auto& [channel, kept] : marks_)
-        raw->send_command({"SET", channel, "1", "PX", ttl});
+    raw->set_ready_handler([this, raw] {
+      for (const auto& [channel, kept] : marks_) send_mark(*raw, channel);
     });
   }
 }
@@ -94,11 +97,11 @@ void WakeupHub::set_mark(const std::string& channel) {
   auto kept = marks_.find(channel);
   if (kept == marks_.end() || closed_) return;
   // On the sessions that are ready; one that is not sets every mark kept
-  // once it is (mark_on_ready). Never queued behind a connect: a node that
-  // does not answer would keep its connection reconnecting for nothing.
+  // once it is (watch_command_sessions). Never queued behind a connect: a
+  // node that does not answer would keep its connection reconnecting for
+  // nothing.
   watch_command_sessions();
-  const std::string ttl = std::to_string(kListeningMarkTtl.count());
-  for (auto& connection : commands_) connection->send_command({"SET", channel, "1", "PX", ttl});
+  for (auto& connection : commands_) send_mark(*connection, channel);
   kept->second.refresh = loop_.timers().schedule_after(kListeningMarkRefresh,
                                                        [this, name = channel] { set_mark(name); });
 }

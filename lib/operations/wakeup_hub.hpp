@@ -255,6 +255,9 @@ class WakeupHub {
   // Has every lock connection set the marks kept when its session becomes
   // ready (after a connect or a reset)? Set up at the first mark.
   void watch_command_sessions();
+  // One listening mark's SET on one lock connection (dropped unless its
+  // session is ready).
+  static void send_mark(NodeConnection& connection, const std::string& channel);
   bool watching_commands_ = false;
 
   LoopContext& loop_;
