@@ -253,6 +253,9 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
   if (tag == kCleanupTag) return;
   if ((tag & kFenceTagBit) != 0) {
     if (!fencing_.counts(tag, response)) {
+      // A node awaiting its second merge answers after its round was
+      // decided as well as before: either way a recovery round merges it.
+      if (answers_unmerged(response)) request_recovery();
       if (claiming_ && tag == claim_record_tag_ && response.kind == NodeResponse::Kind::reply) {
         on_late_record(node, response);
       }
@@ -410,11 +413,15 @@ void AcquireOperation::propose(std::uint64_t token) {
 
 void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& response) {
   FenceAnswer answer;
-  if (parse_fence_response(response, answer, attempt_.outcomes()[node])) {
+  bool unmerged = false;
+  if (parse_fence_response(response, answer, attempt_.outcomes()[node], &unmerged)) {
     proposal_->answer(answer);
   } else {
     proposal_->no_answer();
   }
+  // Recovered after data loss and awaiting its second merge: a recovery
+  // round merges it (its delay is over), this round goes without it.
+  if (unmerged) request_recovery();
   const Decision decision = proposal_->decision();
   if (decision == Decision::pending) return;
   (void)fencing_.close(core_.clock().now());
@@ -436,6 +443,10 @@ void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
   // outcome — also when its answer came after the decision (the core runs
   // one round at a time for all its operations).
   if (outcome.status != NodeStatus::recovering || outcome.holder_ttl_ms >= 0) return;
+  request_recovery();
+}
+
+void AcquireOperation::request_recovery() {
   if (recovery_requested_) return;
   recovery_requested_ = true;
   core_.recovery().request([](bool) {});

@@ -241,6 +241,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   void stop_waiting_for_release();
   [[nodiscard]] bool saw_unmarked_node();
   void note_if_unmarked(const NodeOutcome& outcome);
+  // Starts (or joins) a recovery round, once per acquire, not waiting for it.
+  void request_recovery();
   void fail_later(std::error_code why);
 
   LockKind kind_ = LockKind::single;
@@ -302,6 +304,15 @@ class AcquireOperation final : public Operation, public Wakeable {
   // Nodes that list an adopted pre-claim's place below the ticket, until a
   // record lists it at the ticket there (adopt_pre_claim).
   std::bitset<kMaxNodes> claim_out_of_order_;
+  // Nodes where this claim's grant was given back: a grant message from
+  // such a node may have been published before the give-back and travel
+  // on the subscriber connection past it, so none is counted again; a
+  // grant there counts only through the answer of a record sent after the
+  // give-back (the lock connection runs it on the node after the
+  // give-back's release). claim_given_back_tag_ is the latest record
+  // round's tag at the give-back: that round's answer may predate it.
+  std::bitset<kMaxNodes> claim_given_back_;
+  std::vector<std::uint32_t> claim_given_back_tag_;
   std::uint64_t ticket_drawn_ = 0;
   TimePoint ticket_drawn_at_{};
   // The tickets the nodes drew in refusing the latest attempt: how many

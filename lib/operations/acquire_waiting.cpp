@@ -89,6 +89,7 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
   value_ = claim.value;
   claim_tag_ = claim.tag;
   claim_granted_.reset();
+  claim_given_back_.reset();
   claim_quick_records_ = 0;
   claim_out_of_order_ = out_of_order;
   claiming_ = true;
@@ -163,6 +164,7 @@ void AcquireOperation::on_ticket_response(std::size_t node, const NodeResponse& 
   NodeOutcome& outcome = fencing_.answer(node, response);
   QueueState state = QueueState::behind;
   parse_ticket_response(response, outcome, state);
+  note_if_unmarked(outcome);  // also a node awaiting its second merge
   const bool yes = outcome.status == NodeStatus::granted && outcome.fence_counter > 0;
   if (yes && !enqueueing_) {
     ticket_drawn_ = std::max(ticket_drawn_, static_cast<std::uint64_t>(outcome.fence_counter));
@@ -220,6 +222,7 @@ void AcquireOperation::open_claim() {
   if (!payload_.empty()) value_ = LockValue(value_.str() + payload_);
   claim_tag_ = LockValue::random().str();
   claim_granted_.reset();
+  claim_given_back_.reset();
   claim_quick_records_ = 0;
   claim_out_of_order_.reset();
   claiming_ = true;
@@ -248,6 +251,14 @@ void AcquireOperation::record_again() {
 
 void AcquireOperation::note_record(std::size_t node, QueueState state) {
   if (node >= kMaxNodes) return;
+  if (claim_given_back_[node]) {
+    // Every answer handled here is the latest record round's. One sent
+    // before this node's give-back may report the grant the give-back
+    // undoes (or ask for it again): nothing to do. One sent after it ran
+    // on the node after the give-back: what it says is current.
+    if (claim_record_tag_ == claim_given_back_tag_[node]) return;
+    claim_given_back_tag_[node] = 0;
+  }
   if (state == QueueState::held_behind) {
     // Granted there, and another waiter is first now: given back.
     claim_out_of_order_.reset(node);
@@ -344,6 +355,19 @@ void AcquireOperation::on_late_record(std::size_t node, const NodeResponse& resp
 void AcquireOperation::granted(std::size_t node, std::string_view claim, std::uint64_t ticket) {
   if (!claiming_ || claim != claim_tag_) return;
   if (phase_ != Phase::ticketing && phase_ != Phase::pausing) return;
+  if (node < kMaxNodes && claim_given_back_[node]) {
+    // This node's grant of the claim was given back, and the message may
+    // have been published before that (the subscriber connection keeps no
+    // order with the lock connection): never counted. A grant the node
+    // made since shows in the answer of the next record, which comes
+    // about a round trip from now rather than at the refresh.
+    if (phase_ == Phase::pausing && retry_timer_ != TimerQueue::kNone) {
+      core_.timers().cancel(retry_timer_);
+      retry_timer_ = TimerQueue::kNone;
+      pause_then_attempt(quick_record_pause());
+    }
+    return;
+  }
   if (ticket != (ticket_ ? *ticket_ : ticket_drawn_)) {
     // The node listed the place below the ticket (a pre-claim at its own
     // count): it may have served it ahead of an earlier ticket. The grant
@@ -367,6 +391,9 @@ ScriptCall AcquireOperation::claim_release_call(bool leave) const {
 
 void AcquireOperation::give_back(std::size_t node) {
   claim_granted_.reset(node);
+  claim_given_back_.set(node);
+  if (claim_given_back_tag_.size() <= node) claim_given_back_tag_.resize(node + 1, 0);
+  claim_given_back_tag_[node] = claim_record_tag_;
   core_.nodes()[node]->send_cleanup(claim_release_call(false), grant_expiry());
 }
 

@@ -26,10 +26,15 @@ void RecoveryCoordinator::request(std::function<void(bool progressed)> done) {
     core_.turn().post([waiters = std::move(waiters)] {
       for (const auto& waiter : waiters) waiter(false);
     });
+    defer_round();
     return;
   }
   running_ = true;
   launch<RecoveryOperation>(core_);
+}
+
+RecoveryCoordinator::~RecoveryCoordinator() {
+  if (deferred_ != TimerQueue::kNone) core_.timers().cancel(deferred_);
 }
 
 void RecoveryCoordinator::finished(bool progressed, const std::string& report) {
@@ -38,7 +43,20 @@ void RecoveryCoordinator::finished(bool progressed, const std::string& report) {
   progressed_ = progressed;
   if (!report.empty()) report_ = report;
   auto waiters = std::exchange(waiters_, {});
+  // Someone asked, and the round could not act (a node did not answer, too
+  // few sources): one more round after the pause, whoever asks meanwhile.
+  if (!progressed && !waiters.empty()) defer_round();
   for (const auto& waiter : waiters) waiter(progressed);
+}
+
+void RecoveryCoordinator::defer_round() {
+  if (deferred_ != TimerQueue::kNone) return;
+  deferred_ = core_.timers().schedule_at(ended_ + kRecoveryPause, [this] {
+    deferred_ = TimerQueue::kNone;
+    if (running_ || core_.closing()) return;
+    running_ = true;
+    launch<RecoveryOperation>(core_);
+  });
 }
 
 }  // namespace redlock::detail

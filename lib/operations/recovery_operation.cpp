@@ -48,6 +48,7 @@ void RecoveryOperation::act() {
   plan_ = plan_recovery(probes_);
   if (plan_.action == RecoveryAction::none) return finish(true);
   if (plan_.action == RecoveryAction::wait) return finish(false);
+  if (plan_.action == RecoveryAction::remerge) return remerge();
 
   const LockConfig& lock = core_.config().lock;
   const std::string marker_name = marker_key(lock.key_prefix);
@@ -72,6 +73,33 @@ void RecoveryOperation::act() {
     }
     core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker_name, recovering, fence},
                                      args, writes_.started(), self, writes_.tag());
+  }
+}
+
+void RecoveryOperation::remerge() {
+  // The sources' counters must be read after each target's delay was seen
+  // over: the first probe's requests to them may have run earlier, so the
+  // plan is made again from a second probe, sent after the first answered.
+  if (!probed_again_) {
+    probed_again_ = true;
+    start();
+    return;
+  }
+  const std::string& prefix = core_.config().lock.key_prefix;
+  const std::string recovering = recovering_key(prefix);
+  const std::string fence = fence_key(prefix);
+  std::vector<std::string> args;
+  args.reserve(2 * plan_.merged_fence.size());
+  for (const auto& [field, value] : plan_.merged_fence) {
+    args.push_back(field);
+    args.push_back(std::to_string(value));
+  }
+  waiting_ = plan_.targets.size();
+  writes_.open(core_.config().nodes, core_.clock().now());
+  auto self = shared_from_this();
+  for (std::size_t target : plan_.targets) {
+    core_.nodes()[target]->send_argv(script(ScriptId::remerge), {recovering, fence}, args,
+                                     writes_.started(), self, writes_.tag());
   }
 }
 

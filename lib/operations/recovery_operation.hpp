@@ -24,6 +24,8 @@ class RecoveryOperation final : public Operation {
 
  private:
   void act();
+  // The second merge of nodes recovered with a delay (plan_second_merge).
+  void remerge();
   void finish(bool progressed);
 
   // Two rounds that wait for every node rather than a majority: the probe
@@ -34,6 +36,7 @@ class RecoveryOperation final : public Operation {
   std::size_t waiting_ = 0;
   RecoveryPlan plan_;
   bool finished_ = false;
+  bool probed_again_ = false;  // the second merge's plan is from a second probe
 };
 
 }  // namespace redlock::detail

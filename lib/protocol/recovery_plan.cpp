@@ -13,16 +13,56 @@ bool blank(const NodeProbe& probe) {
   return probe.answered && !probe.marked && !probe.has_locks && probe.fence.empty();
 }
 
-FenceEntries merge_max(const std::vector<NodeProbe>& probes, bool marked_only) {
+FenceEntries merge_max(const std::vector<NodeProbe>& probes, bool marked_only,
+                       bool merged_only = false) {
   std::map<std::string, std::uint64_t> merged;
   for (const NodeProbe& probe : probes) {
     if (!probe.answered || (marked_only && !probe.marked)) continue;
+    if (merged_only && probe.unmerged) continue;
     for (const auto& [field, value] : probe.fence) {
       auto& slot = merged[field];
       slot = std::max(slot, value);
     }
   }
   return {merged.begin(), merged.end()};
+}
+
+// Nodes recovered with a delay take the counters of the others once more
+// when the delay is over: a fence round or ticket draw in flight at the
+// node's crash may have counted an answer the node gave before it, and
+// every such round ended within the delay (max_ttl), storing its value
+// on a majority that, without this node, still meets any N - majority + 1
+// other nodes. Sources are nodes that need no second merge themselves.
+RecoveryPlan plan_second_merge(const std::vector<NodeProbe>& probes) {
+  RecoveryPlan plan;
+  std::size_t sources = 0;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const NodeProbe& probe = probes[i];
+    if (!probe.answered || !probe.marked) continue;
+    if (!probe.unmerged) {
+      ++sources;
+    } else if (!probe.recovering) {
+      plan.targets.push_back(i);
+    }
+  }
+  if (plan.targets.empty()) {
+    plan.reason = "every node that answered carries its identity marker";
+    return plan;
+  }
+  const std::size_t needed = recovery_sources_needed(probes.size());
+  if (sources < needed) {
+    plan.action = RecoveryAction::wait;
+    plan.reason = "recovered after data loss; its second counter merge needs " +
+                  std::to_string(needed) + " nodes that need none, " + std::to_string(sources) +
+                  " answered";
+    plan.targets.clear();
+    return plan;
+  }
+  plan.action = RecoveryAction::remerge;
+  plan.merged_fence = merge_max(probes, true, true);
+  plan.reason = "recovered after data loss: fence counters merged again from " +
+                std::to_string(sources) + " nodes once its delay was over";
+  return plan;
 }
 
 }  // namespace
@@ -46,10 +86,7 @@ RecoveryPlan plan_recovery(const std::vector<NodeProbe>& probes) {
       unmarked.push_back(i);
     }
   }
-  if (unmarked.empty()) {
-    plan.reason = "every node that answered carries its identity marker";
-    return plan;
-  }
+  if (unmarked.empty()) return plan_second_merge(probes);
   plan.targets = unmarked;
 
   if (marked == 0) {

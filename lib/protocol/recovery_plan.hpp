@@ -15,9 +15,11 @@ using FenceEntries = std::vector<std::pair<std::string, std::uint64_t>>;
 // One node's state, as the probe script reports it.
 struct NodeProbe {
   bool answered = false;
-  bool marked = false;     // carries the identity marker
-  bool has_locks = false;  // holds some lock key
-  FenceEntries fence;      // its fence hash
+  bool marked = false;      // carries the identity marker
+  bool has_locks = false;   // holds some lock key
+  bool recovering = false;  // within its recovery delay
+  bool unmerged = false;    // recovered with a delay, its second merge not run yet
+  FenceEntries fence;       // its fence hash (counters only)
 };
 
 enum class RecoveryAction {
@@ -26,6 +28,8 @@ enum class RecoveryAction {
                // them, no delay
   recover,     // mark the unmarked nodes after merging fence counters, with
                // a delay of max_ttl before they may grant again
+  remerge,     // merge the counters again into nodes recovered with a delay
+               // whose delay is over (read after it was seen over)
   wait,        // not enough known to act safely; try again later
 };
 

@@ -60,7 +60,7 @@ if head[1] and head[1] ~= id then
 else
   answer = writer_grant(key, ARGV[1], ARGV[2], KEYS[3], ARGV[3])
 end
-if ARGV[8] ~= '' and type(answer) == 'table' and answer[1] == 0 then
+if ARGV[8] ~= '' and type(answer) == 'table' and answer[1] == 0 and not unmerged(KEYS[3]) then
   local drawn = redis.pcall('HINCRBY', KEYS[3], ARGV[8], 1)
   if type(drawn) == 'number' then answer[3] = drawn end
 end
@@ -71,7 +71,7 @@ const std::string_view kTicketDrawBody = R"lua(
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('ERR ticket_draw: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local refused = refusal(ARGV[2])
+local refused = refusal(ARGV[2]) or unmerged(KEYS[3])
 if refused then return refused end
 local drawn = redis.pcall('HINCRBY', KEYS[3], ARGV[1], 1)
 if failed(drawn) then return drawn end
@@ -82,7 +82,7 @@ const std::string_view kTicketEnqueueBody = R"lua(
 if #KEYS ~= 7 or #ARGV ~= 6 then
   return redis.error_reply('ERR ticket_enqueue: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local refused = refusal(ARGV[5])
+local refused = refusal(ARGV[5]) or unmerged(KEYS[3])
 if refused then return refused end
 local ticket = tonumber(ARGV[2])
 local current = redis.pcall('HGET', KEYS[3], ARGV[1])
@@ -195,6 +195,8 @@ end
 -- counters keep counting the same draws.
 local function draw_next(deleted)
   if ARGV[5] == '' or not rules_allow(ARGV[6]) then return deleted end
+  -- (no draw on a node awaiting its second merge: the remerge script)
+  if redis.pcall('HEXISTS', KEYS[7], '') == 1 then return deleted end
   local drawn = redis.pcall('HINCRBY', KEYS[7], ARGV[5], 1)
   if type(drawn) ~= 'number' then return deleted end
   local colon = string.find(ARGV[9], ':', 1, true)

@@ -103,7 +103,7 @@ const std::string_view kFenceAllBody = R"lua(
 if #KEYS ~= 3 or #ARGV < 3 then
   return redis.error_reply('ERR fence_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
-local refused = refusal(ARGV[1])
+local refused = refusal(ARGV[1]) or unmerged(KEYS[3])
 if refused then return refused end
 local proposed = tonumber(ARGV[2])
 if proposed == nil then

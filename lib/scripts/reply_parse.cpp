@@ -106,6 +106,14 @@ void parse_acquire_response(const NodeResponse& response, int min_replicas, Node
     out.detail = "no identity marker: the node lost its data or was never initialised";
     return;
   }
+  if (flag == code(ReplyCode::unmerged)) {
+    // As an unmarked node (holder_ttl_ms stays -1): a recovery round acts.
+    out.status = NodeStatus::recovering;
+    out.detail =
+        "recovered after data loss, its fence counters not yet merged again: draws no ticket "
+        "until they are";
+    return;
+  }
   if (flag == code(ReplyCode::recovering)) {
     out.status = NodeStatus::recovering;
     out.holder_ttl_ms = number;
@@ -191,7 +199,16 @@ void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutco
   }
 }
 
-bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, NodeOutcome& out) {
+bool answers_unmerged(const NodeResponse& response) noexcept {
+  if (response.kind != NodeResponse::Kind::reply || response.reply_count == 0) return false;
+  const redisReply* reply = response.replies[0];
+  long long flag = 0;
+  return reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+         read_integer(reply->element[0], flag) && flag == code(ReplyCode::unmerged);
+}
+
+bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, NodeOutcome& out,
+                          bool* unmerged) {
   NodeOutcome scratch;
   if (parse_failure(response, scratch)) {
     out.detail = "fencing: " + scratch.detail;
@@ -212,6 +229,11 @@ bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer, Nod
   }
   if (stored == code(ReplyCode::unmarked)) {
     out.detail = "fencing: node has no identity marker";
+    return false;
+  }
+  if (stored == code(ReplyCode::unmerged)) {
+    out.detail = "fencing: node recovered after data loss, its counters not yet merged again";
+    if (unmerged != nullptr) *unmerged = true;
     return false;
   }
   if (stored != code(ReplyCode::done) && stored != code(ReplyCode::refused)) {
@@ -322,11 +344,17 @@ bool parse_probe_response(const NodeResponse& response, NodeProbe& probe) {
   }
   const redisReply* fence = reply->element[3];
   probe.fence.clear();
+  probe.unmerged = false;
   for (std::size_t i = 0; i + 1 < fence->elements; i += 2) {
     long long value = 0;
     if (fence->element[i]->type != REDIS_REPLY_STRING ||
         !read_integer(fence->element[i + 1], value) || value < 0) {
       return false;
+    }
+    if (fence->element[i]->len == 0) {
+      // The empty field: the node awaits its second merge (not a counter).
+      probe.unmerged = true;
+      continue;
     }
     probe.fence.emplace_back(std::string(fence->element[i]->str, fence->element[i]->len),
                              static_cast<std::uint64_t>(value));
@@ -334,6 +362,7 @@ bool parse_probe_response(const NodeResponse& response, NodeProbe& probe) {
   probe.answered = true;
   probe.marked = marked == 1;
   probe.has_locks = has_locks == 1;
+  probe.recovering = recovering != -2;
   return true;
 }
 

@@ -51,10 +51,16 @@ struct Comeback {
 void parse_flag_response(const NodeResponse& response, NodeStatus yes, NodeOutcome& out,
                          Comeback* comeback = nullptr);
 
+// Whether a token or ticket script's answer is the refusal of a node that
+// awaits its second merge after a recovery (ReplyCode::unmerged).
+[[nodiscard]] bool answers_unmerged(const NodeResponse& response) noexcept;
+
 // The response to the fence script. Returns false (and fills `out` with the
-// reason) for anything but a well-formed {stored, counter} reply.
+// reason) for anything but a well-formed {stored, counter} reply; sets
+// `*unmerged` when the node refused because it awaits its second merge
+// after a recovery (a recovery round merges it).
 [[nodiscard]] bool parse_fence_response(const NodeResponse& response, FenceAnswer& answer,
-                                        NodeOutcome& out);
+                                        NodeOutcome& out, bool* unmerged = nullptr);
 
 // The response to the inspect script, for a lock (`permits` false) or a
 // semaphore. Fills `out` (answered, detail, latency, key or permits);

@@ -43,8 +43,33 @@ for i = 4, #ARGV, 2 do
 end
 if tonumber(ARGV[1]) > 0 then
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
+  -- Awaiting the second merge: the fence hash's empty field (no resource
+  -- is empty), lost with the counters if the node restarts again.
+  redis.call('HSET', KEYS[3], '', '1')
 end
 redis.call('SET', KEYS[1], ARGV[2])
+return 1
+)lua";
+
+// The second merge of a node recovered with a delay (docs/algorithm.md,
+// "The amnesia defence"). KEYS: the recovering key, the fence hash; ARGV:
+// field, counter pairs (the field-wise maximum over other nodes, read
+// after this node's delay was seen over). Runs only while the node awaits
+// it and its delay is over; answers 1 when it merged, else 0.
+constexpr std::string_view kRemerge = R"lua(
+if redis.call('HEXISTS', KEYS[2], '') == 0 then
+  return 0
+end
+if redis.call('PTTL', KEYS[1]) ~= -2 then
+  return 0
+end
+for i = 1, #ARGV, 2 do
+  local current = tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '0')
+  if current < tonumber(ARGV[i + 1]) then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+redis.call('HDEL', KEYS[2], '')
 return 1
 )lua";
 
@@ -88,6 +113,21 @@ local function refusal(defence)
     end
   end
   return recovering
+end
+)lua";
+
+// The counters' rule, after kNodeRules in the scripts that store a token
+// or draw a ticket: a node recovered with a delay does neither until its
+// counters were merged again (the fence hash's empty field; the `remerge`
+// script), since a round in flight at its crash may have counted an
+// answer it gave before, which the first merge cannot have seen.
+// unmerged(hash) is {5, 0} then, else false (or a failed command's error).
+constexpr std::string_view kCounterRules = R"lua(
+local function unmerged(hash)
+  local pending = redis.pcall('HEXISTS', hash, '')
+  if failed(pending) then return pending end
+  if pending == 1 then return {5, 0} end
+  return false
 end
 )lua";
 
@@ -353,7 +393,7 @@ end
 local out = {}
 for i = 1, n do
   local a = 3 * (i - 1)
-  local reply = refusal(ARGV[a + 3])
+  local reply = refusal(ARGV[a + 3]) or unmerged(KEYS[2 + i])
   if not reply then
     local hash, resource, proposed = KEYS[2 + i], ARGV[a + 1], ARGV[a + 2]
     local raw = redis.pcall('HGET', hash, resource)
@@ -387,7 +427,8 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string extend = std::string(kReadersOr) + std::string(kExtendBatch);
   static const std::string release =
       std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseBatch);
-  static const std::string fence = std::string(kNodeRules) + std::string(kFenceBatch);
+  static const std::string fence =
+      std::string(kNodeRules) + std::string(kCounterRules) + std::string(kFenceBatch);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
@@ -397,18 +438,21 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string read_acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
   static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
-  static const std::string fair_acquire = std::string(kNodeRules) + std::string(kReaderRules) +
-                                          std::string(kFairQueue) + std::string(kFairAcquireBody);
-  static const std::string ticket_draw = std::string(kNodeRules) + std::string(kTicketDrawBody);
-  static const std::string ticket_enqueue = std::string(kNodeRules) + std::string(kReaderRules) +
-                                            std::string(kFairQueue) +
+  static const std::string fair_acquire = std::string(kNodeRules) + std::string(kCounterRules) +
+                                          std::string(kReaderRules) + std::string(kFairQueue) +
+                                          std::string(kFairAcquireBody);
+  static const std::string ticket_draw =
+      std::string(kNodeRules) + std::string(kCounterRules) + std::string(kTicketDrawBody);
+  static const std::string ticket_enqueue = std::string(kNodeRules) + std::string(kCounterRules) +
+                                            std::string(kReaderRules) + std::string(kFairQueue) +
                                             std::string(kTicketEnqueueBody);
   static const std::string fair_release = std::string(kReaderRules) + std::string(kReadersOr) +
                                           std::string(kNameNext) + std::string(kFairQueue) +
                                           std::string(kFairReleaseBody);
   static const std::string read_release =
       std::string(kReaderRules) + std::string(kNameNext) + std::string(kReadReleaseBody);
-  static const std::string fence_all = std::string(kNodeRules) + std::string(kFenceAllBody);
+  static const std::string fence_all =
+      std::string(kNodeRules) + std::string(kCounterRules) + std::string(kFenceAllBody);
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
@@ -418,6 +462,7 @@ const std::array<Script, kScriptCount>& script_table() {
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
+      {ScriptId::remerge, "remerge", kRemerge, sha1_hex(kRemerge), false, 0, 0, kScriptReplyBytes},
       {ScriptId::acquire_all, "acquire_all", acquire_all, sha1_hex(acquire_all), false, 0, 0,
        kScriptReplyBytes},
       {ScriptId::extend_all, "extend_all", extend_all, sha1_hex(extend_all), false, 0, 0,

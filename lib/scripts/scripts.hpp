@@ -36,6 +36,8 @@ enum class ReplyCode : long long {
   rejoined = 2,        // release: released, and the releaser took its place in line
   recovering = 3,      // acquire, fence: within the post-recovery delay
   permits_differ = 4,  // permit_acquire: the nodes record another permit count
+  unmerged = 5,        // fence, ticket draw and record: recovered with a delay, and its
+                       // counters not yet merged again (the remerge script)
 };
 
 [[nodiscard]] constexpr long long code(ReplyCode reply) noexcept {
@@ -49,6 +51,8 @@ enum class ScriptId : std::uint8_t {
   fence,
   probe,
   recover,
+  // The second merge of a node recovered with a delay.
+  remerge,
   // The lock kinds beyond the mutex (kind_scripts.hpp): one request per call.
   acquire_all,
   extend_all,
@@ -76,7 +80,7 @@ enum class ScriptId : std::uint8_t {
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 24;
+inline constexpr std::size_t kScriptCount = 25;
 
 struct Script {
   ScriptId id;

@@ -88,6 +88,8 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       wait_timeout_(node.replica_timeout.value_or(effective_node_timeout(lock, node))),
       reconnect_min_(lock.reconnect_min),
       reconnect_max_(lock.reconnect_max),
+      drift_factor_(lock.drift_factor),
+      drift_ms_(lock.drift_ms),
       backoff_(lock.reconnect_min) {}
 
 NodeConnection::~NodeConnection() = default;

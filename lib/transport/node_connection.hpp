@@ -423,6 +423,10 @@ class NodeConnection final : public Flushable {
   Milliseconds wait_timeout_;
   Milliseconds reconnect_min_;
   Milliseconds reconnect_max_;
+  // The lock's clock-drift settings: a value stored with a TTL lives on the
+  // node at most that TTL plus the drift allowance (lock_drift).
+  double drift_factor_;
+  Milliseconds drift_ms_;
   Milliseconds backoff_;
 
   State state_ = State::idle;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/validity.hpp"
 #include "scripts/set_acquire.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
@@ -519,8 +520,11 @@ void NodeConnection::complete_transaction(TimePoint received_at) {
     long long ttl = 0;
     (void)std::from_chars(request.ttl.bytes.data(),
                           request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);
-    send_cleanup(script(ScriptId::release), {request.key.bytes}, {request.value.bytes, {}, {}, {}},
-                 now + Milliseconds(ttl));
+    // Kept while the key may live: its TTL from now (the node ran the SET
+    // no later), plus the clock-drift allowance.
+    send_cleanup(
+        script(ScriptId::release), {request.key.bytes}, {request.value.bytes, {}, {}, {}},
+        now + Milliseconds(ttl) + drift_allowance(Milliseconds(ttl), drift_factor_, drift_ms_));
   }
   if (whole != nullptr) {
     refused_transaction_ = true;

@@ -421,6 +421,93 @@ TEST_F(FairTest, AGrantOnANodeThatNowPutsAnotherWaiterFirstIsGivenBack) {
   (void)waiter.release(*got.lock);
 }
 
+// A grant given back is never counted again, whichever connection brings
+// word of it. The interleaving, played on 5 nodes: node 2 grants the
+// waiter's claim without its message (the script's SET and HDEL, by hand)
+// while an earlier place is first there and on nodes 3-4; the waiter's
+// record finds it held behind that place and gives it back; the holder's
+// release grants the claim on nodes 0-1; then the message node 2 would
+// have published with its grant arrives, late, on the subscriber
+// connection. Counting it would make a majority of 3 out of a value held
+// on 2 nodes. The acquire must not end with its value on fewer than a
+// majority (here it wins once the earlier place lapses).
+TEST_F(FairTest, AGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient waiter(config);
+  const AcquireResult held = holder.acquire(Resource("job"), fair());
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "job") == cluster.size(); }));
+  std::future<AcquireResult> waiting = std::async(std::launch::async, [&] {
+    return waiter.acquire(Resource("job"), fair(milliseconds(10000)));
+  });
+  ASSERT_TRUE(every_node_queues("job", 1));
+  const std::string queue = "redlock:queue:job";
+  const std::string claims = "redlock:queue-claim:job";
+  const Reply head = cluster.node(0).probe().command({"ZRANGE", queue, "0", "0"});
+  ASSERT_EQ(head.elements.size(), 1U);
+  const std::string place = head.elements[0].text;
+  const std::size_t space = place.rfind(' ');
+  ASSERT_NE(space, std::string::npos) << "a queue id without a wake channel: " << place;
+  // The claim node 2 holds: "<ttl>:<tag>:<defence>:<value>".
+  std::string claim;
+  ASSERT_TRUE(eventually([&] {
+    claim = cluster.node(2).probe().command({"HGET", claims, place}).text;
+    return !claim.empty();
+  })) << "no claim recorded on node 2";
+  const std::size_t first = claim.find(':');
+  const std::size_t second = claim.find(':', first + 1);
+  const std::size_t third = claim.find(':', second + 1);
+  ASSERT_NE(third, std::string::npos) << claim;
+  const std::string ttl = claim.substr(0, first);
+  const std::string tag = claim.substr(first + 1, second - first - 1);
+  const std::string value = claim.substr(third + 1);
+  const std::string ticket = cluster.node(2).probe().command({"ZSCORE", queue, place}).text;
+  ASSERT_FALSE(ticket.empty());
+
+  // An earlier place, first on nodes 2-4 for 2 s.
+  for (std::size_t i = 2; i < 5; ++i) {
+    RedisProbe probe = cluster.node(i).probe();
+    const long long ms = node_clock_ms(probe);
+    ASSERT_GE(ms, 0);
+    (void)probe.command({"ZADD", queue, "0", "earlier"});
+    (void)probe.command({"ZADD", "redlock:queue-due:job", std::to_string(ms + 2000), "earlier"});
+  }
+  // Node 2's grant, without its message.
+  {
+    RedisProbe probe = cluster.node(2).probe();
+    (void)probe.command({"DEL", key_of("job")});
+    ASSERT_EQ(probe.command({"SET", key_of("job"), value, "PX", ttl}).text, "OK");
+    (void)probe.command({"HDEL", claims, place});
+  }
+  // The waiter's next record gives it back.
+  ASSERT_TRUE(eventually([&] {
+    return cluster.node(2).probe().command({"GET", key_of("job")}).text != value;
+  })) << "node 2's grant was not given back";
+
+  const std::string released = held.lock->value.str();
+  (void)holder.release(*held.lock);
+  ASSERT_TRUE(eventually([&] {
+    return cluster.node(0).probe().command({"GET", key_of("job")}).text == value &&
+           cluster.node(1).probe().command({"GET", key_of("job")}).text == value;
+  })) << "the release did not grant the claim on nodes 0 and 1";
+  // The message of node 2's grant, late.
+  const std::string message = place.substr(space + 1) + "+" + tag + ":" + ticket + " " + released;
+  ASSERT_GE(cluster.node(2).probe().command({"PUBLISH", place.substr(0, space), message}).integer,
+            1);
+
+  const AcquireResult got = waiting.get();
+  ASSERT_TRUE(got.ok()) << got.error.message();
+  std::size_t holding = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    if (cluster.node(i).probe().command({"GET", key_of("job")}).text == got.lock->value.str()) {
+      ++holding;
+    }
+  }
+  EXPECT_GE(holding, 3U) << "the acquire won with its value on " << holding << " of 5 nodes";
+  (void)waiter.release(*got.lock);
+}
+
 // By default (AcquireOptions::fair unset, [lock] fair = false) an acquire
 // that has to wait joins the fair queue at its first refusal: it waited
 // with a ticket, its lock is a fair one, and a waiter that came later goes

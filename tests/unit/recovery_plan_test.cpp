@@ -110,5 +110,48 @@ TEST(RecoveryPlan, SeveralAmnesiacNodesRecoverTogether) {
   EXPECT_EQ(plan.merged_fence, (FenceEntries{{"r", 6}}));
 }
 
+// A node recovered with a delay takes the others' counters once more when
+// its delay is over, from nodes that need no second merge themselves: the
+// first merge cannot have seen a token a round in flight at its crash won
+// with its answer from before the crash.
+NodeProbe unmerged(FenceEntries fence, bool recovering) {
+  NodeProbe probe = marked(std::move(fence));
+  probe.unmerged = true;
+  probe.recovering = recovering;
+  return probe;
+}
+
+TEST(RecoveryPlan, ARecoveredNodeIsMergedAgainOnceItsDelayIsOver) {
+  const auto plan = plan_recovery(
+      {unmerged({{"doc", 1}}, false), marked({{"doc", 11}}), marked({{"doc", 1}, {"other", 4}})});
+  EXPECT_EQ(plan.action, RecoveryAction::remerge);
+  EXPECT_EQ(plan.targets, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(plan.merged_fence, (FenceEntries{{"doc", 11}, {"other", 4}}));
+}
+
+TEST(RecoveryPlan, NoSecondMergeWhileTheDelayLasts) {
+  const auto plan =
+      plan_recovery({unmerged({{"doc", 1}}, true), marked({{"doc", 11}}), marked({{"doc", 1}})});
+  EXPECT_EQ(plan.action, RecoveryAction::none);
+  EXPECT_TRUE(plan.targets.empty());
+}
+
+TEST(RecoveryPlan, TheSecondMergeWaitsForEnoughNodesThatNeedNone) {
+  // N = 3 needs two sources; the other unmerged node is none, a silent one
+  // neither.
+  EXPECT_EQ(plan_recovery({unmerged({}, false), silent(), marked({{"doc", 1}})}).action,
+            RecoveryAction::wait);
+  const auto plan =
+      plan_recovery({unmerged({}, false), unmerged({{"doc", 9}}, false), marked({{"doc", 1}})});
+  EXPECT_EQ(plan.action, RecoveryAction::wait);
+  EXPECT_TRUE(plan.targets.empty());
+}
+
+TEST(RecoveryPlan, AnUnmarkedNodeIsRecoveredBeforeAnySecondMerge) {
+  const auto plan = plan_recovery({unmerged({{"doc", 1}}, false), blank(), marked({{"doc", 11}})});
+  EXPECT_EQ(plan.action, RecoveryAction::recover);
+  EXPECT_EQ(plan.targets, (std::vector<std::size_t>{1}));
+}
+
 }  // namespace
 }  // namespace redlock::detail

@@ -77,9 +77,9 @@ TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
 }
 
 TEST(ScriptReplyCodes, FenceAnswersExactlyTheNamedCodes) {
-  EXPECT_EQ(
-      literals(script(ScriptId::fence).body, kTableAnswer),
-      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
+  EXPECT_EQ(literals(script(ScriptId::fence).body, kTableAnswer),
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering,
+                   ReplyCode::unmerged}));
 }
 
 TEST(ScriptReplyCodes, TheKindsAcquiresAnswerTheMutexsCodes) {
@@ -89,9 +89,9 @@ TEST(ScriptReplyCodes, TheKindsAcquiresAnswerTheMutexsCodes) {
   EXPECT_EQ(literals(script(ScriptId::permit_acquire).body, kTableAnswer),
             codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering,
                    ReplyCode::permits_differ}));
-  EXPECT_EQ(
-      literals(script(ScriptId::fence_all).body, kTableAnswer),
-      codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering}));
+  EXPECT_EQ(literals(script(ScriptId::fence_all).body, kTableAnswer),
+            codes({ReplyCode::refused, ReplyCode::done, ReplyCode::unmarked, ReplyCode::recovering,
+                   ReplyCode::unmerged}));
 }
 
 TEST(ScriptReplyCodes, TheKindsExtendsAndReleaseAnswerAFlag) {
