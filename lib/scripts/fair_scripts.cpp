@@ -196,7 +196,7 @@ end
 local function draw_next(deleted)
   if ARGV[5] == '' or not rules_allow(ARGV[6]) then return deleted end
   -- (no draw on a node awaiting its second merge: the remerge script)
-  if redis.pcall('HEXISTS', KEYS[7], '') == 1 then return deleted end
+  if redis.pcall('HGET', KEYS[7], '') then return deleted end
   local drawn = redis.pcall('HINCRBY', KEYS[7], ARGV[5], 1)
   if type(drawn) ~= 'number' then return deleted end
   local colon = string.find(ARGV[9], ':', 1, true)

@@ -57,7 +57,7 @@ return 1
 // after this node's delay was seen over). Runs only while the node awaits
 // it and its delay is over; answers 1 when it merged, else 0.
 constexpr std::string_view kRemerge = R"lua(
-if redis.call('HEXISTS', KEYS[2], '') == 0 then
+if not redis.call('HGET', KEYS[2], '') then
   return 0
 end
 if redis.call('PTTL', KEYS[1]) ~= -2 then
@@ -124,9 +124,9 @@ end
 // unmerged(hash) is {5, 0} then, else false (or a failed command's error).
 constexpr std::string_view kCounterRules = R"lua(
 local function unmerged(hash)
-  local pending = redis.pcall('HEXISTS', hash, '')
+  local pending = redis.pcall('HGET', hash, '')
   if failed(pending) then return pending end
-  if pending == 1 then return {5, 0} end
+  if pending then return {5, 0} end
   return false
 end
 )lua";
