@@ -121,7 +121,12 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
       complete(ticket_why_);
       return;
     }
-    pause_then_attempt(claim_granted_.any() ? std::min(*pause, quick_record_pause()) : *pause);
+    // The pre-claimed place lapses a quarter of the entry TTL after the
+    // release unless a record renews it (fair_release): the first record
+    // comes within half that lease.
+    Microseconds wait = std::min<Microseconds>(*pause, kQueueEntryTtl / 8);
+    if (claim_granted_.any()) wait = std::min(wait, quick_record_pause());
+    pause_then_attempt(wait);
   });
   return true;
 }

@@ -192,7 +192,12 @@ end
 -- {deleted, counter, 1 when that place is first and the key free, else 0}.
 -- A node draws whether or not it held the value (one whose grant of it
 -- had not come yet, or came from another release), so that the nodes'
--- counters keep counting the same draws.
+-- counters keep counting the same draws. The pre-claimed place is due a
+-- quarter of the entry TTL from now (its lease; the line itself lives as
+-- long as for any place): a releaser that stops right after its release
+-- can neither withdraw it nor take a grant of it, and a release that comes
+-- after the lease serves the waiter behind it. The acquire that adopts
+-- the pre-claim renews the place within that lease.
 local function draw_next(deleted)
   if ARGV[5] == '' or not rules_allow(ARGV[6]) then return deleted end
   -- (no draw on a node awaiting its second merge: the remerge script)
@@ -205,7 +210,9 @@ local function draw_next(deleted)
     return {deleted, drawn}
   end
   local id = string.sub(ARGV[9], colon + 1)
-  if keep_place(queue, due, drawn, id, node_ms(), entry_ttl) then return {deleted, drawn} end
+  local now = node_ms()
+  if keep_place(queue, due, drawn, id, now, entry_ttl) then return {deleted, drawn} end
+  redis.pcall('ZADD', due, now + math.floor(entry_ttl / 4), id)
   redis.pcall('HSET', claims, id, ARGV[8])
   redis.pcall('PEXPIRE', claims, 2 * entry_ttl)
   if first_place(queue) == id and redis.pcall('EXISTS', key) == 0 then return {deleted, drawn, 1} end

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -506,6 +507,81 @@ TEST_F(FairTest, AGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
   }
   EXPECT_GE(holding, 3U) << "the acquire won with its value on " << holding << " of 5 nodes";
   (void)waiter.release(*got.lock);
+}
+
+// A releaser that stops right after its release (SIGSTOP, a long pause:
+// here its loop thread blocked in the release's callback) cannot withdraw
+// the next place its release pre-claimed, and its subscriber connection
+// still hears a grant. Its pre-claimed place lapses after a short lease
+// unless an acquire of its renews it, so a release that comes later
+// serves the waiter behind it: A waited and holds, B waits; A releases
+// (granting B, pre-claiming its next place) and stops for 3 s; C waits;
+// B releases 250 ms after it got the lock. C must not wait for A.
+TEST_F(FairTest, AReleaserStoppedAfterItsReleaseHoldsNoOneUp) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient b(config);
+  BlockingClient c(config);
+  const AcquireResult held = holder.acquire(Resource("job"), fair());
+  ASSERT_TRUE(held.ok());
+  LoopRun a(config);
+  std::string pre_claimed_place;
+  TimePoint b_released{};
+  std::optional<AcquireResult> c_got;
+  TimePoint c_got_at{};
+  std::thread driver([&] {
+    if (!every_node_queues("job", 1)) return;  // A waits
+    std::future<AcquireResult> b_waiting =
+        std::async(std::launch::async, [&] { return b.acquire(Resource("job"), fair()); });
+    if (!every_node_queues("job", 2)) return;  // B waits behind A
+    (void)holder.release(*held.lock);
+    const AcquireResult b_got = b_waiting.get();
+    if (!b_got.ok()) return;
+    const TimePoint b_got_at = SteadyClock::now();
+    const Reply claims = cluster.node(0).probe().command({"HKEYS", "redlock:queue-claim:job"});
+    if (claims.elements.size() == 1) pre_claimed_place = claims.elements[0].text;
+    std::future<AcquireResult> c_waiting = std::async(std::launch::async, [&] {
+      AcquireResult got = c.acquire(Resource("job"), fair());
+      c_got_at = SteadyClock::now();
+      return got;
+    });
+    // C's place is recorded on every node before B releases.
+    (void)eventually([&] {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+        const Reply line =
+            cluster.node(i).probe().command({"ZRANGE", "redlock:queue:job", "0", "-1"});
+        bool other = false;
+        for (const Reply& place : line.elements) other |= place.text != pre_claimed_place;
+        if (!other) return false;
+      }
+      return true;
+    });
+    std::this_thread::sleep_until(b_got_at + milliseconds(250));
+    b_released = SteadyClock::now();
+    (void)b.release(*b_got.lock);
+    c_got = c_waiting.get();
+    if (c_got->ok()) (void)c.release(*c_got->lock);
+  });
+  std::optional<AcquireResult> a_got;
+  ASSERT_TRUE(a.run(
+      [&] {
+        a.client().acquire(Resource("job"), fair(), [&](AcquireResult got) {
+          a_got = std::move(got);
+          if (!a_got->ok()) return a.done();
+          a.client().release(*a_got->lock, [&](ReleaseResult) {
+            std::this_thread::sleep_for(milliseconds(3000));  // stopped
+            a.done();
+          });
+        });
+      },
+      std::chrono::seconds(30)));
+  driver.join();
+  ASSERT_TRUE(a_got.has_value() && a_got->ok());
+  ASSERT_FALSE(pre_claimed_place.empty()) << "A's release pre-claimed no next place";
+  ASSERT_TRUE(c_got.has_value());
+  ASSERT_TRUE(c_got->ok()) << c_got->error.message();
+  EXPECT_LT(c_got_at - b_released, milliseconds(1500))
+      << "C waited for the stopped releaser's pre-claimed place";
 }
 
 // By default (AcquireOptions::fair unset, [lock] fair = false) an acquire
