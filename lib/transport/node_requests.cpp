@@ -503,8 +503,9 @@ void NodeConnection::complete_transaction(TimePoint received_at) {
     return;
   }
   // Each request's answer, read once; the keys to release again go
-  // first, ahead of anything the answers make the acquire send (a
-  // recovery's probe must not find them).
+  // first, ahead of anything the answers make the acquire send (this
+  // client's recovery probe finds them gone; another client's probe or
+  // inspect may still see one in between: docs/algorithm.md).
   std::array<SetAcquireAnswer, kMaxBatch> answers{};
   const TimePoint now = loop_.clock().now();
   for (std::size_t i = 0; i < count; ++i) {
