@@ -94,7 +94,7 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
   }
   if (permit >= 0 && permit < static_cast<std::int64_t>(permits_)) {
     call.script = &script(ScriptId::release);
-    call.keys = {permit_prefix_ + std::to_string(permit)};
+    call.keys = {permit_prefix_ + std::to_string(permit), marker_key_, recovering_key_};
     call.args = {value.str(), std::string(channel), std::string(), std::string()};
     return call;
   }

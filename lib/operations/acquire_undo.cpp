@@ -65,9 +65,9 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
     // (Announced, it names the next waiter in line as a release does.)
     const std::string line =
         announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string();
-    core_.nodes()[node]->send_cleanup(script(ScriptId::release), {lock_key_},
-                                      {value.str(), announce ? channel_ : kNoChannel, line, ""},
-                                      expires_at);
+    core_.nodes()[node]->send_cleanup(
+        script(ScriptId::release), {lock_key_, marker_key_, recovering_key_},
+        {value.str(), announce ? channel_ : kNoChannel, line, ""}, expires_at);
     return;
   }
   core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);

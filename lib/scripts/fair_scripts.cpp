@@ -34,6 +34,48 @@ local function read_claim(claim)
   if not ttl or ttl <= 0 then return nil end
   return ttl, string.sub(claim, a + 1, b - 1), string.sub(claim, b + 1, c - 1), string.sub(claim, c + 1)
 end
+-- The node rules of an act on another client's behalf (a draw, a grant;
+-- as ticket_draw's and the acquire's): none while the node waits out its
+-- recovery delay, nor, with the defence on, without its marker.
+local function rules_allow_on(marker, recovering, defence)
+  if defence == '1' and redis.pcall('EXISTS', marker) ~= 1 then return false end
+  return redis.pcall('PTTL', recovering) == -2
+end
+-- Serves the first live waiter of a fair queue, the lock `key` just freed
+-- of `value`: its claim, if it left one, is granted (the key set to its
+-- value, as its own SET NX would) and it is told so, "<number>+<claim
+-- tag>:<its place's ticket> <released value>"; else it is named,
+-- "<number> <released value>". Answers 2 for a grant heard, 1 for a name
+-- heard, false when no one was served (a grant no one hears is taken
+-- back).
+local function serve_queue(key, queue, due, claims, marker, recovering, value)
+  drop_lapsed(queue, due, claims, node_ms())
+  local first = redis.pcall('ZRANGE', queue, 0, 0, 'WITHSCORES')
+  if type(first) ~= 'table' or first.err or #first < 2 then return false end
+  local head = first[1]
+  local space = string.find(head, ' ', 1, true)
+  if not space then return false end
+  local number = string.sub(head, space + 1)
+  local message = number .. ' ' .. value
+  local granted = false
+  local claim = redis.pcall('HGET', claims, head)
+  local ttl, tag, defence, theirs = read_claim(claim)
+  if ttl then
+    redis.pcall('HDEL', claims, head)
+    if rules_allow_on(marker, recovering, defence) and
+        redis.pcall('SET', key, theirs, 'NX', 'PX', ttl) then
+      granted = true
+      message = number .. '+' .. tag .. ':' .. first[2] .. ' ' .. value
+    end
+  end
+  local heard = redis.pcall('PUBLISH', string.sub(head, 1, space - 1), message)
+  if type(heard) == 'number' and heard > 0 then
+    if granted then return 2 end
+    return 1
+  end
+  if granted then redis.pcall('DEL', key) end
+  return false
+end
 )lua";
 
 const std::string_view kFairAcquireBody = R"lua(
@@ -138,45 +180,9 @@ if #KEYS ~= 7 or #ARGV ~= 9 then
   return redis.error_reply('ERR fair_release: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local key, queue, due, claims = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
--- The node rules of an act on another client's behalf (a draw, a grant;
--- as ticket_draw's and the acquire's): none while the node waits out its
--- recovery delay, nor, with the defence on, without its marker.
-local function rules_allow(defence)
-  if defence == '1' and redis.pcall('EXISTS', KEYS[5]) ~= 1 then return false end
-  return redis.pcall('PTTL', KEYS[6]) == -2
-end
--- Serves the first live waiter: its claim, if it left one, is granted
--- (the key set to its value, as its own SET NX would) and it is told so,
--- "<number>+<claim tag>:<its place's ticket> <released value>"; else it is
--- named, "<number> <released value>". Answers 2 for a grant heard, 1 for a
--- name heard, false when no one was served (a grant no one hears is taken
--- back).
+local function rules_allow(defence) return rules_allow_on(KEYS[5], KEYS[6], defence) end
 local function serve_first(value)
-  drop_lapsed(queue, due, claims, node_ms())
-  local first = redis.pcall('ZRANGE', queue, 0, 0, 'WITHSCORES')
-  if type(first) ~= 'table' or first.err or #first < 2 then return false end
-  local head = first[1]
-  local space = string.find(head, ' ', 1, true)
-  if not space then return false end
-  local number = string.sub(head, space + 1)
-  local message = number .. ' ' .. value
-  local granted = false
-  local claim = redis.pcall('HGET', claims, head)
-  local ttl, tag, defence, theirs = read_claim(claim)
-  if ttl then
-    redis.pcall('HDEL', claims, head)
-    if rules_allow(defence) and redis.pcall('SET', key, theirs, 'NX', 'PX', ttl) then
-      granted = true
-      message = number .. '+' .. tag .. ':' .. first[2] .. ' ' .. value
-    end
-  end
-  local heard = redis.pcall('PUBLISH', string.sub(head, 1, space - 1), message)
-  if type(heard) == 'number' and heard > 0 then
-    if granted then return 2 end
-    return 1
-  end
-  if granted then redis.pcall('DEL', key) end
-  return false
+  return serve_queue(key, queue, due, claims, KEYS[5], KEYS[6], value)
 end
 if ARGV[3] ~= '' then
   redis.pcall('ZREM', queue, ARGV[3])

@@ -124,7 +124,7 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
   switch (kind_of(lock)) {
     case LockKind::single:
       call.script = &script(ScriptId::release);
-      call.keys = {lock_key(keys, lock.resource.str())};
+      call.keys = {lock_key(keys, lock.resource.str()), marker_key(prefix), recovering_key(prefix)};
       if (announce) {
         call.args = {lock.value.str(), release_channel(prefix, lock.resource.str()),
                      waiting_key(prefix, lock.resource.str()), std::string(rejoin)};
@@ -170,7 +170,8 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
       break;
     case LockKind::permit:
       call.script = &script(ScriptId::release);
-      call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit)};
+      call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit), marker_key(prefix),
+                   recovering_key(prefix)};
       // Permits have no waiting line: any waiter may take any permit.
       call.args = {lock.value.str(),
                    announce ? permit_channel(prefix, lock.resource.str()) : std::string(),

@@ -256,15 +256,15 @@ end
 // request's answer (its lock is deleted all the same); a failed DEL is the
 // answer of every request it was to release, and nothing is published.
 constexpr std::string_view kReleaseBatch = R"lua(
-local n = #KEYS
+local n = #KEYS - 2
 if n < 1 or #ARGV ~= 4 * n then
   return redis.error_reply('ERR release batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local out, gone, doomed = {}, {}, {}
-local values = redis.pcall('MGET', unpack(KEYS))
+local values = redis.pcall('MGET', unpack(KEYS, 3))
 if type(values) ~= 'table' or values.err then values = nil end
 for i = 1, n do
-  local key, value = KEYS[i], ARGV[4 * i - 3]
+  local key, value = KEYS[2 + i], ARGV[4 * i - 3]
   local held = values and values[i]
   -- MGET reads a missing key and one of another type alike: GET tells
   -- them apart (WRONGTYPE, or a readers' set), as without MGET.
@@ -293,14 +293,41 @@ for i = 1, n do
   if out[i] == 1 and ARGV[4 * i - 2] ~= '' then listened[#listened + 1] = ARGV[4 * i - 2] end
 end
 if #listened == 0 or redis.pcall('EXISTS', unpack(listened)) == 0 then return out end
+-- A fair line's first waiter (a lock taken without a place in it, the
+-- first attempt's transaction, is released here): served as fair_release
+-- serves it, its claim granted in this call, so that no newcomer finds
+-- the key free in between. The queue's keys are named from the node
+-- marker's prefix and the release channel's resource.
+local prefix = string.sub(KEYS[1], 1, #KEYS[1] - 4)
+local channels = prefix .. 'released:'
+local served, fair, queues = {}, {}, {}
+for i = 1, n do
+  local channel = ARGV[4 * i - 2]
+  if out[i] == 1 and string.sub(channel, 1, #channels) == channels then
+    fair[#fair + 1] = i
+    queues[#queues + 1] = prefix .. 'queue:' .. string.sub(channel, #channels + 1)
+  end
+end
+if #fair > 0 then
+  local queued = redis.pcall('EXISTS', unpack(queues))
+  if type(queued) ~= 'number' or queued > 0 then
+    for j, i in ipairs(fair) do
+      local resource = string.sub(ARGV[4 * i - 2], #channels + 1)
+      served[i] = serve_queue(KEYS[2 + i], queues[j], prefix .. 'queue-due:' .. resource,
+                              prefix .. 'queue-claim:' .. resource, KEYS[1], KEYS[2],
+                              ARGV[4 * i - 3])
+    end
+  end
+end
 local lines = {}
 for i = 1, n do
   local channel = ARGV[4 * i - 2]
   if out[i] == 1 and channel ~= '' then
-    local published = redis.pcall('PUBLISH', channel, ARGV[4 * i - 3])
+    local published = 0
+    if not served[i] then published = redis.pcall('PUBLISH', channel, ARGV[4 * i - 3]) end
     if type(published) == 'table' and published.err then
       out[i] = published
-    elseif ARGV[4 * i - 1] ~= '' then
+    elseif ARGV[4 * i - 1] ~= '' and served[i] ~= 2 then
       lines[#lines + 1] = i
     end
   end
@@ -425,8 +452,9 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireBatch);
   static const std::string extend = std::string(kReadersOr) + std::string(kExtendBatch);
-  static const std::string release =
-      std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseBatch);
+  static const std::string release = std::string(kReaderRules) + std::string(kReadersOr) +
+                                     std::string(kNameNext) + std::string(kFairQueue) +
+                                     std::string(kReleaseBatch);
   static const std::string fence =
       std::string(kNodeRules) + std::string(kCounterRules) + std::string(kFenceBatch);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
@@ -458,7 +486,7 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::array<Script, kScriptCount> table{{
       {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 5, kScriptReplyBytes},
       {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
-      {ScriptId::release, "release", release, sha1_hex(release), true, 0, 4, kScriptReplyBytes},
+      {ScriptId::release, "release", release, sha1_hex(release), true, 2, 4, kScriptReplyBytes},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
       {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},

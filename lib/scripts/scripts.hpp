@@ -141,19 +141,29 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   released again at once (never counted).
 // extend — KEYS: lock key. ARGV: value, ttl ms. Answers done or refused;
 //   never creates the key: an expired lock stays expired.
-// release — KEYS: lock key. ARGV: value, release channel, waiting set (or
+// release — KEYS: lock key; shared: node marker, recovering key (the
+//   rules of a fair grant it makes, and the prefix the fair queue's keys are
+//   named from). ARGV: value, release channel, waiting set (or
 //   empty), rejoin place (or empty; rejoin_argument()). Deletes only our own value, then publishes
 //   the (now dead) value on the channel to wake waiters (an empty channel publishes nothing: an
 //   unlock nobody should hear); the value lets a waiter count one release
 //   once. With a waiting set, the first waiter in line (whose place is
 //   taken) is also named: "<number> <value>" on the wake channel its id
 //   carries (docs/engine.md, "Waiting for a release"), and with a rejoin
-//   place the releaser then takes it at the back of the line. Answers done,
-//   rejoined (done, and the place was taken) or refused.
+//   place the releaser then takes it at the back of the line. Where a fair
+//   queue for the resource lists a waiter, its first live waiter is served
+//   instead as fair_release serves it (its claim granted in the same call;
+//   no publish on the release channel then). Answers done, rejoined (done,
+//   and the place was taken) or refused.
+// fence — (see below); remerge — KEYS: recovering key, fence hash. ARGV:
+//   field, counter pairs. The second merge of a node recovered with a
+//   delay: answers 1 when it merged, 0 when the node awaits none or its
+//   delay is not over.
 // fence — KEYS: fence hash; shared: node marker, recovering key. ARGV:
 //   resource, proposed token T, amnesia defence. Stores T only if the
-//   counter is strictly smaller, and never while recovering. Answers
-//   {done, T}, {refused, counter}, {unmarked, 0} or {recovering, ms left}.
+//   counter is strictly smaller, and never while recovering or awaiting
+//   the second merge. Answers {done, T}, {refused, counter}, {unmarked, 0},
+//   {recovering, ms left} or {unmerged, 0}.
 // probe — KEYS: node marker, recovering key, fence hash. ARGV: the
 //   patterns of the keys that hold locks (lock keys, permit keys). Answers {marker exists,
 //   recovering PTTL, any lock key exists, fence hash as HGETALL}: what the recovery decision needs

@@ -90,6 +90,8 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       reconnect_max_(lock.reconnect_max),
       drift_factor_(lock.drift_factor),
       drift_ms_(lock.drift_ms),
+      marker_key_(marker_key(lock.key_prefix)),
+      recovering_key_(recovering_key(lock.key_prefix)),
       backoff_(lock.reconnect_min) {}
 
 NodeConnection::~NodeConnection() = default;

@@ -427,6 +427,10 @@ class NodeConnection final : public Flushable {
   // node at most that TTL plus the drift allowance (lock_drift).
   double drift_factor_;
   Milliseconds drift_ms_;
+  // The node rules' keys, which the release's cleanup of a refused
+  // transaction's key names (its shared keys).
+  std::string marker_key_;
+  std::string recovering_key_;
   Milliseconds backoff_;
 
   State state_ = State::idle;

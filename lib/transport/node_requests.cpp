@@ -524,7 +524,8 @@ void NodeConnection::complete_transaction(TimePoint received_at) {
     // Kept while the key may live: its TTL from now (the node ran the SET
     // no later), plus the clock-drift allowance.
     send_cleanup(
-        script(ScriptId::release), {request.key.bytes}, {request.value.bytes, {}, {}, {}},
+        script(ScriptId::release), {request.key.bytes, marker_key_, recovering_key_},
+        {request.value.bytes, {}, {}, {}},
         now + Milliseconds(ttl) + drift_allowance(Milliseconds(ttl), drift_factor_, drift_ms_));
   }
   if (whole != nullptr) {

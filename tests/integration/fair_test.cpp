@@ -584,6 +584,57 @@ TEST_F(FairTest, AReleaserStoppedAfterItsReleaseHoldsNoOneUp) {
       << "C waited for the stopped releaser's pre-claimed place";
 }
 
+// A holder whose lock was taken without a place in the fair line (its
+// first attempt, the transaction) releases with the plain release, which
+// grants the fair line's first waiter as a fair release does: there is no
+// moment in which the key is free and a newcomer's SET NX takes it ahead
+// of the waiter. On each node the holder's release (its script, with the
+// arguments its client sends) and a newcomer's SET NX run back to back in
+// one transaction: the newcomer comes in the very next instant.
+TEST_F(FairTest, APlainReleaseGrantsTheFairLinesFirstWaiter) {
+  QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient waiter(config);
+  AcquireOptions plain;
+  plain.fair = false;
+  const AcquireResult held = holder.acquire(Resource("job"), plain);
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(held.lock->queue_id.empty()) << "the holder took a place in the fair line";
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "job") == cluster.size(); }));
+  std::future<AcquireResult> waiting =
+      std::async(std::launch::async, [&] { return waiter.acquire(Resource("job"), fair()); });
+  ASSERT_TRUE(every_node_queues("job", 1));
+  // Its claim is recorded on every node (a record renews it, a grant takes it).
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().command({"HLEN", "redlock:queue-claim:job"}).integer != 1) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  const std::vector<std::string> release =
+      release_request("job", held.lock->value.str(), "redlock:released:job", "redlock:waiting:job");
+  std::size_t taken = 0;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    RedisProbe probe = cluster.node(i).probe();
+    ASSERT_EQ(probe.command({"MULTI"}).kind, Reply::Kind::status);
+    (void)probe.command(release);
+    (void)probe.command({"SET", key_of("job"), "newcomer", "NX", "PX", "10000"});
+    const Reply done = probe.command({"EXEC"});
+    ASSERT_EQ(done.kind, Reply::Kind::array);
+    ASSERT_EQ(done.elements.size(), 2U);
+    ASSERT_EQ(done.elements[0].elements.size(), 1U);
+    ASSERT_EQ(done.elements[0].elements[0].integer, 1)
+        << "node " << i << " did not release the holder's value";
+    if (done.elements[1].text == "OK") ++taken;
+  }
+  EXPECT_EQ(taken, 0U) << "a newcomer took the key between the release and the waiter's grant";
+  const AcquireResult got = waiting.get();
+  ASSERT_TRUE(got.ok()) << got.error.message();
+  (void)waiter.release(*got.lock);
+}
+
 // By default (AcquireOptions::fair unset, [lock] fair = false) an acquire
 // that has to wait joins the fair queue at its first refusal: it waited
 // with a ticket, its lock is a fair one, and a waiter that came later goes

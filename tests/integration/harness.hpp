@@ -359,10 +359,16 @@ inline std::vector<std::string> release_request(const std::string& resource,
                                                 const std::string& value,
                                                 const std::string& channel,
                                                 const std::string& waiting) {
-  return {"EVAL",  std::string(detail::script(detail::ScriptId::release).body),
-          "1",     key_of(resource),
-          value,   channel,
-          waiting, ""};
+  return {"EVAL",
+          std::string(detail::script(detail::ScriptId::release).body),
+          "3",
+          "redlock:node",
+          "redlock:recovering",
+          key_of(resource),
+          value,
+          channel,
+          waiting,
+          ""};
 }
 
 // Runs `release` on `node` and gives `resource`'s key to someone else in the

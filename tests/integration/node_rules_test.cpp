@@ -128,8 +128,8 @@ TEST(NodeRules, AReleaseThatCannotDeletePublishesNothing) {
   ASSERT_TRUE(subscriber.ok());
   RedisProbe user(cluster.node(0).port());
   ASSERT_TRUE(user.command({"AUTH", "nodel", "secret"}).is_ok());
-  const Reply reply =
-      user.command({"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, "", ""});
+  const Reply reply = user.command({"EVAL", body(ScriptId::release), "3", "redlock:node",
+                                    "redlock:recovering", key, "the-live-value", channel, "", ""});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   ASSERT_EQ(reply.elements.size(), 1U);
   EXPECT_EQ(reply.elements[0].kind, Reply::Kind::error) << "the failed DEL is its answer";
@@ -161,8 +161,8 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   };
 
   fill_line();
-  Reply reply = admin.command(
-      {"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line, ""});
+  Reply reply = admin.command({"EVAL", body(ScriptId::release), "3", "redlock:node",
+                               "redlock:recovering", key, "the-live-value", channel, line, ""});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   EXPECT_EQ(reply.elements.at(0).integer, 1);
   EXPECT_EQ(named.next().payload, "6 the-live-value");
@@ -178,8 +178,8 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   fill_line();
   RedisSubscriber released(cluster.node(0).port(), {channel});
   ASSERT_TRUE(released.ok());
-  reply = user.command(
-      {"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line, ""});
+  reply = user.command({"EVAL", body(ScriptId::release), "3", "redlock:node", "redlock:recovering",
+                        key, "the-live-value", channel, line, ""});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   EXPECT_EQ(reply.elements.at(0).integer, 1) << "released all the same";
   EXPECT_FALSE(admin.exists(key));
@@ -191,8 +191,8 @@ TEST(NodeRules, AReleaseNamesTheFirstWaiterAndWorksWithoutTheLinesCommands) {
   fill_line();
   ASSERT_EQ(admin.command({"DEL", channel}).integer, 1);
   ASSERT_TRUE(admin.command({"CONFIG", "RESETSTAT"}).is_ok());
-  reply = admin.command(
-      {"EVAL", body(ScriptId::release), "1", key, "the-live-value", channel, line, ""});
+  reply = admin.command({"EVAL", body(ScriptId::release), "3", "redlock:node", "redlock:recovering",
+                         key, "the-live-value", channel, line, ""});
   ASSERT_EQ(reply.kind, Reply::Kind::array) << reply.text;
   EXPECT_EQ(reply.elements.at(0).integer, 1);
   EXPECT_FALSE(admin.exists(key));

@@ -44,6 +44,9 @@ TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500"}));
   const ScriptCall release = release_call(single(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
+  // The node rules' keys, shared: a fair grant's rules, and the prefix of
+  // the fair queue's keys.
+  EXPECT_EQ(release.keys, (std::vector<std::string>{"p:lock:r", "p:node", "p:recovering"}));
   // Announced, it names the next waiter of the resource's waiting line.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", ""}));
   // With a place to rejoin the line at.
@@ -72,7 +75,7 @@ TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500", "3"}));
   const ScriptCall release = release_call(permit(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release);
-  EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2"}));
+  EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2", "p:node", "p:recovering"}));
   // Permits have no waiting line.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", "", ""}));
 }
@@ -81,7 +84,7 @@ TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   const ScriptCall extend = extend_call(multi(), keys("{resource}"), Milliseconds(500));
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"r", "s"}));
   const ScriptCall release = release_call(single(), keys("{resource}"), true);
-  EXPECT_EQ(release.keys, (std::vector<std::string>{"r"}));
+  EXPECT_EQ(release.keys, (std::vector<std::string>{"r", "p:node", "p:recovering"}));
   // The release channel and the waiting line stay under the prefix.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", ""}));
   Lock fair = single();

@@ -68,6 +68,7 @@ TEST(ScriptTable, TheLockScriptsAreBatched) {
   EXPECT_FALSE(script(ScriptId::recover).batched);
   EXPECT_EQ(script(ScriptId::acquire).shared_keys, 3U);
   EXPECT_EQ(script(ScriptId::fence).shared_keys, 2U);
+  EXPECT_EQ(script(ScriptId::release).shared_keys, 2U);
 }
 
 TEST(ScriptReplyCodes, AcquireAnswersExactlyTheNamedCodes) {
