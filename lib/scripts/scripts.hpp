@@ -99,7 +99,14 @@ struct Script {
   // Not a script: the requests go as commands in one MULTI/EXEC
   // transaction (acquire_set below); the body is empty and never loaded.
   bool transaction = false;
+  // The shortest time its request waits for an answer, whatever the node
+  // timeout: a release's (kReleaseMinTimeout), since a release given up
+  // on before a loaded node answered may leave the lock there for its TTL,
+  // while waiting longer only delays a caller that waits for every node.
+  Milliseconds min_timeout{0};
 };
+
+inline constexpr Milliseconds kReleaseMinTimeout{250};
 
 // One request of a script with its keys and arguments, built at run time:
 // for requests whose number of keys depends on the lock (a lock over

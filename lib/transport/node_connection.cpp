@@ -358,7 +358,7 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     for (Slot& queued : slots_) {
       if (!queued.before_ready || queued.answered) continue;
       queued.before_ready = false;
-      queued.deadline = now + request_timeout_ +
+      queued.deadline = now + timeout_of(queued) +
                         (queued.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
     }
     deadline_armed_for_ = TimePoint::max();

@@ -315,6 +315,9 @@ class NodeConnection final : public Flushable {
   // its link dropping everything) and everything queued to it is waiting
   // in vain.
   [[nodiscard]] Microseconds stall_limit() const noexcept;
+  // How long `slot` waits for its answer: the node timeout, or its
+  // script's min_timeout when longer.
+  [[nodiscard]] Microseconds timeout_of(const Slot& slot) const noexcept;
   // The oldest request the node has not answered, when it has timed out.
   [[nodiscard]] const Slot* oldest_timed_out() const noexcept;
   // When the connection is reset for a stalled node: the oldest timed-out

@@ -128,7 +128,14 @@ const NodeConnection::Slot* NodeConnection::oldest_timed_out() const noexcept {
 
 TimePoint NodeConnection::stall_deadline() const noexcept {
   const Slot* oldest = oldest_timed_out();
-  return oldest != nullptr ? oldest->deadline - request_timeout_ + stall_limit() : TimePoint::max();
+  return oldest != nullptr ? oldest->deadline - timeout_of(*oldest) + stall_limit()
+                           : TimePoint::max();
+}
+
+Microseconds NodeConnection::timeout_of(const Slot& slot) const noexcept {
+  // A script may ask for more than the node timeout (a release's requests).
+  if (slot.script == nullptr) return request_timeout_;
+  return std::max<Microseconds>(request_timeout_, slot.script->min_timeout);
 }
 
 bool NodeConnection::unresponsive() const noexcept {

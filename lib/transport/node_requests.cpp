@@ -293,7 +293,7 @@ void NodeConnection::queue_script(Slot& slot, TimePoint sent_at, bool defer) {
   // With the steady clock as the client's clock (loop_context.hpp), one
   // reading serves validity and the request deadline alike.
   const TimePoint now = loop_.clock_is_steady() ? sent_at : SteadyClock::now();
-  slot.deadline = now + setup + request_timeout_ +
+  slot.deadline = now + setup + timeout_of(slot) +
                   (slot.with_wait ? Microseconds(wait_timeout_) : Microseconds(0));
   // Nothing that could grant leaves before the handshake has been
   // answered: a node that froze after accepting the connection would run it

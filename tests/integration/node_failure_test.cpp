@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -149,6 +151,28 @@ TEST_F(NodeFailure, ReleaseNotAtMajorityWaitsForEveryNode) {
   EXPECT_EQ(released.error, make_error_code(errc::timeout));
   EXPECT_EQ(released.released, 4u);
   EXPECT_EQ(released.nodes[2].status, NodeStatus::timeout);
+}
+
+// A release's requests wait at least kReleaseMinTimeout (250 ms) for an
+// answer, whatever the node timeout: with a 10 ms node timeout, a node
+// that stalls for 100 ms (a loaded machine) still answers the release in
+// time, and the lock is gone from it, not left there for its TTL.
+TEST_F(NodeFailure, AReleaseWaitsForANodeThatStallsLongerThanTheNodeTimeout) {
+  QuorumConfig config = release_config(cluster, false);
+  config.lock.node_timeout = milliseconds(10);
+  BlockingClient client(config);
+  AcquireResult result = client.acquire(Resource("slow-release"));
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(eventually([&] { return nodes_holding(cluster, "slow-release") == cluster.size(); }));
+  cluster.node(2).pause();
+  std::future<ReleaseResult> releasing =
+      std::async(std::launch::async, [&] { return client.release(*result.lock); });
+  std::this_thread::sleep_for(milliseconds(100));  // the stall
+  cluster.node(2).resume();
+  const ReleaseResult released = releasing.get();
+  EXPECT_FALSE(released.error) << released.error.message();
+  EXPECT_EQ(released.nodes[2].status, NodeStatus::released);
+  EXPECT_EQ(nodes_holding(cluster, "slow-release"), 0U);
 }
 
 // The default reports a release at a majority (docs/performance.md, "The

@@ -85,12 +85,13 @@ constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames
     {"heal", NemesisAction::heal},
 }};
 
-constexpr std::array<std::pair<std::string_view, PausePoint>, 6> kPointNames{{
+constexpr std::array<std::pair<std::string_view, PausePoint>, 7> kPointNames{{
     {"now", PausePoint::now},
     {"in-flight", PausePoint::in_flight},
     {"after-acquire", PausePoint::after_acquire},
     {"before-write", PausePoint::before_write},
     {"before-release", PausePoint::before_release},
+    {"after-release", PausePoint::after_release},
     {"after-nest", PausePoint::after_nest},
 }};
 
@@ -562,6 +563,8 @@ class ScenarioReader {
             problem = "a pause point other than \"now\" needs a client target";
           } else if (step.point == PausePoint::after_nest && !scenario.lock.reentrant) {
             problem = "point \"after-nest\" needs lock.reentrant = true";
+          } else if (step.point == PausePoint::after_release && scenario.lock.reentrant) {
+            problem = "point \"after-release\" is not available with lock.reentrant";
           } else if (step.point == PausePoint::in_flight && scenario.lock.reentrant) {
             problem =
                 "point \"in-flight\" is not available with lock.reentrant (the guard's acquire "

@@ -127,6 +127,8 @@ enum class PausePoint {
   before_write,    // in the critical section, after the validity check,
                    // right before the resource write (Kleppmann's GC pause)
   before_release,  // after the critical section, right before the release
+  after_release,   // right after a release completed, before anything else
+                   // (a fair release's pre-claim not yet adopted or withdrawn)
   after_nest,      // reentrant: just after a nested hold began, before the
                    // work and the validity check under it
 };

@@ -375,6 +375,9 @@ class Worker {
       done.nodes = node_replies(result.nodes);
       if (result.error) done.error = result.error.message();
       history_.write(done);
+      // Stopped right after its release: a fair release's pre-claim of the
+      // next place is neither adopted nor withdrawn while it is.
+      if (armed_pause_ == "after-release") pause_here("after-release");
       lock_.reset();
       say("released");
       stage_ = Stage::thinking;
