@@ -151,6 +151,7 @@ inline note_record(n, w) {
 
 /* A grant message heard on the subscriber connection. */
 /* mirrors: lib/operations/acquire_waiting.cpp AcquireOperation::granted */
+/* mirrors: lib/operations/acquire_waiting.cpp claim_given_back_ */
 inline heard(n, w) {
 #ifdef MUTANT_GIVEBACK_RACE
   vote(n, ep, w)

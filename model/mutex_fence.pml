@@ -311,6 +311,10 @@ end_idle:
   }
 #ifndef MUTANT_NO_REMERGE
   /* the second merge, once the recovering key has expired */
+  /* mirrors: lib/protocol/recovery_plan.cpp plan_second_merge */
+  /* mirrors: lib/operations/recovery_operation.cpp RecoveryOperation::remerge */
+  /* mirrors: lib/scripts/scripts.cpp kRemerge */
+  /* mirrors: lib/scripts/scripts.cpp kCounterRules */
 #ifdef MUTANT_REMERGE_SAME_ROUND
   /* the sources are read in the same probe round that finds the delay
      over: a source may be read before the target */
