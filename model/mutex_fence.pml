@@ -105,7 +105,7 @@ byte kleft[N];        /* ticks until the key expires */
 byte ctr[N];          /* the fence counter of the one resource */
 bool marked[N];       /* the identity marker {prefix}node */
 byte recleft[N];      /* ticks left of {prefix}recovering, 0 = none */
-bool remerge[N];      /* {prefix}remerge, no expiry */
+bool remerge[N];      /* the second-merge mark: the fence hash's empty field */
 
 bool crashed;
 byte inflight;        /* requests held in the network */
@@ -282,7 +282,7 @@ inline probe_read(i) {
 }
 
 /* Node 0 is the one that crashes: the probe finds it unmarked (and, for
-   the second merge, with its remerge key and its delay over); the
+   the second merge, with its second-merge mark and its delay over); the
    sources are nodes 1 and 2, each read at its own moment. */
 proctype Recoverer() {
   byte seen, srcs, m;
