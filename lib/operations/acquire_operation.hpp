@@ -174,6 +174,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   void note_record(std::size_t node, QueueState state);
   // The pause before the next record while some nodes granted the claim.
   [[nodiscard]] Microseconds quick_record_pause();
+  // While asleep between records: the next record about a round trip from
+  // now (quick_record_pause), its doubling begun again when asked.
+  void record_soon(bool restart_doubling);
   // Gives up the waiter's place on every node: a fair waiter's in the
   // queue, a mutex waiter's in the waiting line (an acquire that ends
   // without the lock, or won while some node lined it up again).

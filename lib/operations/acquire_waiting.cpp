@@ -307,13 +307,7 @@ void AcquireOperation::claim_vote(std::size_t node) {
     // The first grant while asleep: the rest are on their way, or some
     // node serves another waiter first; the next record comes about a
     // round trip later instead of at the refresh.
-    if (claim_granted_.count() == 1 && phase_ == Phase::pausing &&
-        retry_timer_ != TimerQueue::kNone) {
-      core_.timers().cancel(retry_timer_);
-      retry_timer_ = TimerQueue::kNone;
-      claim_quick_records_ = 0;
-      pause_then_attempt(quick_record_pause());
-    }
+    if (claim_granted_.count() == 1) record_soon(true);
     return;
   }
   const TimePoint now = core_.clock().now();
@@ -348,6 +342,14 @@ Microseconds AcquireOperation::quick_record_pause() {
   return std::min<Microseconds>(kFairRefresh, copies_wait() * (1 << doublings));
 }
 
+void AcquireOperation::record_soon(bool restart_doubling) {
+  if (phase_ != Phase::pausing || retry_timer_ == TimerQueue::kNone) return;
+  core_.timers().cancel(retry_timer_);
+  retry_timer_ = TimerQueue::kNone;
+  if (restart_doubling) claim_quick_records_ = 0;
+  pause_then_attempt(quick_record_pause());
+}
+
 void AcquireOperation::on_late_record(std::size_t node, const NodeResponse& response) {
   NodeOutcome outcome;
   QueueState state = QueueState::behind;
@@ -366,11 +368,7 @@ void AcquireOperation::granted(std::size_t node, std::string_view claim, std::ui
     // order with the lock connection): never counted. A grant the node
     // made since shows in the answer of the next record, which comes
     // about a round trip from now rather than at the refresh.
-    if (phase_ == Phase::pausing && retry_timer_ != TimerQueue::kNone) {
-      core_.timers().cancel(retry_timer_);
-      retry_timer_ = TimerQueue::kNone;
-      pause_then_attempt(quick_record_pause());
-    }
+    record_soon(false);
     return;
   }
   if (ticket != (ticket_ ? *ticket_ : ticket_drawn_)) {

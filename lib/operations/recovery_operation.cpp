@@ -7,6 +7,20 @@
 
 namespace redlock::detail {
 
+namespace {
+
+// The merged counters as the recover and remerge scripts take them: field,
+// counter pairs after `args`' own arguments.
+void append_counters(std::vector<std::string>& args, const FenceEntries& merged) {
+  args.reserve(args.size() + 2 * merged.size());
+  for (const auto& [field, value] : merged) {
+    args.push_back(field);
+    args.push_back(std::to_string(value));
+  }
+}
+
+}  // namespace
+
 RecoveryOperation::RecoveryOperation(ClientCore& core) : Operation(core) {}
 
 void RecoveryOperation::start() {
@@ -67,10 +81,7 @@ void RecoveryOperation::act() {
     const std::string marker = marker_value(to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
     // The script takes a variable number of arguments; build them here.
     std::vector<std::string> args{delay, marker, "recovering"};
-    for (const auto& [field, value] : plan_.merged_fence) {
-      args.push_back(field);
-      args.push_back(std::to_string(value));
-    }
+    append_counters(args, plan_.merged_fence);
     core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker_name, recovering, fence},
                                      args, writes_.started(), self, writes_.tag());
   }
@@ -89,11 +100,7 @@ void RecoveryOperation::remerge() {
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
   std::vector<std::string> args;
-  args.reserve(2 * plan_.merged_fence.size());
-  for (const auto& [field, value] : plan_.merged_fence) {
-    args.push_back(field);
-    args.push_back(std::to_string(value));
-  }
+  append_counters(args, plan_.merged_fence);
   waiting_ = plan_.targets.size();
   writes_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();

@@ -31,16 +31,25 @@ end
 return {marked, recovering, has_locks, redis.call('HGETALL', KEYS[3])}
 )lua";
 
+// The counters' merge of recover and remerge: raises each field of `hash`
+// named in ARGV from index `from` on (field, counter pairs) to the given
+// counter, never lowers one.
+constexpr std::string_view kRaiseCounters = R"lua(
+local function raise_counters(hash, from)
+  for i = from, #ARGV, 2 do
+    local current = tonumber(redis.call('HGET', hash, ARGV[i]) or '0')
+    if current < tonumber(ARGV[i + 1]) then
+      redis.call('HSET', hash, ARGV[i], ARGV[i + 1])
+    end
+  end
+end
+)lua";
+
 constexpr std::string_view kRecover = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-for i = 4, #ARGV, 2 do
-  local current = tonumber(redis.call('HGET', KEYS[3], ARGV[i]) or '0')
-  if current < tonumber(ARGV[i + 1]) then
-    redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-  end
-end
+raise_counters(KEYS[3], 4)
 if tonumber(ARGV[1]) > 0 then
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
   -- Awaiting the second merge: the fence hash's empty field (no resource
@@ -63,12 +72,7 @@ end
 if redis.call('PTTL', KEYS[1]) ~= -2 then
   return 0
 end
-for i = 1, #ARGV, 2 do
-  local current = tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '0')
-  if current < tonumber(ARGV[i + 1]) then
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  end
-end
+raise_counters(KEYS[2], 1)
 redis.call('HDEL', KEYS[2], '')
 return 1
 )lua";
@@ -457,6 +461,8 @@ const std::array<Script, kScriptCount>& script_table() {
                                      std::string(kReleaseBatch);
   static const std::string fence =
       std::string(kNodeRules) + std::string(kCounterRules) + std::string(kFenceBatch);
+  static const std::string recover = std::string(kRaiseCounters) + std::string(kRecover);
+  static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
@@ -490,8 +496,8 @@ const std::array<Script, kScriptCount>& script_table() {
        false, kReleaseMinTimeout},
       {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
       {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
-      {ScriptId::recover, "recover", kRecover, sha1_hex(kRecover), false, 0, 0, kScriptReplyBytes},
-      {ScriptId::remerge, "remerge", kRemerge, sha1_hex(kRemerge), false, 0, 0, kScriptReplyBytes},
+      {ScriptId::recover, "recover", recover, sha1_hex(recover), false, 0, 0, kScriptReplyBytes},
+      {ScriptId::remerge, "remerge", remerge, sha1_hex(remerge), false, 0, 0, kScriptReplyBytes},
       {ScriptId::acquire_all, "acquire_all", acquire_all, sha1_hex(acquire_all), false, 0, 0,
        kScriptReplyBytes},
       {ScriptId::extend_all, "extend_all", extend_all, sha1_hex(extend_all), false, 0, 0,
