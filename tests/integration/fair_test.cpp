@@ -44,6 +44,24 @@ class FairTest : public ::testing::Test {
       return true;
     });
   }
+  // Lists a place "earlier" (ticket 0, no claim) first in node i's queue
+  // of "job", lapsing `lease` from now on the node's clock.
+  void put_earlier_place(std::size_t i, milliseconds lease) {
+    RedisProbe probe = cluster.node(i).probe();
+    const long long ms = node_clock_ms(probe);
+    ASSERT_GE(ms, 0);
+    (void)probe.command({"ZADD", "redlock:queue:job", "0", "earlier"});
+    (void)probe.command(
+        {"ZADD", "redlock:queue-due:job", std::to_string(ms + lease.count()), "earlier"});
+  }
+  // How many nodes hold `value` at `resource`'s key.
+  std::size_t nodes_holding_value(const std::string& resource, const std::string& value) {
+    std::size_t holding = 0;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (cluster.node(i).probe().command({"GET", key_of(resource)}).text == value) ++holding;
+    }
+    return holding;
+  }
   // Whether a majority lists `count` waiters.
   bool majority_queued(const std::string& resource, long long count) {
     std::size_t nodes = 0;
@@ -383,14 +401,7 @@ TEST_F(FairTest, AGrantOnANodeThatNowPutsAnotherWaiterFirstIsGivenBack) {
     return waiter.acquire(Resource("job"), fair(milliseconds(10000)));
   });
   ASSERT_TRUE(every_node_queues("job", 1));
-  const auto put_earlier_place = [&](std::size_t i) {
-    RedisProbe probe = cluster.node(i).probe();
-    const long long ms = node_clock_ms(probe);
-    ASSERT_GE(ms, 0);
-    (void)probe.command({"ZADD", "redlock:queue:job", "0", "earlier"});
-    (void)probe.command({"ZADD", "redlock:queue-due:job", std::to_string(ms + 1500), "earlier"});
-  };
-  for (std::size_t i = 0; i < 3; ++i) put_earlier_place(i);
+  for (std::size_t i = 0; i < 3; ++i) put_earlier_place(i, milliseconds(1500));
   const std::string released = held.lock->value.str();
   (void)holder.release(*held.lock);
   // Nodes 3 and 4 granted the waiter's claim (its value on both).
@@ -402,7 +413,7 @@ TEST_F(FairTest, AGrantOnANodeThatNowPutsAnotherWaiterFirstIsGivenBack) {
     claimed = three.text;
     return claimed != released;
   })) << "the release did not grant the claim on nodes 3 and 4";
-  for (std::size_t i = 3; i < 5; ++i) put_earlier_place(i);
+  for (std::size_t i = 3; i < 5; ++i) put_earlier_place(i, milliseconds(1500));
   const TimePoint placed = SteadyClock::now();
   // Given back on both, long before the earlier place lapses.
   EXPECT_TRUE(eventually(
@@ -467,13 +478,7 @@ TEST_F(FairTest, AGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
   ASSERT_FALSE(ticket.empty());
 
   // An earlier place, first on nodes 2-4 for 2 s.
-  for (std::size_t i = 2; i < 5; ++i) {
-    RedisProbe probe = cluster.node(i).probe();
-    const long long ms = node_clock_ms(probe);
-    ASSERT_GE(ms, 0);
-    (void)probe.command({"ZADD", queue, "0", "earlier"});
-    (void)probe.command({"ZADD", "redlock:queue-due:job", std::to_string(ms + 2000), "earlier"});
-  }
+  for (std::size_t i = 2; i < 5; ++i) put_earlier_place(i, milliseconds(2000));
   // Node 2's grant, without its message.
   {
     RedisProbe probe = cluster.node(2).probe();
@@ -499,12 +504,7 @@ TEST_F(FairTest, AGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
 
   const AcquireResult got = waiting.get();
   ASSERT_TRUE(got.ok()) << got.error.message();
-  std::size_t holding = 0;
-  for (std::size_t i = 0; i < cluster.size(); ++i) {
-    if (cluster.node(i).probe().command({"GET", key_of("job")}).text == got.lock->value.str()) {
-      ++holding;
-    }
-  }
+  const std::size_t holding = nodes_holding_value("job", got.lock->value.str());
   EXPECT_GE(holding, 3U) << "the acquire won with its value on " << holding << " of 5 nodes";
   (void)waiter.release(*got.lock);
 }
