@@ -121,6 +121,16 @@ struct AcquireResult {
     TimePoint recorded_at{};
   };
   std::optional<Ticket> ticket{};
+  // A set acquire that waited for its members one at a time in their fair
+  // lines (docs/algorithm.md, "A set's turn"): each member it waited for,
+  // in the order it took them, with the ticket of its place in that
+  // member's line. Empty when it never waited so. For diagnosis (and the
+  // chaos checker's set-turn invariant).
+  struct Place {
+    Resource resource;
+    Ticket ticket;
+  };
+  std::vector<Place> places{};
   [[nodiscard]] bool ok() const noexcept { return lock.has_value() && !error; }
 };
 
