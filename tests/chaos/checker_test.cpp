@@ -53,13 +53,15 @@ class RunHistory {
 
   std::int64_t next_op() { return next_op_++; }
 
-  // Orders the events by time, as load_history does, and checks them.
-  [[nodiscard]] CheckResult check() const {
+  // The events ordered by time, as load_history orders them.
+  [[nodiscard]] History history() const {
     History history{events_};
     std::stable_sort(history.events.begin(), history.events.end(),
                      [](const Event& a, const Event& b) { return a.t < b.t; });
-    return check_history(history);
+    return history;
   }
+
+  [[nodiscard]] CheckResult check() const { return check_history(history()); }
 
  private:
   std::vector<Event> events_;
@@ -83,6 +85,9 @@ struct Acquisition {
   std::optional<std::int64_t> ticket;
   double drawn_ms = 0;
   double recorded_ms = 0;
+  // A set that waited for its members in their lines: per member, its
+  // ticket there and when it was recorded (ms; drawn 5 ms before).
+  std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> places;
 
   Acquisition& fenced(std::int64_t fencing_token) {
     token = fencing_token;
@@ -118,6 +123,11 @@ struct Acquisition {
     ticket = number;
     drawn_ms = drawn;
     recorded_ms = recorded;
+    return *this;
+  }
+  // A place in `member`'s line with `number`, recorded at `recorded` (ms).
+  Acquisition& waited_for(std::string member, std::int64_t number, double recorded) {
+    places.emplace_back(std::move(member), std::make_pair(number, recorded));
     return *this;
   }
   // The read side of the run's resource.
@@ -180,6 +190,9 @@ Event& acquire(RunHistory& run, const std::string& proc, const std::string& valu
   if (how.ticket) {
     ok.ticket_drawn_t = at(how.drawn_ms);
     ok.ticket_recorded_t = at(how.recorded_ms);
+  }
+  for (const auto& [member, ticket] : how.places) {
+    ok.places.push_back(Place{member, ticket.first, at(ticket.second - 5), at(ticket.second)});
   }
   return ok;
 }
@@ -368,7 +381,7 @@ TEST(CheckerNamesTest, IdsTitlesAndIndexesMatch) {
     EXPECT_EQ(invariant_index(invariant_id(i)), i);
     EXPECT_FALSE(invariant_title(i).empty());
   }
-  EXPECT_EQ(invariant_index("C17"), -1);
+  EXPECT_EQ(invariant_index("C18"), -1);
   EXPECT_EQ(invariant_index("c1"), -1);
   EXPECT_EQ(to_string(Verdict::holds), "holds");
   EXPECT_EQ(to_string(Verdict::violated), "violated");
@@ -402,7 +415,7 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   for (int i = 0; i < kInvariantCount; ++i) {
     // Every resource op is fenced; no semaphore; no nested hold; no election.
     if (i == invariant_index("C4") || i == invariant_index("C13") || i == invariant_index("C14") ||
-        i == invariant_index("C15") || i == invariant_index("C16")) {
+        i == invariant_index("C15") || i == invariant_index("C16") || i == invariant_index("C17")) {
       continue;
     }
     expect_holds(result, invariant_id(i));
@@ -412,6 +425,7 @@ TEST(CheckerTest, CleanFencedHandoffHoldsEverywhere) {
   expect_not_applicable(result, "C14");
   expect_not_applicable(result, "C15");
   expect_not_applicable(result, "C16");
+  expect_not_applicable(result, "C17");
 }
 
 TEST(CheckerTest, FindingsAreOrderedByTimeWithRunRelativeTimes) {
@@ -1615,6 +1629,135 @@ TEST(CheckerFairOrderTest, LocksThatNeverWaitedInLineHaveNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);
   expect_not_applicable(run.check(), "C16");
+}
+
+}  // namespace
+}  // namespace redlock::chaos
+
+namespace redlock::chaos {
+namespace {
+
+// --- C17 set turn ------------------------------------------------------------
+
+// The set c0 over {a, c} waits in a's line from 20 ms (its place recorded)
+// and acquires at 200 ms; c1 locks a alone at the `c1_ok` times in
+// between, each for 10 ms.
+RunHistory set_waiting_behind(std::vector<double> c1_ok) {
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 200, over({"a", "c"}).waited_for("a", 4, 20));
+  int n = 0;
+  for (double ok : c1_ok) {
+    const std::string value = "p" + std::to_string(++n);
+    acquire(run, "c1", value, ok - 5, ok, over({"a"}));
+    release(run, "c1", value, ok + 10, ok + 11);
+  }
+  return run;
+}
+
+void pause_client(RunHistory& run, const std::string& client, double from, double to) {
+  const std::int64_t op = run.next_op();
+  Event& stop = run.add(from, "nemesis", EventKind::nemesis, Phase::invoke, op);
+  stop.fault = "pause";
+  stop.target = client;
+  Event& go = run.add(to, "nemesis", EventKind::nemesis, Phase::ok, op);
+  go.fault = "pause";
+  go.target = client;
+}
+
+TEST(CheckerSetTurnTest, OneClientTakingTheMemberTwiceBeforeTheSetIsAViolation) {
+  const Finding finding = expect_violated(set_waiting_behind({50, 100}).check(), "C17");
+  EXPECT_EQ(finding.proc, "c1");
+  EXPECT_EQ(finding.t, at(100));
+  EXPECT_TRUE(mentions(finding, "value p1 (c1) and value p2 (c1) acquired on lock:a"))
+      << finding.message;
+  EXPECT_TRUE(mentions(finding, "value s (c0)'s place in the line of a (ticket 4"))
+      << finding.message;
+}
+
+TEST(CheckerSetTurnTest, ASetWaiterPausedInBetweenIsNotOwedItsTurn) {
+  RunHistory run = set_waiting_behind({50, 100});
+  pause_client(run, "c0", 60, 90);
+  expect_holds(run.check(), "C17");
+  // A pause after the second acquisition excuses nothing.
+  RunHistory late = set_waiting_behind({50, 100});
+  pause_client(late, "c0", 120, 150);
+  (void)expect_violated(late.check(), "C17");
+}
+
+TEST(CheckerSetTurnTest, OneTurnOfEachOtherClientBeforeTheSetHolds) {
+  expect_holds(set_waiting_behind({50}).check(), "C17");
+  RunHistory run = set_waiting_behind({50});
+  acquire(run, "c2", "q", 70, 80, over({"a"}));
+  release(run, "c2", "q", 90, 91);
+  expect_holds(run.check(), "C17");
+}
+
+// Only the member's acquisitions between the place's record and the set's
+// own count: before the record the set had no place to be owed, and
+// another member's are in another line.
+TEST(CheckerSetTurnTest, OnlyTheMembersAcquisitionsInTheWindowCount) {
+  expect_holds(set_waiting_behind({10, 100}).check(), "C17");
+  expect_holds(set_waiting_behind({100, 250}).check(), "C17");
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 200, over({"a", "c"}).waited_for("a", 4, 20));
+  acquire(run, "c1", "p1", 45, 50, over({"c"}));
+  release(run, "c1", "p1", 60, 61);
+  acquire(run, "c1", "p2", 95, 100, over({"c"}));
+  release(run, "c1", "p2", 110, 111);
+  expect_holds(run.check(), "C17");
+}
+
+// Another set holding the member counts as a plain lock does.
+TEST(CheckerSetTurnTest, AnotherSetTakingTheMemberTwiceIsAViolation) {
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 200, over({"a", "c"}).waited_for("a", 4, 20));
+  acquire(run, "c1", "t1", 45, 50, over({"a", "b"}));
+  release(run, "c1", "t1", 60, 61);
+  acquire(run, "c1", "t2", 95, 100, over({"a", "b"}));
+  release(run, "c1", "t2", 110, 111);
+  (void)expect_violated(run.check(), "C17");
+}
+
+TEST(CheckerSetTurnTest, SetsThatNeverWaitedInLinesHaveNothingToCheck) {
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 5, over({"a", "c"}));
+  acquire(run, "c1", "p", 10, 15, over({"a"}).in_line(1, 6, 8));
+  expect_not_applicable(run.check(), "C17");
+}
+
+// `redlock-chaos check` judges a recorded history: the places survive the
+// history file, and a line with more than kMaxPlaces of them is refused.
+TEST(CheckerSetTurnTest, PlacesSurviveTheHistoryFileWithinTheirBound) {
+  RunHistory run = set_waiting_behind({50, 100});
+  acquire(run, "c2", "r", 300, 400,
+          over({"c", "a"}).waited_for("c", 9, 310).waited_for("a", 2, 320));
+  const History written = run.history();
+  History read;
+  for (const Event& event : written.events) {
+    std::string error;
+    std::optional<Event> line = parse_event_line(to_json_line(event), error);
+    ASSERT_TRUE(line) << error;
+    ASSERT_EQ(line->places.size(), event.places.size());
+    for (std::size_t i = 0; i < event.places.size(); ++i) {
+      EXPECT_EQ(line->places[i].resource, event.places[i].resource);
+      EXPECT_EQ(line->places[i].ticket, event.places[i].ticket);
+      EXPECT_EQ(line->places[i].drawn_t, event.places[i].drawn_t);
+      EXPECT_EQ(line->places[i].recorded_t, event.places[i].recorded_t);
+    }
+    read.events.push_back(std::move(*line));
+  }
+  EXPECT_EQ(expect_violated(check_history(read), "C17").message,
+            expect_violated(check_history(written), "C17").message);
+
+  Event many;
+  many.proc = "c0";
+  many.kind = EventKind::acquire;
+  many.places.assign(kMaxPlaces, Place{"a", 1, 2, 3});
+  std::string error;
+  EXPECT_TRUE(parse_event_line(to_json_line(many), error)) << error;
+  many.places.push_back(Place{"b", 1, 2, 3});
+  EXPECT_FALSE(parse_event_line(to_json_line(many), error));
+  EXPECT_TRUE(error.find("at most 64 places") != std::string::npos) << error;
 }
 
 }  // namespace

@@ -231,10 +231,10 @@ TEST(ScenarioParse, ProgressBudgetNeedsALinkThatEndsByItself) {
 
 TEST(ScenarioParse, UnknownInvariantIsAnError) {
   const ScenarioParseResult result =
-      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C17\"]\n");
+      parse("name = \"x\"\n[expect.unfenced]\nviolated = [\"C18\"]\n");
   ASSERT_FALSE(result.scenario);
   EXPECT_NE(result.error.find("s.toml:3:"), std::string::npos) << result.error;
-  EXPECT_NE(result.error.find("C17"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("C18"), std::string::npos) << result.error;
 }
 
 TEST(ScenarioParse, InvalidTomlHasAPosition) {

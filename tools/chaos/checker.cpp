@@ -1,6 +1,6 @@
 // The checker's interface (checker.hpp): the invariants' names and titles,
 // and check_history(), which indexes the history once and runs the checks
-// C1-C14 in order. The checks live in the files named in
+// C1-C17 in order. The checks live in the files named in
 // checker_internal.hpp.
 #include "checker.hpp"
 
@@ -25,6 +25,7 @@ using checker_internal::check_no_lost_update;
 using checker_internal::check_quorum;
 using checker_internal::check_safe_release;
 using checker_internal::check_semaphore_capacity;
+using checker_internal::check_set_turn;
 using checker_internal::check_token_monotonicity;
 using checker_internal::check_token_uniqueness;
 using checker_internal::check_validity;
@@ -63,6 +64,9 @@ constexpr std::array<InvariantText, kInvariantCount> kInvariants{{
     {"C16",
      "Fair order: no waiter in line is overtaken by one whose ticket was drawn after its own "
      "was recorded, and that later ticket is larger"},
+    {"C17",
+     "Set turn: once a set waiter's place in a member's line is recorded, no other client "
+     "acquires that member twice before the set does"},
 }};
 
 bool valid_index(int index) noexcept { return index >= 0 && index < kInvariantCount; }
@@ -115,6 +119,7 @@ CheckResult check_history(const History& history) {
       check_nested_holds,
       check_leadership,
       check_fair_order,
+      check_set_turn,
   };
   const Context context(history);
   CheckResult result;

@@ -1,4 +1,4 @@
-// The checker: invariants C1-C14 (docs/chaos.md, "The checker") over a merged
+// The checker: invariants C1-C17 (docs/chaos.md, "The checker") over a merged
 // history. Pure logic: no I/O, no clock; tested on synthetic histories.
 //
 // What each invariant reads (see history.hpp for the event keys). An
@@ -73,6 +73,17 @@
 //       event with detail "on_lost" of any hold of the holding is matched by
 //       one of every hold open at that moment (the outer hold from its
 //       acquire ok to its release invoke).
+//   C15 leader acquires (leader): no two leaders' windows overlap, and each
+//       leader's term (token) is above every earlier leader's.
+//   C16 acquire ok with ticket, ticket_drawn_t and ticket_recorded_t, per
+//       resource: a waiter that began drawing after another's ticket was
+//       recorded acquires after it (unless that one was paused in
+//       between: nemesis "pause" or "pause-client" of it) with a larger
+//       ticket.
+//   C17 acquire ok with places: for each place (a member, its recorded_t),
+//       no client other than the set's has two acquire oks claiming that
+//       member in (recorded_t, the set's ok t), unless the set's client
+//       was paused between recorded_t and the second.
 //
 // Findings carry times as ms since the run event (when there is one).
 #pragma once
@@ -87,13 +98,13 @@
 
 namespace redlock::chaos {
 
-inline constexpr int kInvariantCount = 16;
+inline constexpr int kInvariantCount = 17;
 
-// "C1".."C14" for index 0..13.
+// "C1".."C17" for index 0..16.
 [[nodiscard]] std::string_view invariant_id(int index) noexcept;
 // One line: what the invariant says.
 [[nodiscard]] std::string_view invariant_title(int index) noexcept;
-// Index for "C1".."C14", -1 otherwise.
+// Index for "C1".."C17", -1 otherwise.
 [[nodiscard]] int invariant_index(std::string_view id) noexcept;
 
 enum class Verdict {
@@ -105,7 +116,7 @@ enum class Verdict {
 [[nodiscard]] std::string_view to_string(Verdict verdict) noexcept;
 
 struct Finding {
-  int invariant = 0;    // index 0..13
+  int invariant = 0;    // index 0..16
   std::int64_t t = 0;   // reference time where it shows (ns)
   std::string proc;     // the process it concerns ("" when none)
   std::string message;  // one line, human readable

@@ -9,13 +9,6 @@
 #include "checker_internal.hpp"
 
 namespace redlock::chaos::checker_internal {
-namespace {
-
-struct Pause {
-  std::string client;
-  std::int64_t from = 0;
-  std::int64_t to = 0;
-};
 
 // Every client pause of the run, [invoke, end] (open-ended when it never
 // ended): the nemesis's ("pause") and a client's own at a point of its
@@ -44,6 +37,8 @@ bool paused_between(const std::vector<Pause>& pauses, const std::string& client,
     return pause.client == client && pause.from < to && pause.to > from;
   });
 }
+
+namespace {
 
 std::string waiter_text(const Context& context, const Holding& holding) {
   const Event& ok = holding.ok();

@@ -3,9 +3,10 @@
 // invariant reads, the findings collector, and one check function per
 // invariant. checker_index.cpp builds the indexes; checker_grants.cpp,
 // checker_windows.cpp, checker_tokens.cpp, checker_resource.cpp,
-// checker_nodes.cpp, checker_liveness.cpp, checker_semaphore.cpp and
-// checker_nested.cpp hold the checks; checker.cpp
-// runs them in invariant order. Not for use outside the checker.
+// checker_nodes.cpp, checker_liveness.cpp, checker_semaphore.cpp,
+// checker_nested.cpp, checker_leadership.cpp, checker_fair.cpp and
+// checker_set_turn.cpp hold the checks; checker.cpp runs them in invariant
+// order. Not for use outside the checker.
 #pragma once
 
 #include <algorithm>
@@ -46,6 +47,7 @@ enum Invariant : int {
   kNestedHolds,
   kLeadership,
   kFairOrder,
+  kSetTurn,
 };
 
 // One client operation: its invoke and its first completion (ok, fail or
@@ -220,7 +222,7 @@ class InvariantCheck {
   bool applicable_ = false;
 };
 
-// One check per invariant, C1-C14, each in the file named after its concern.
+// One check per invariant, C1-C17, each in the file named after its concern.
 // checker_grants.cpp: what an acquire or an extend claimed (C1, C2, C12).
 Verdict check_quorum(const Context& context, std::vector<Finding>& findings);
 Verdict check_validity(const Context& context, std::vector<Finding>& findings);
@@ -243,7 +245,26 @@ Verdict check_liveness(const Context& context, std::vector<Finding>& findings);
 Verdict check_semaphore_capacity(const Context& context, std::vector<Finding>& findings);
 // checker_nested.cpp: reentrant holds within their lock (C14).
 Verdict check_nested_holds(const Context& context, std::vector<Finding>& findings);
+// checker_leadership.cpp: one leader at a time, terms rising (C15).
 Verdict check_leadership(const Context& context, std::vector<Finding>& findings);
+// checker_fair.cpp: waiters in one line served in order (C16).
 Verdict check_fair_order(const Context& context, std::vector<Finding>& findings);
+// checker_set_turn.cpp: a set waiting in its members' lines gets its turn (C17).
+Verdict check_set_turn(const Context& context, std::vector<Finding>& findings);
+
+// A client stopped (SIGSTOP) during [from, to] (to: the end of time when
+// it was never resumed). A waiter paused stops renewing its places, so
+// the fair invariants (C16, C17) owe it nothing across one
+// (checker_fair.cpp).
+struct Pause {
+  std::string client;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+
+[[nodiscard]] std::vector<Pause> client_pauses(const History& history);
+// Whether `client` was paused at some moment of (from, to).
+[[nodiscard]] bool paused_between(const std::vector<Pause>& pauses, const std::string& client,
+                                  std::int64_t from, std::int64_t to);
 
 }  // namespace redlock::chaos::checker_internal

@@ -130,6 +130,15 @@ JsonValue node_reply_to_json(const NodeReply& reply) {
   return object;
 }
 
+JsonValue place_to_json(const Place& place) {
+  JsonObject object;
+  object.emplace("resource", place.resource);
+  object.emplace("ticket", place.ticket);
+  object.emplace("drawn_t", place.drawn_t);
+  object.emplace("recorded_t", place.recorded_t);
+  return object;
+}
+
 JsonObject event_to_object(const Event& event) {
   JsonObject object;
   object.emplace("t", event.t);
@@ -152,6 +161,11 @@ JsonObject event_to_object(const Event& event) {
     JsonArray nodes;
     for (const NodeReply& reply : event.nodes) nodes.push_back(node_reply_to_json(reply));
     object.emplace("nodes", std::move(nodes));
+  }
+  if (!event.places.empty()) {
+    JsonArray places;
+    for (const Place& place : event.places) places.push_back(place_to_json(place));
+    object.emplace("places", std::move(places));
   }
   if (!event.entries.empty()) {
     JsonArray entries(event.entries.begin(), event.entries.end());
@@ -189,7 +203,7 @@ class EventReader {
     if (!read_bool("fenced", event.fenced) || !read_bool("shared", event.shared) ||
         !read_bool("leader", event.leader) || !read_nodes(event.nodes) ||
         !read_strings("entries", event.entries) || !read_strings("resources", event.resources) ||
-        !read_tokens(event.tokens) || !in_range(event)) {
+        !read_tokens(event.tokens) || !read_places(event.places) || !in_range(event)) {
       return std::nullopt;
     }
     return event;
@@ -309,6 +323,38 @@ class EventReader {
     for (const JsonValue& item : list.as_array()) {
       if (!item.is_integer()) return wrong_type("tokens", "an array of integers");
       out.push_back(item.as_int());
+    }
+    return true;
+  }
+
+  // At most kMaxPlaces, each with a name and its ticket's times in the
+  // range of every other time.
+  bool read_places(std::vector<Place>& out) {
+    if (!line_.contains("places")) return true;
+    const JsonValue& list = line_["places"];
+    if (!list.is_array()) return wrong_type("places", "an array");
+    if (list.as_array().size() > kMaxPlaces) {
+      return wrong_type("places", "at most " + std::to_string(kMaxPlaces) + " places");
+    }
+    for (const JsonValue& item : list.as_array()) {
+      const JsonValue& resource = item["resource"];
+      const JsonValue& ticket = item["ticket"];
+      const JsonValue& drawn = item["drawn_t"];
+      const JsonValue& recorded = item["recorded_t"];
+      const bool well_typed = item.is_object() && resource.is_string() && ticket.is_integer() &&
+                              drawn.is_integer() && recorded.is_integer();
+      if (!well_typed) {
+        return wrong_type("places",
+                          "objects {\"resource\":string,\"ticket\":int,\"drawn_t\":int,"
+                          "\"recorded_t\":int}");
+      }
+      Place place{resource.as_string(), ticket.as_int(), drawn.as_int(), recorded.as_int()};
+      for (const std::int64_t t : {place.drawn_t, place.recorded_t}) {
+        if (t < 0 || t > kMaxTimeNs) {
+          return wrong_type("places", "times " + range_text(0, kMaxTimeNs));
+        }
+      }
+      out.push_back(std::move(place));
     }
     return true;
   }

@@ -50,6 +50,12 @@
 //   ticket       int      acquire ok of a fair lock that waited in line: its
 //                         ticket, with ticket_drawn_t (when it began drawing
 //                         it) and ticket_recorded_t (when a majority had it)
+//   places       array    acquire ok of a set that waited for its members one
+//                         at a time in their fair lines: per member, in the
+//                         order taken, {"resource":name,"ticket":int,
+//                         "drawn_t":int,"recorded_t":int} (its ticket there,
+//                         when it began drawing it, when a majority had it);
+//                         at most kMaxPlaces
 //   entries      array    snapshot (resource): the log, as strings, in order
 //   log_key      string   snapshot (resource): the key of the log in entries
 //                         (`key` names the counter)
@@ -71,15 +77,18 @@
 //                         its count of renewals so far; such an extend has no
 //                         invoke and no node replies (the guard shows neither)
 //
-// The reader refuses a line whose times (t, start_t, deadline_t) are outside
-// [0, 2^61] ns, whose durations (the *_ms keys) are beyond ±2^40 ms, whose
-// node indices are outside [0, 65535], whose permit and permit count are
-// outside [0, 65535], or whose counts (nested, attempts, renewals) are
-// outside [0, 2^31 - 1]: within those, the checker's
+// The reader refuses a line whose times (t, start_t, deadline_t, the
+// ticket's and each place's) are outside [0, 2^61] ns, whose durations (the
+// *_ms keys) are beyond ±2^40 ms, whose node indices are outside
+// [0, 65535], whose permit and permit count are outside [0, 65535], which
+// has more than kMaxPlaces places, or whose counts (nested, attempts,
+// renewals) are outside [0, 2^31 - 1]: within those, the checker's
 // arithmetic on them (a time plus a duration in ns, the difference of two
-// times, a node count from the highest index) cannot overflow.
+// times, a node count from the highest index) cannot overflow, and a line
+// stays small.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -130,6 +139,19 @@ struct NodeReply {
   std::int64_t fence_counter = 0;
 };
 
+// One member a set waited for in its fair line (AcquireResult::Place), its
+// times in reference time.
+struct Place {
+  std::string resource;
+  std::int64_t ticket = 0;
+  std::int64_t drawn_t = 0;
+  std::int64_t recorded_t = 0;
+};
+
+// The most places one event carries: a scenario's set has at most 64
+// names, and a bound keeps a line's size and the checker's work bounded.
+inline constexpr std::size_t kMaxPlaces = 64;
+
 struct Event {
   std::int64_t t = 0;
   std::string proc;
@@ -162,6 +184,7 @@ struct Event {
   std::optional<std::int64_t> ticket;
   std::int64_t ticket_drawn_t = 0;
   std::int64_t ticket_recorded_t = 0;
+  std::vector<Place> places;
   std::vector<std::string> entries;
   std::string log_key;
   std::vector<std::string> resources;

@@ -4,7 +4,7 @@
 //     scenario's description, the run's facts, the expected and the seen
 //     violations in one line, and a two-line narrative (what ran, what
 //     happened);
-//   - the invariant table: C1-C16 with verdict, expectation and outcome;
+//   - the invariant table: C1-C17 with verdict, expectation and outcome;
 //   - an SVG timeline over the run's reference time:
 //       one lane per client: validity windows (acquire ok .. deadline or
 //       release) as bars, acquisitions and renewals as ticks, resource

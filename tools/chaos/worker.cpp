@@ -222,6 +222,7 @@ class Worker {
       ok.ticket_drawn_t = clock_.to_reference_ns(result.ticket->drawn_at);
       ok.ticket_recorded_t = clock_.to_reference_ns(result.ticket->recorded_at);
     }
+    ok.places = places_of(result);
     record_lock(options_.target, *lock_, ok);
     history_.write(ok);
     storage_ = storage_of(options_.target, *lock_);
@@ -229,6 +230,19 @@ class Worker {
     say("holding " + lock_->value.str());
     if (armed_pause_ == "after-acquire") pause_here("after-acquire");
     critical_section();
+  }
+
+  // The members a set waited for in their fair lines, on the reference
+  // clock (C17); a set has at most kMaxPlaces members, so none is dropped.
+  std::vector<Place> places_of(const AcquireResult& result) const {
+    std::vector<Place> places;
+    for (const AcquireResult::Place& place : result.places) {
+      if (places.size() == kMaxPlaces) break;
+      places.push_back(Place{place.resource.str(), static_cast<std::int64_t>(place.ticket.number),
+                             clock_.to_reference_ns(place.ticket.drawn_at),
+                             clock_.to_reference_ns(place.ticket.recorded_at)});
+    }
+    return places;
   }
 
   std::int64_t drift_ms() const {
