@@ -5,6 +5,7 @@
 #include "operations/extend_operation.hpp"
 #include "operations/inspect_operation.hpp"
 #include "operations/launch.hpp"
+#include "operations/set_turn_operation.hpp"
 #include "operations/observe_operation.hpp"
 #include "operations/release_operation.hpp"
 #include "protocol/same_server.hpp"
@@ -29,7 +30,11 @@ OperationHandle AsyncClient::acquire(const Resource& resource, const AcquireOpti
 OperationHandle AsyncClient::acquire(const std::vector<Resource>& resources,
                                      const AcquireOptions& options, AcquireCallback callback) {
   return OperationHandle(
-      detail::launch<detail::AcquireOperation>(*core_, resources, options, std::move(callback)));
+      detail::SetTurnOperation::applies(*core_, resources, options)
+          ? std::static_pointer_cast<detail::Operation>(detail::launch<detail::SetTurnOperation>(
+                *core_, resources, options, std::move(callback)))
+          : std::static_pointer_cast<detail::Operation>(detail::launch<detail::AcquireOperation>(
+                *core_, resources, options, std::move(callback))));
 }
 
 OperationHandle AsyncClient::acquire(const Semaphore& semaphore, const AcquireOptions& options,

@@ -60,6 +60,12 @@ ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOption
       ttl_(options.ttl.value_or(lock_.ttl)),
       callback_(std::move(callback)) {}
 
+ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
+                                 AsyncClient::ExtendCallback callback, ScriptCall call)
+    : ExtendOperation(core, std::move(lock), options, std::move(callback)) {
+  call_ = std::move(call);
+}
+
 void ExtendOperation::fail_later(std::error_code error) {
   finished_ = true;
   core_.turn().post([self = shared_from_this(), this, error] { complete(error); });
@@ -76,7 +82,8 @@ void ExtendOperation::start() {
 
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started, lock_.valid_until);
-  request_.emplace(PreparedRequest(extend_call(lock_, core_.config().lock, ttl_)));
+  request_.emplace(
+      PreparedRequest(call_ ? *call_ : extend_call(lock_, core_.config().lock, ttl_)));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(

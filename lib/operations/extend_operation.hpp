@@ -13,6 +13,7 @@
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
 #include "protocol/quorum.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 
@@ -55,6 +56,10 @@ class ExtendOperation final : public Operation {
  public:
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                   AsyncClient::ExtendCallback callback);
+  // The same round with `call` sent instead of the lock's extend, its
+  // answers read as an extend's (a set's adopt_all, lock_calls.hpp).
+  ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
+                  AsyncClient::ExtendCallback callback, ScriptCall call);
 
   void start();
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
@@ -72,6 +77,7 @@ class ExtendOperation final : public Operation {
   Lock lock_;
   Milliseconds ttl_;
   AsyncClient::ExtendCallback callback_;
+  std::optional<ScriptCall> call_;
   // Built once the request is known to be sent; the nodes' slots point to it.
   std::optional<PreparedRequest> request_;
   QuorumRound round_;

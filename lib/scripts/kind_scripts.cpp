@@ -74,27 +74,79 @@ const std::string_view kReleaseAllBody = R"lua(
 local function failed(reply)
   return type(reply) == 'table' and reply.err ~= nil
 end
-if #KEYS < 1 or #ARGV ~= 1 + 2 * #KEYS then
+if #KEYS < 3 or #ARGV ~= 1 + 2 * (#KEYS - 2) then
   return redis.error_reply('ERR release_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local doomed, released = {}, {}
-for i = 1, #KEYS do
-  local held = redis.pcall('GET', KEYS[i])
-  if failed(held) then return readers_or(KEYS[i], held) end
+for i = 1, #KEYS - 2 do
+  local key = KEYS[2 + i]
+  local held = redis.pcall('GET', key)
+  if failed(held) then return readers_or(key, held) end
   if held == ARGV[1] then
-    doomed[#doomed + 1] = KEYS[i]
+    doomed[#doomed + 1] = key
     released[#released + 1] = i
   end
 end
 if #doomed == 0 then return 0 end
 local deleted = redis.pcall('DEL', unpack(doomed))
 if failed(deleted) then return deleted end
+-- Each member's fair line is served as the plain release serves it (its
+-- first waiter's claim granted in this call, so that no newcomer finds
+-- the key free in between): a set that waited for its members in their
+-- lines, or took them at once, hands each member on to that member's
+-- line. The queues' keys are named from the node marker's prefix and the
+-- release channel's resource.
+local prefix = string.sub(KEYS[1], 1, #KEYS[1] - 4)
+local channels = prefix .. 'released:'
+local served, fair, queues = {}, {}, {}
+for _, i in ipairs(released) do
+  local channel = ARGV[2 * i]
+  if string.sub(channel, 1, #channels) == channels and #channel > #channels then
+    fair[#fair + 1] = i
+    queues[#queues + 1] = prefix .. 'queue:' .. string.sub(channel, #channels + 1)
+  end
+end
+if #fair > 0 then
+  local queued = redis.pcall('EXISTS', unpack(queues))
+  if type(queued) ~= 'number' or queued > 0 then
+    for j, i in ipairs(fair) do
+      local resource = string.sub(ARGV[2 * i], #channels + 1)
+      served[i] = serve_queue(KEYS[2 + i], queues[j], prefix .. 'queue-due:' .. resource,
+                              prefix .. 'queue-claim:' .. resource, KEYS[1], KEYS[2], ARGV[1])
+    end
+  end
+end
 for _, i in ipairs(released) do
   local channel = ARGV[2 * i]
   if channel ~= '' then
-    redis.pcall('PUBLISH', channel, ARGV[1])
-    name_next(ARGV[2 * i + 1], ARGV[1])
+    if not served[i] then redis.pcall('PUBLISH', channel, ARGV[1]) end
+    if served[i] ~= 2 then name_next(ARGV[2 * i + 1], ARGV[1]) end
   end
+end
+return 1
+)lua";
+
+const std::string_view kAdoptAllBody = R"lua(
+if #KEYS < 3 or #ARGV ~= 1 + #KEYS then
+  return redis.error_reply('ERR adopt_all: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local ttl = tonumber(ARGV[2])
+if not ttl or ttl <= 0 then return {err = 'ERR adopt_all: a ttl that is not a positive number'} end
+local free = false
+for i = 3, #KEYS do
+  local held = redis.pcall('GET', KEYS[i])
+  if failed(held) then return readers_or(KEYS[i], held) end
+  if held == false then
+    free = true
+  elseif held ~= ARGV[1 + i] and held ~= ARGV[1] then
+    return 0
+  end
+end
+-- A free member is taken as an acquire takes it: only under the node rules.
+if free and refusal(ARGV[3]) then return 0 end
+for i = 3, #KEYS do
+  local set = redis.pcall('SET', KEYS[i], ARGV[1], 'PX', ttl)
+  if failed(set) then return set end
 end
 return 1
 )lua";

@@ -18,12 +18,24 @@ extern const std::string_view kAcquireAllBody;
 // extend_all — KEYS: the lock keys. ARGV: value, ttl ms. Extends every key
 //   when every key holds the value (1), else none (0).
 extern const std::string_view kExtendAllBody;
-// release_all — KEYS: the lock keys. ARGV: value, then per key its release
-//   channel ("" publishes nothing) and waiting set ("" for none). Deletes
-//   every key that holds the value, then publishes the value on their
-//   channels and names the next waiter in each line; 1 when it deleted any,
-//   else 0.
+// release_all — KEYS: node marker, recovering key, then the lock keys.
+//   ARGV: value, then per lock key its release channel ("" publishes
+//   nothing) and waiting set ("" for none). Deletes every key that holds
+//   the value, then serves each deleted key's fair line as the plain
+//   release does (its first live waiter's claim granted, or named), else
+//   publishes the value on its channel, and names the next waiter in each
+//   mutex line unless a claim was granted; 1 when it deleted any, else 0.
 extern const std::string_view kReleaseAllBody;
+// adopt_all — opens with the node rules. KEYS: node marker, recovering key,
+//   then the lock keys. ARGV: the set's value, ttl ms, amnesia defence, then
+//   per lock key the value it holds now (a member's own lock). When every
+//   key holds its own value, the set's, or nothing (a node where that
+//   member was not granted; taken only when the node rules allow, as an
+//   acquire would take it), sets every key to the set's value for ttl ms
+//   (1), else changes none (0): the members a set took one at a time, each
+//   on its own majority, become one lock held on a majority
+//   (docs/algorithm.md, "A set's turn").
+extern const std::string_view kAdoptAllBody;
 // fence_all — KEYS: node marker, recovering key, fence hash. ARGV: amnesia
 //   defence, proposed token T, then the fence fields. Stores T in every
 //   field when every counter is below T, else none: {1, T}, {0, the highest

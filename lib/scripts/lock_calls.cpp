@@ -101,6 +101,19 @@ void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys
   call.args[8] = next_place;
 }
 
+ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_values,
+                      const LockConfig& keys) {
+  ScriptCall call;
+  call.script = &script(ScriptId::adopt_all);
+  call.keys = {marker_key(keys.key_prefix), recovering_key(keys.key_prefix)};
+  call.args = {set.value.str(), std::to_string(set.ttl.count()), keys.amnesia_defence ? "1" : "0"};
+  for (std::size_t i = 0; i < set.resources.size() && i < member_values.size(); ++i) {
+    call.keys.push_back(lock_key(keys, set.resources[i].str()));
+    call.args.push_back(member_values[i].str());
+  }
+  return call;
+}
+
 ScriptCall claim_release_call(const Resource& resource, const LockValue& value, Milliseconds ttl,
                               std::string_view queue_id, const LockConfig& keys, bool leave) {
   Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};
@@ -161,6 +174,7 @@ ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
       break;
     case LockKind::multi:
       call.script = &script(ScriptId::release_all);
+      call.keys = {marker_key(prefix), recovering_key(prefix)};
       call.args = {lock.value.str()};
       for (const Resource& resource : lock.resources) {
         call.keys.push_back(lock_key(keys, resource.str()));

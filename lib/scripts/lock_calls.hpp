@@ -47,6 +47,14 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 // line, rejoin_argument(), taken when the release names a waiter.
 [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                       std::string_view rejoin = {});
+// The members of the set `set` (a lock over several resources), each held
+// now by its own lock with the value `member_values[i]` for
+// set.resources[i], made one lock with the set's value and TTL on one node
+// (adopt_all, under the node rules of `keys`; docs/algorithm.md, "A set's
+// turn"). Answers as extend_all: 1 when the node holds every member for
+// the set now, else 0.
+[[nodiscard]] ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_values,
+                                    const LockConfig& keys);
 // Makes `call`, a fair lock's release_call, also draw the releaser's next
 // ticket for the lock's resource (fair_scripts.hpp, fair_release), under
 // the node rules of `keys` (its amnesia defence), and with `pre_claim`

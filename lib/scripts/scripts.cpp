@@ -467,8 +467,11 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string acquire_all =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kAcquireAllBody);
   static const std::string extend_all = std::string(kReadersOr) + std::string(kExtendAllBody);
-  static const std::string release_all =
-      std::string(kReadersOr) + std::string(kNameNext) + std::string(kReleaseAllBody);
+  static const std::string release_all = std::string(kReaderRules) + std::string(kReadersOr) +
+                                         std::string(kNameNext) + std::string(kFairQueue) +
+                                         std::string(kReleaseAllBody);
+  static const std::string adopt_all =
+      std::string(kNodeRules) + std::string(kReadersOr) + std::string(kAdoptAllBody);
   static const std::string read_acquire =
       std::string(kNodeRules) + std::string(kReaderRules) + std::string(kReadAcquireBody);
   static const std::string read_extend = std::string(kReaderRules) + std::string(kReadExtendBody);
@@ -504,6 +507,8 @@ const std::array<Script, kScriptCount>& script_table() {
        kScriptReplyBytes},
       {ScriptId::release_all, "release_all", release_all, sha1_hex(release_all), false, 0, 0,
        kScriptReplyBytes, false, kReleaseMinTimeout},
+      {ScriptId::adopt_all, "adopt_all", adopt_all, sha1_hex(adopt_all), false, 0, 0,
+       kScriptReplyBytes},
       {ScriptId::fence_all, "fence_all", fence_all, sha1_hex(fence_all), false, 0, 0,
        kScriptReplyBytes},
       {ScriptId::permit_acquire, "permit_acquire", permit_acquire, sha1_hex(permit_acquire), false,

@@ -57,6 +57,7 @@ enum class ScriptId : std::uint8_t {
   acquire_all,
   extend_all,
   release_all,
+  adopt_all,
   fence_all,
   permit_acquire,
   permit_extend,
@@ -80,7 +81,7 @@ enum class ScriptId : std::uint8_t {
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 25;
+inline constexpr std::size_t kScriptCount = 26;
 
 struct Script {
   ScriptId id;

@@ -63,9 +63,23 @@ TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r", "p:lock:s"}));
   const ScriptCall release = release_call(multi(), keys(), true);
   EXPECT_EQ(release.script->id, ScriptId::release_all);
+  // The node rules' keys first (a member's fair line is served under
+  // them), then the lock keys.
+  EXPECT_EQ(release.keys, (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r",
+                                                    "p:lock:s"}));
   // Each resource's channel and waiting line.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r",
                                                     "p:released:s", "p:waiting:s"}));
+}
+
+TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
+  const ScriptCall adopt = adopt_call(multi(), {LockValue("vr"), LockValue("vs")}, keys());
+  EXPECT_EQ(adopt.script->id, ScriptId::adopt_all);
+  EXPECT_EQ(adopt.keys,
+            (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r", "p:lock:s"}));
+  EXPECT_EQ(adopt.args,
+            (std::vector<std::string>{"v", std::to_string(multi().ttl.count()),
+                                      keys().amnesia_defence ? "1" : "0", "vr", "vs"}));
 }
 
 TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {

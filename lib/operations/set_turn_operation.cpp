@@ -1,0 +1,282 @@
+#include "operations/set_turn_operation.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "operations/acquire_operation.hpp"
+#include "operations/extend_operation.hpp"
+#include "operations/launch.hpp"
+#include "scripts/lock_calls.hpp"
+
+namespace redlock::detail {
+
+bool SetTurnOperation::applies(const ClientCore& core, const std::vector<Resource>& resources,
+                               const AcquireOptions& options) {
+  const LockConfig& lock = core.config().lock;
+  if (resources.size() < 2 || !valid_resource_set(resources)) return false;
+  if (options.shared || options.fair == false || options.fenced.value_or(lock.fenced)) {
+    return false;
+  }
+  return options.retry_count.value_or(options.wait ? -1 : lock.retry_count) != 0;
+}
+
+SetTurnOperation::SetTurnOperation(ClientCore& core, std::vector<Resource> resources,
+                                   const AcquireOptions& options,
+                                   AsyncClient::AcquireCallback callback)
+    : Operation(core),
+      resources_(std::move(resources)),
+      options_(options),
+      ttl_(options.ttl.value_or(core.config().lock.ttl)),
+      callback_(std::move(callback)) {
+  order_.resize(resources_.size());
+  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  std::sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
+    return resources_[a].str() < resources_[b].str();
+  });
+  // The wait: the caller's, or the time its retries could have taken
+  // (each a full-jitter pause of 2 × retry_delay at most), as a mutex
+  // acquire that turns fair keeps it; none for retries without end.
+  const LockConfig& lock = core.config().lock;
+  const TimePoint now = core.clock().now();
+  const int retries = options.retry_count.value_or(options.wait ? -1 : lock.retry_count);
+  if (options.wait) {
+    deadline_ = now + *options.wait;
+  } else if (retries > 0) {
+    const Milliseconds delay = options.retry_delay.value_or(lock.retry_delay);
+    deadline_ = now + (retries + 1) * 2 * delay;
+  }
+}
+
+void SetTurnOperation::start() {
+  AcquireOptions once = options_;
+  once.retry_count = 0;
+  once.wait.reset();
+  std::weak_ptr<Operation> weak = weak_from_this();
+  current_ = launch<AcquireOperation>(core_, resources_, once, [weak, this](AcquireResult result) {
+    if (auto self = weak.lock()) on_first_attempt(std::move(result));
+  });
+}
+
+void SetTurnOperation::on_first_attempt(AcquireResult result) {
+  if (phase_ != Phase::trying) return;
+  current_.reset();
+  result_.attempts += result.attempts;
+  const std::error_code error = result.error;
+  const bool contended = error == errc::not_acquired || error == errc::no_quorum ||
+                         error == errc::validity_too_short;
+  if (result.ok() || !contended || out_of_time()) {
+    const int attempts = result_.attempts;
+    result_ = std::move(result);
+    result_.attempts = attempts;
+    finish(result_.error);
+    return;
+  }
+  phase_ = Phase::taking;
+  take_next();
+}
+
+bool SetTurnOperation::out_of_time() const {
+  return deadline_ && core_.clock().now() >= *deadline_;
+}
+
+void SetTurnOperation::take_next() {
+  if (held_.size() == order_.size()) return adopt();
+  if (out_of_time()) return finish(make_error_code(errc::not_acquired));
+  AcquireOptions member = options_;
+  member.fair = true;
+  member.fenced = false;
+  member.payload.reset();
+  member.retry_count.reset();
+  member.wait.reset();
+  if (deadline_) {
+    member.wait = std::chrono::ceil<Milliseconds>(*deadline_ - core_.clock().now());
+  } else {
+    member.retry_count = -1;
+  }
+  const Resource& resource = resources_[order_[held_.size()]];
+  std::weak_ptr<Operation> weak = weak_from_this();
+  current_ = launch<AcquireOperation>(core_, resource, member, [weak, this](AcquireResult result) {
+    if (auto self = weak.lock()) on_member(std::move(result));
+  });
+}
+
+void SetTurnOperation::on_member(AcquireResult result) {
+  if (phase_ != Phase::taking) {
+    // Cancelled or aborted meanwhile: a member won all the same is given
+    // up with the rest.
+    if (result.ok()) release_call_now(*result.lock);
+    return;
+  }
+  current_.reset();
+  result_.attempts += result.attempts;
+  if (!result.ok()) {
+    result_.nodes = std::move(result.nodes);
+    return finish(result.error);
+  }
+  if (result.ticket) {
+    result_.places.push_back({resources_[order_[held_.size()]], *result.ticket});
+    result_.ticket = result.ticket;
+  }
+  held_.push_back(std::move(*result.lock));
+  schedule_renewal();
+  take_next();
+}
+
+void SetTurnOperation::adopt() {
+  phase_ = Phase::adopting;
+  core_.timers().cancel(renewal_timer_);
+  renewal_timer_ = TimerQueue::kNone;
+  // The set's lock, valid until its earliest member's deadline; the
+  // adopt round's success restarts its validity from the round's start,
+  // as an extend's does.
+  std::vector<LockValue> values(resources_.size(), LockValue(""));
+  TimePoint started = held_.front().started;
+  TimePoint valid_until = held_.front().valid_until;
+  for (std::size_t i = 0; i < held_.size(); ++i) {
+    values[order_[i]] = held_[i].value;
+    started = std::min(started, held_[i].started);
+    valid_until = std::min(valid_until, held_[i].valid_until);
+  }
+  std::string value = LockValue::random().str();
+  if (options_.payload) value.append(":").append(*options_.payload);
+  Lock set{resources_.front(), LockValue(value), ttl_, started, valid_until, std::nullopt};
+  set.resources = resources_;
+  ScriptCall call = adopt_call(set, values, core_.config().lock);
+  std::weak_ptr<Operation> weak = weak_from_this();
+  current_ = launch<ExtendOperation>(
+      core_, std::move(set), ExtendOptions{ttl_},
+      [weak, this](ExtendResult result) {
+        if (auto self = weak.lock()) on_adopted(std::move(result));
+      },
+      std::move(call));
+}
+
+void SetTurnOperation::on_adopted(ExtendResult result) {
+  if (phase_ != Phase::adopting) {
+    // Cancelled or aborted meanwhile: the set's value goes too, wherever
+    // it was adopted.
+    if (result.ok() && result.lock) release_call_now(*result.lock);
+    return;
+  }
+  current_.reset();
+  result_.nodes = std::move(result.nodes);
+  if (!result.ok()) {
+    // Some nodes may have adopted: the set's value goes with the members.
+    if (result.lock) release_call_now(*result.lock);
+    return start_over(result.error);
+  }
+  // The members' own locks go: where the set adopted them, each release
+  // finds the set's value and only gives up the member's place in its
+  // line; where it did not, it frees the member.
+  release_held();
+  result_.lock = std::move(result.lock);
+  result_.validity = result.validity;
+  result_.error.clear();
+  finish({});
+}
+
+void SetTurnOperation::schedule_renewal() {
+  core_.timers().cancel(renewal_timer_);
+  renewal_timer_ = TimerQueue::kNone;
+  if (held_.empty() || renewals_out_ > 0) return;
+  TimePoint earliest = held_.front().valid_until;
+  for (const Lock& lock : held_) earliest = std::min(earliest, lock.valid_until);
+  const TimePoint when = earliest - std::chrono::duration_cast<Microseconds>(ttl_) / 2;
+  std::weak_ptr<Operation> weak = weak_from_this();
+  renewal_timer_ = core_.timers().schedule_at(when, [weak, this] {
+    if (auto self = weak.lock()) {
+      renewal_timer_ = TimerQueue::kNone;
+      renew_held();
+    }
+  });
+}
+
+void SetTurnOperation::renew_held() {
+  if (phase_ != Phase::taking || held_.empty()) return;
+  renewals_out_ = held_.size();
+  const std::uint64_t holding = holding_;
+  std::weak_ptr<Operation> weak = weak_from_this();
+  for (std::size_t i = 0; i < held_.size(); ++i) {
+    launch<ExtendOperation>(core_, held_[i], ExtendOptions{ttl_},
+                            [weak, this, i, holding](ExtendResult result) {
+                              auto self = weak.lock();
+                              if (!self || holding != holding_) return;
+                              on_renewed(i, std::move(result));
+                            });
+  }
+}
+
+void SetTurnOperation::on_renewed(std::size_t index, ExtendResult result) {
+  if (renewals_out_ > 0) --renewals_out_;
+  if (phase_ != Phase::taking) return;
+  if (!result.ok()) return start_over(result.error);
+  if (result.lock && index < held_.size()) held_[index] = std::move(*result.lock);
+  if (renewals_out_ == 0) schedule_renewal();
+}
+
+void SetTurnOperation::start_over(std::error_code why) {
+  release_held();
+  result_.places.clear();
+  result_.ticket.reset();
+  if (out_of_time()) return finish(why);
+  phase_ = Phase::taking;
+  take_next();
+}
+
+void SetTurnOperation::release_call_now(const Lock& lock) {
+  // A cleanup: sent again after a reconnect until the value cannot live
+  // on the node any more. No value is ever granted again once released.
+  const ScriptCall call = release_call(lock, core_.config().lock, true);
+  const TimePoint expires_at = lock.started + lock.ttl + core_.drift_for(lock.ttl);
+  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+}
+
+void SetTurnOperation::release_held() {
+  ++holding_;
+  renewals_out_ = 0;
+  core_.timers().cancel(renewal_timer_);
+  renewal_timer_ = TimerQueue::kNone;
+  for (const Lock& lock : held_) release_call_now(lock);
+  held_.clear();
+}
+
+void SetTurnOperation::finish(std::error_code error) {
+  if (delivered_) return;
+  delivered_ = true;
+  phase_ = Phase::done;
+  auto keep = shared_from_this();
+  if (error) {
+    release_held();
+    result_.lock.reset();
+    result_.validity = Milliseconds(0);
+  }
+  result_.error = error;
+  current_.reset();
+  core_.finished(this);
+  deliver(callback_, std::move(result_));
+}
+
+void SetTurnOperation::stop() {
+  phase_ = Phase::done;
+  if (auto current = std::move(current_)) current->cancel();
+  release_held();
+}
+
+void SetTurnOperation::cancel() {
+  if (phase_ == Phase::done) return;
+  stop();
+  core_.turn().post(
+      [self = shared_from_this(), this] { finish(make_error_code(errc::cancelled)); });
+}
+
+void SetTurnOperation::abort(std::error_code why) {
+  if (delivered_) return;
+  phase_ = Phase::done;
+  // The acquire or round out now ends at once (its callback finds this
+  // done and gives up what it won).
+  if (auto current = std::move(current_)) current->abort(why);
+  finish(why);
+}
+
+}  // namespace redlock::detail

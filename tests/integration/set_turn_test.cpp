@@ -1,0 +1,195 @@
+// A set's turn on real nodes (docs/algorithm.md, "A set's turn"): a client
+// that locks {a, c} while other clients keep locking {a} alone and {c}
+// alone, with no pause between their locks, is served; once its place in
+// a member's line is recorded, no single-resource client acquires that
+// member twice before the set does; and the set, the members' lines and
+// exclusion are left as a plain set's.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SetTurnTest : public ::testing::Test {
+ protected:
+  RedisCluster cluster{5};
+  void SetUp() override { initialise_quorum(cluster); }
+};
+
+// One single-resource client's acquisitions: when each began (its
+// winning attempt's t0, on this process's clock, as the set's tickets).
+struct Acquisitions {
+  std::mutex mutex;
+  std::vector<TimePoint> started;
+};
+
+TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfIt) {
+  const QuorumConfig config = config_for(cluster);
+  constexpr int kRounds = 6;
+  // Two clients on each member, locking it again as soon as they let it go.
+  const std::vector<std::string> singles = {"a", "a", "c", "c"};
+  std::vector<Acquisitions> taken(singles.size());
+  std::atomic<bool> stop{false};
+  std::atomic<int> single_overlaps{0};
+  std::map<std::string, std::atomic<int>> inside;
+  inside["a"] = 0;
+  inside["c"] = 0;
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < singles.size(); ++i) {
+    threads.emplace_back([&, i] {
+      BlockingClient client(config);
+      AcquireOptions options;
+      options.wait = milliseconds(10000);
+      while (!stop.load()) {
+        const AcquireResult held = client.acquire(Resource(singles[i]), options);
+        if (!held.ok()) continue;
+        if (++inside[singles[i]] != 1) ++single_overlaps;
+        {
+          std::lock_guard<std::mutex> guard(taken[i].mutex);
+          taken[i].started.push_back(held.lock->started);
+        }
+        --inside[singles[i]];
+        (void)client.release(*held.lock);
+      }
+    });
+  }
+  // Let the single clients' lines form first.
+  std::this_thread::sleep_for(milliseconds(200));
+  BlockingClient set_client(config);
+  AcquireOptions options;
+  // A bound proving the set is served, not a timing claim: before the
+  // set's turn, such a waiter timed out at 1 s most of the time.
+  options.wait = milliseconds(5000);
+  int served = 0;
+  int waited_in_line = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const AcquireResult held = set_client.acquire({Resource("a"), Resource("c")}, options);
+    ASSERT_TRUE(held.ok()) << "round " << round << ": " << held.error.message();
+    ++served;
+    ASSERT_EQ(held.lock->resources.size(), 2U);
+    // The set's value holds both members on a majority.
+    for (const char* member : {"a", "c"}) {
+      std::size_t holding = 0;
+      for (std::size_t n = 0; n < cluster.size(); ++n) {
+        if (cluster.node(n).probe().command({"GET", key_of(member)}).text ==
+            held.lock->value.str()) {
+          ++holding;
+        }
+      }
+      EXPECT_GE(holding, 3U) << member;
+    }
+    if (!held.places.empty()) ++waited_in_line;
+    for (const AcquireResult::Place& place : held.places) {
+      for (std::size_t i = 0; i < singles.size(); ++i) {
+        if (singles[i] != place.resource.str()) continue;
+        std::lock_guard<std::mutex> guard(taken[i].mutex);
+        int ahead = 0;
+        for (TimePoint started : taken[i].started) {
+          if (started > place.ticket.recorded_at && started < held.lock->started) ++ahead;
+        }
+        EXPECT_LE(ahead, 1) << "round " << round << ": client " << i << " took "
+                            << place.resource.str() << " " << ahead
+                            << " times after the set's place there was recorded";
+      }
+    }
+    (void)set_client.release(*held.lock);
+  }
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(served, kRounds);
+  // The single clients kept the members busy: the set had to wait its
+  // turn in some line, not only find both free at once.
+  EXPECT_GT(waited_in_line, 0);
+  EXPECT_EQ(single_overlaps.load(), 0);
+  for (Acquisitions& each : taken) EXPECT_GT(each.started.size(), 0U);
+}
+
+// A set that gives up its wait (here: the members are held for longer
+// than it waits) keeps nothing: no member it took and no place in a line.
+TEST_F(SetTurnTest, ASetThatGivesUpKeepsNoMemberAndNoPlace) {
+  const QuorumConfig config = config_for(cluster);
+  BlockingClient holder(config);
+  BlockingClient set_client(config);
+  const AcquireResult c = holder.acquire(Resource("c"));
+  ASSERT_TRUE(c.ok());
+  AcquireOptions options;
+  options.wait = milliseconds(600);
+  const AcquireResult set = set_client.acquire({Resource("c"), Resource("a")}, options);
+  EXPECT_EQ(set.error, make_error_code(errc::not_acquired));
+  // It took "a" (first in name order) and waited in c's line; giving up
+  // released "a" and left c's line.
+  std::string left;
+  EXPECT_TRUE(eventually([&] {
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      RedisProbe probe = cluster.node(n).probe();
+      left = "node " + std::to_string(n) + " a=" + probe.command({"GET", key_of("a")}).text;
+      if (probe.command({"EXISTS", key_of("a")}).integer != 0) return false;
+      left += " queue c: " + std::to_string(probe.command({"ZCARD", "redlock:queue:c"}).integer);
+      if (probe.command({"ZCARD", "redlock:queue:c"}).integer != 0) return false;
+    }
+    return true;
+  })) << left;
+  // The plain holder of c is untouched, and "a" is free for anyone.
+  EXPECT_FALSE(holder.release(*c.lock).error);
+  BlockingClient other(config);
+  EXPECT_TRUE(other.acquire(Resource("a")).ok());
+}
+
+// The set's release hands each member on to that member's fair line at
+// once: the waiter first in c's line holds c after the set's release
+// without waiting for its next record.
+TEST_F(SetTurnTest, ASetsReleaseGrantsEachMembersFirstWaiter) {
+  const QuorumConfig config = config_for(cluster);
+  BlockingClient set_client(config);
+  BlockingClient waiter(config);
+  const AcquireResult set = set_client.acquire({Resource("a"), Resource("c")});
+  ASSERT_TRUE(set.ok());
+  std::optional<AcquireResult> got;
+  std::thread waiting([&] {
+    AcquireOptions fair;
+    fair.fair = true;
+    fair.wait = milliseconds(5000);
+    got = waiter.acquire(Resource("c"), fair);
+  });
+  ASSERT_TRUE(eventually([&] {
+    std::size_t listing = 0;
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      if (cluster.node(n).probe().command({"HLEN", "redlock:queue-claim:c"}).integer == 1) {
+        ++listing;
+      }
+    }
+    return listing == cluster.size();
+  }));
+  // Released with the waiter's claim on every node: the nodes grant it in
+  // the release itself (a grant sets the key to the claim's value).
+  const ReleaseResult rr = set_client.release(*set.lock);
+  ASSERT_FALSE(rr.error);
+  // (A node whose grant no one heard, the waiter's subscription there
+  // still on its way, takes it back; the waiter's next record takes it.)
+  std::size_t granted = 0;
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    RedisProbe probe = cluster.node(n).probe();
+    EXPECT_EQ(probe.command({"HLEN", "redlock:queue-claim:c"}).integer, 0) << n;
+    if (probe.command({"EXISTS", key_of("c")}).integer == 1) ++granted;
+  }
+  EXPECT_GE(granted, 3U);
+  waiting.join();
+  ASSERT_TRUE(got && got->ok());
+  // The grant was the waiter's claim: the key holds its lock's value.
+  EXPECT_EQ(cluster.node(0).probe().command({"GET", key_of("c")}).text, got->lock->value.str());
+  (void)waiter.release(*got->lock);
+}
+
+}  // namespace
+}  // namespace redlock::test
