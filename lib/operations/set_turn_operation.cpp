@@ -52,9 +52,11 @@ void SetTurnOperation::start() {
   AcquireOptions once = options_;
   once.retry_count = 0;
   once.wait.reset();
-  std::weak_ptr<Operation> weak = weak_from_this();
-  current_ = launch<AcquireOperation>(core_, resources_, once, [weak, this](AcquireResult result) {
-    if (auto self = weak.lock()) on_first_attempt(std::move(result));
+  // The callbacks keep this alive: an acquire always answers once, and a
+  // member won after this ended must still be given up (on_member).
+  auto self = shared_from_this();
+  current_ = launch<AcquireOperation>(core_, resources_, once, [self, this](AcquireResult result) {
+    on_first_attempt(std::move(result));
   });
 }
 
@@ -95,9 +97,9 @@ void SetTurnOperation::take_next() {
     member.retry_count = -1;
   }
   const Resource& resource = resources_[order_[held_.size()]];
-  std::weak_ptr<Operation> weak = weak_from_this();
-  current_ = launch<AcquireOperation>(core_, resource, member, [weak, this](AcquireResult result) {
-    if (auto self = weak.lock()) on_member(std::move(result));
+  auto self = shared_from_this();
+  current_ = launch<AcquireOperation>(core_, resource, member, [self, this](AcquireResult result) {
+    on_member(std::move(result));
   });
 }
 
@@ -143,13 +145,10 @@ void SetTurnOperation::adopt() {
   Lock set{resources_.front(), LockValue(value), ttl_, started, valid_until, std::nullopt};
   set.resources = resources_;
   ScriptCall call = adopt_call(set, values, core_.config().lock);
-  std::weak_ptr<Operation> weak = weak_from_this();
+  auto self = shared_from_this();
   current_ = launch<ExtendOperation>(
       core_, std::move(set), ExtendOptions{ttl_},
-      [weak, this](ExtendResult result) {
-        if (auto self = weak.lock()) on_adopted(std::move(result));
-      },
-      std::move(call));
+      [self, this](ExtendResult result) { on_adopted(std::move(result)); }, std::move(call));
 }
 
 void SetTurnOperation::on_adopted(ExtendResult result) {
@@ -196,13 +195,11 @@ void SetTurnOperation::renew_held() {
   if (phase_ != Phase::taking || held_.empty()) return;
   renewals_out_ = held_.size();
   const std::uint64_t holding = holding_;
-  std::weak_ptr<Operation> weak = weak_from_this();
+  auto self = shared_from_this();
   for (std::size_t i = 0; i < held_.size(); ++i) {
     launch<ExtendOperation>(core_, held_[i], ExtendOptions{ttl_},
-                            [weak, this, i, holding](ExtendResult result) {
-                              auto self = weak.lock();
-                              if (!self || holding != holding_) return;
-                              on_renewed(i, std::move(result));
+                            [self, this, i, holding](ExtendResult result) {
+                              if (holding == holding_) on_renewed(i, std::move(result));
                             });
   }
 }
