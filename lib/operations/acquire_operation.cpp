@@ -129,6 +129,7 @@ void AcquireOperation::start() {
 }
 
 bool AcquireOperation::defer_first_attempt() {
+  if (!courtesy_) return false;
   const TimePoint now = core_.clock().now();
   const std::optional<Microseconds> round_trip =
       core_.wakeups().recent_contention().contended_round_trip(channel_, now);

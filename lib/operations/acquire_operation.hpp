@@ -44,6 +44,11 @@ class AcquireOperation final : public Operation, public Wakeable {
                    AsyncClient::AcquireCallback callback);
 
   void start();
+  // A member of a set that waits its turn (set_turn_operation.hpp): no
+  // courtesy pause before its first attempt, since the set has waited
+  // already and the pause would only let the member's line grow. Before
+  // start().
+  void skip_courtesy() noexcept { courtesy_ = false; }
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
   void cancel() override;
   void abort(std::error_code why) override;
@@ -278,6 +283,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::error_code argument_problem_;
   AsyncClient::AcquireCallback callback_;
   bool fenced_ = false;
+  bool courtesy_ = true;  // skip_courtesy()
   // A mutex acquire that turns fair at its first refusal (the caller left
   // AcquireOptions::fair unset; exclusive, unfenced, may wait).
   bool may_turn_fair_ = false;

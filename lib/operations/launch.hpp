@@ -24,4 +24,18 @@ std::shared_ptr<Op> launch(ClientCore& core, Args&&... args) {
   return op;
 }
 
+// The same, with `prepare(op)` run on the operation before it starts.
+template <typename Op, typename Prepare, typename... Args>
+std::shared_ptr<Op> launch_prepared(ClientCore& core, Prepare&& prepare, Args&&... args) {
+  auto op = std::make_shared<Op>(core, std::forward<Args>(args)...);
+  if (core.closing()) {
+    op->abort(make_error_code(errc::shutting_down));
+    return op;
+  }
+  prepare(*op);
+  core.started(op);
+  op->start();
+  return op;
+}
+
 }  // namespace redlock::detail

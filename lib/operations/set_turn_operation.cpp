@@ -8,6 +8,7 @@
 #include "operations/extend_operation.hpp"
 #include "operations/launch.hpp"
 #include "scripts/lock_calls.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 
@@ -49,6 +50,18 @@ SetTurnOperation::SetTurnOperation(ClientCore& core, std::vector<Resource> resou
 }
 
 void SetTurnOperation::start() {
+  // A set whose recent acquires waited their turn (its first member's
+  // acquire had to wait) starts in line at once: its first attempt would
+  // be refused, as a contended fair waiter's is (docs/algorithm.md, "A
+  // set's turn").
+  const std::string first =
+      release_channel(core_.config().lock.key_prefix, resources_[order_.front()].str());
+  if (core_.wakeups().recent_contention().contended_round_trip(first, core_.clock().now())) {
+    phase_ = Phase::taking;
+    // Never answered from inside the starting call.
+    core_.turn().post([self = shared_from_this(), this] { take_next(); });
+    return;
+  }
   AcquireOptions once = options_;
   once.retry_count = 0;
   once.wait.reset();
@@ -83,6 +96,7 @@ bool SetTurnOperation::out_of_time() const {
 }
 
 void SetTurnOperation::take_next() {
+  if (phase_ != Phase::taking) return;
   if (held_.size() == order_.size()) return adopt();
   if (out_of_time()) return finish(make_error_code(errc::not_acquired));
   AcquireOptions member = options_;
@@ -98,9 +112,9 @@ void SetTurnOperation::take_next() {
   }
   const Resource& resource = resources_[order_[held_.size()]];
   auto self = shared_from_this();
-  current_ = launch<AcquireOperation>(core_, resource, member, [self, this](AcquireResult result) {
-    on_member(std::move(result));
-  });
+  current_ = launch_prepared<AcquireOperation>(
+      core_, [](AcquireOperation& op) { op.skip_courtesy(); }, resource, member,
+      [self, this](AcquireResult result) { on_member(std::move(result)); });
 }
 
 void SetTurnOperation::on_member(AcquireResult result) {
