@@ -123,6 +123,16 @@ TEST_F(SetTurnTest, ASetThatGivesUpKeepsNoMemberAndNoPlace) {
   BlockingClient set_client(config);
   const AcquireResult c = holder.acquire(Resource("c"));
   ASSERT_TRUE(c.ok());
+  // Every node holds c (an acquire answers at a majority; a loaded node's
+  // grant may come later).
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      if (cluster.node(n).probe().command({"GET", key_of("c")}).text != c.lock->value.str()) {
+        return false;
+      }
+    }
+    return true;
+  }));
   AcquireOptions options;
   options.wait = milliseconds(600);
   const AcquireResult set = set_client.acquire({Resource("c"), Resource("a")}, options);
