@@ -1625,6 +1625,19 @@ TEST(CheckerFairOrderTest, WaitersForTwoResourcesAreNotCompared) {
   (void)expect_violated(same.check(), "C16");
 }
 
+// A set's ticket is that of the last line it waited in, which may be
+// either member's: its places are C17's, and C16 compares none of them.
+TEST(CheckerFairOrderTest, ASetsTicketsFromItsMembersLinesAreNotCompared) {
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 100,
+          over({"a", "c"}).waited_for("a", 3, 10).waited_for("c", 9, 20).in_line(9, 15, 20));
+  release(run, "c0", "s", 110, 111);
+  acquire(run, "c0", "t", 120, 200, over({"a", "c"}).waited_for("a", 5, 130).in_line(5, 125, 130));
+  const CheckResult result = run.check();
+  expect_not_applicable(result, "C16");
+  expect_holds(result, "C17");
+}
+
 TEST(CheckerFairOrderTest, LocksThatNeverWaitedInLineHaveNothingToCheck) {
   RunHistory run;
   acquire(run, "c0", "a", 0, 5);
@@ -1716,6 +1729,25 @@ TEST(CheckerSetTurnTest, AnotherSetTakingTheMemberTwiceIsAViolation) {
   acquire(run, "c1", "t2", 95, 100, over({"a", "b"}));
   release(run, "c1", "t2", 110, 111);
   (void)expect_violated(run.check(), "C17");
+}
+
+// A set that waited its turn is made one lock by a round counted as an
+// extend: its nodes answer "extended", which C1 and C9 take as the grant
+// of a set (only of a set: a plain lock's acquire is granted or not).
+TEST(CheckerSetTurnTest, AnAdoptedSetsExtendedRepliesAreItsGrants) {
+  RunHistory run;
+  acquire(run, "c0", "s", 0, 200,
+          over({"a", "c"}).waited_for("a", 4, 20).answered(all_say("extended", {0, 1, 3})));
+  release(run, "c0", "s", 210, 212, all_say("released", {0, 1, 3}));
+  const CheckResult result = run.check();
+  expect_holds(result, "C1");
+  expect_holds(result, "C9");
+  RunHistory plain;
+  acquire(plain, "c1", "p", 0, 5, over({"a"}).answered(all_say("extended", {0, 1, 3})));
+  release(plain, "c1", "p", 10, 12, all_say("released", {0, 1, 3}));
+  const CheckResult refused = plain.check();
+  (void)expect_violated(refused, "C1");
+  (void)expect_violated(refused, "C9");
 }
 
 TEST(CheckerSetTurnTest, SetsThatNeverWaitedInLinesHaveNothingToCheck) {

@@ -7,7 +7,9 @@
 // release).
 //   C1  acquire ok: at least floor(N/2)+1 nodes with status "granted"
 //       (N from the run event's count; without one, from the highest node
-//       index replied).
+//       index replied); for a lock over several resources "extended"
+//       counts too, the answer of the round that adopts a waiting set's
+//       members as one lock (acquire_reply_grants, history.hpp).
 //   C2  acquire ok: 0 < validity_ms <= ttl_ms - drift_ms; the claimed
 //       deadline_t is not after start_t + (ttl_ms - drift_ms) ms (1 ms
 //       tolerance): validity is ttl - elapsed - drift with elapsed counted

@@ -5,7 +5,9 @@
 // point of its work) between its ticket being recorded and the other's
 // acquisition stopped renewing its place and is not owed its turn: the
 // promise is for live waiters. Tickets are per resource: only waiters for
-// the same resource are compared.
+// the same resource are compared. A set waits in several lines, one
+// member at a time, its one ticket that of its last line: its places are
+// C17's (checker_set_turn.cpp), not compared here.
 #include "checker_internal.hpp"
 
 namespace redlock::chaos::checker_internal {
@@ -50,18 +52,19 @@ std::string waiter_text(const Context& context, const Holding& holding) {
 
 Verdict check_fair_order(const Context& context, std::vector<Finding>& findings) {
   InvariantCheck check(kFairOrder, findings);
-  std::vector<const Holding*> waited;
-  for (const Holding* holding : acquired_by_time(context.holdings)) {
-    const Event& ok = holding->ok();
-    if (ok.ticket && ok.ticket_recorded_t != 0 && ok.ticket_drawn_t != 0) waited.push_back(holding);
-  }
-  const std::vector<Pause> pauses = client_pauses(context.history);
   // Tickets count per resource: two waiters are compared only when they
   // waited for the same one (a scenario that mixes resources).
   const auto resource_of = [](const Holding& holding) {
     const std::vector<Claim> claims = claims_of(holding.ok());
     return claims.size() == 1 ? claims.front().key : std::string();
   };
+  std::vector<const Holding*> waited;
+  for (const Holding* holding : acquired_by_time(context.holdings)) {
+    const Event& ok = holding->ok();
+    if (!ok.ticket || ok.ticket_recorded_t == 0 || ok.ticket_drawn_t == 0) continue;
+    if (!resource_of(*holding).empty()) waited.push_back(holding);
+  }
+  const std::vector<Pause> pauses = client_pauses(context.history);
   for (const Holding* earlier : waited) {
     check.applies();
     const Event& a = earlier->ok();

@@ -17,6 +17,16 @@ int count_nodes_with(const std::vector<NodeReply>& nodes, std::string_view statu
   return static_cast<int>(distinct.size());
 }
 
+// The distinct nodes that granted an acquisition (a set's adoption round
+// answers "extended": acquire_reply_grants).
+int count_granted(const Event& ok) {
+  std::set<int> distinct;
+  for (const NodeReply& reply : ok.nodes) {
+    if (acquire_reply_grants(ok, reply)) distinct.insert(reply.node);
+  }
+  return static_cast<int>(distinct.size());
+}
+
 void check_validity_of(const Context& context, const Event& ok, InvariantCheck& check) {
   const std::string subject = "acquire of " + ok.value;
   const std::int64_t budget_ms = ok.ttl_ms - ok.drift_ms;
@@ -129,7 +139,7 @@ Verdict check_quorum(const Context& context, std::vector<Finding>& findings) {
   for (const Holding* holding : acquired_by_time(context.holdings)) {
     check.applies();
     const Event& ok = holding->ok();
-    const int granted = count_nodes_with(ok.nodes, "granted");
+    const int granted = count_granted(ok);
     if (granted < context.quorum()) {
       check.violation(ok, "acquire of " + ok.value + " succeeded with " + std::to_string(granted) +
                               " of " + std::to_string(context.node_count) +

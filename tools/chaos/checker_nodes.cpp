@@ -8,11 +8,13 @@
 namespace redlock::chaos::checker_internal {
 namespace {
 
-// Statuses after which a node may hold the acquisition's value: a grant,
-// or no answer (the SET may have landed after the library stopped waiting).
-bool may_hold_after_acquire(std::string_view status) {
-  return status == "granted" || status == "replicas_short" || status == "timeout" ||
-         status == "pending" || status == "unreachable";
+// Replies after which a node may hold the acquisition's value: a grant (a
+// set's adoption included), or no answer (the SET may have landed after
+// the library stopped waiting).
+bool may_hold_after_acquire(const Event& acquire, const NodeReply& reply) {
+  const std::string& status = reply.status;
+  return acquire_reply_grants(acquire, reply) || status == "replicas_short" ||
+         status == "timeout" || status == "pending" || status == "unreachable";
 }
 
 std::set<int> nodes_that_may_hold(const Holding& holding) {
@@ -20,7 +22,7 @@ std::set<int> nodes_that_may_hold(const Holding& holding) {
   for (const Operation* attempt : holding.acquire_attempts) {
     if (attempt->completion == nullptr) continue;
     for (const NodeReply& reply : attempt->completion->nodes) {
-      if (may_hold_after_acquire(reply.status)) nodes.insert(reply.node);
+      if (may_hold_after_acquire(*attempt->completion, reply)) nodes.insert(reply.node);
     }
   }
   for (const Operation* extend : holding.extends) {

@@ -518,6 +518,10 @@ void HistoryWriter::write(const Event& event) noexcept {
   }
 }
 
+bool acquire_reply_grants(const Event& acquire, const NodeReply& reply) noexcept {
+  return reply.status == "granted" || (reply.status == "extended" && acquire.resources.size() > 1);
+}
+
 std::vector<NodeReply> node_replies(const std::vector<NodeOutcome>& outcomes) {
   std::vector<NodeReply> replies;
   replies.reserve(outcomes.size());

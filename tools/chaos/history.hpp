@@ -199,6 +199,13 @@ struct Event {
 // The library's per-node outcomes as history replies.
 [[nodiscard]] std::vector<NodeReply> node_replies(const std::vector<NodeOutcome>& outcomes);
 
+// Whether `reply`, one of an acquire completion's, says the node took the
+// acquisition's value: "granted", or, for a lock over several resources,
+// "extended": a set that waited its turn ends with a round that adopts
+// its members as one lock, counted as an extend (docs/algorithm.md, "A
+// set's turn").
+[[nodiscard]] bool acquire_reply_grants(const Event& acquire, const NodeReply& reply) noexcept;
+
 // One line of JSON (no trailing newline).
 [[nodiscard]] std::string to_json_line(const Event& event);
 // Parses one line; nullopt with `error` set on malformed input.

@@ -100,7 +100,7 @@ std::vector<NodeHolding> collect_node_holdings(const History& history, const Run
       const std::tuple<int, std::string_view, std::string_view> slot{reply.node, event.proc,
                                                                      event.value};
       const auto found = open.find(slot);
-      if (acquired && reply.status == "granted") {
+      if (acquired && acquire_reply_grants(event, reply)) {
         const std::int64_t from = event.start_t != 0 ? event.start_t : event.t;
         // Whatever value of this lock the node still held, it no longer
         // does: released unseen (the release returned before this node
