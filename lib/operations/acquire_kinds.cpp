@@ -81,16 +81,10 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
     return call;
   }
   if (kind_ == LockKind::multi) {
-    call.script = &script(ScriptId::release_all);
-    call.keys = lock_keys_;
-    call.args = {value.str()};
-    for (std::size_t i = 0; i < channels_.size(); ++i) {
-      call.args.emplace_back(announce ? std::string_view(channels_[i]) : kNoChannel);
-      call.args.emplace_back(announce
-                                 ? waiting_key(core_.config().lock.key_prefix, resources_[i].str())
-                                 : std::string());
-    }
-    return call;
+    // The set's own release (lock_calls.hpp), of this attempt's value.
+    Lock attempted{resource_, value, ttl_, TimePoint{}, TimePoint{}, std::nullopt};
+    attempted.resources = resources_;
+    return release_call(attempted, core_.config().lock, announce);
   }
   if (permit >= 0 && permit < static_cast<std::int64_t>(permits_)) {
     call.script = &script(ScriptId::release);
@@ -101,6 +95,7 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.
   call.script = &script(ScriptId::release_all);
+  call.keys = {marker_key_, recovering_key_};
   call.args = {value.str()};
   for (std::uint32_t j = 0; j < permits_; ++j) {
     call.keys.push_back(permit_prefix_ + std::to_string(j));

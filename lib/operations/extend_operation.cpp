@@ -111,6 +111,9 @@ void ExtendOperation::decide() {
     return;
   }
   // Validity counts from the extend's own start, not from the acquisition.
+  // A set's adoption is the attempt that won its lock: the lock starts
+  // with it.
+  if (call_) lock_.started = timing.started;
   lock_.ttl = ttl_;
   lock_.valid_until = timing.started + verdict.validity;
   result_.validity = std::chrono::floor<Milliseconds>(verdict.validity);

@@ -239,7 +239,9 @@ void SetTurnOperation::release_call_now(const Lock& lock) {
   // A cleanup: sent again after a reconnect until the value cannot live
   // on the node any more. No value is ever granted again once released.
   const ScriptCall call = release_call(lock, core_.config().lock, true);
-  const TimePoint expires_at = lock.started + lock.ttl + core_.drift_for(lock.ttl);
+  // A renewal moved the keys' expiry past started + ttl: the last one
+  // began before valid_until, so the keys are gone by valid_until + ttl.
+  const TimePoint expires_at = lock.valid_until + lock.ttl + core_.drift_for(lock.ttl);
   for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {
@@ -78,6 +79,9 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
     ASSERT_TRUE(held.ok()) << "round " << round << ": " << held.error.message();
     ++served;
     ASSERT_EQ(held.lock->resources.size(), 2U);
+    // The lock starts with the round that made it one (its adoption): its
+    // validity is counted from there, never past start + TTL.
+    EXPECT_LE(held.lock->valid_until, held.lock->started + config.lock.ttl);
     // The set's value holds both members on a majority.
     for (const char* member : {"a", "c"}) {
       std::size_t holding = 0;
@@ -199,6 +203,91 @@ TEST_F(SetTurnTest, ASetsReleaseGrantsEachMembersFirstWaiter) {
   // The grant was the waiter's claim: the key holds its lock's value.
   EXPECT_EQ(cluster.node(0).probe().command({"GET", key_of("c")}).text, got->lock->value.str());
   (void)waiter.release(*got->lock);
+}
+
+// Two sets that list the same names in opposite orders, among clients
+// that lock each name alone, are both served round after round: each
+// takes the names in the same (byte) order, so neither holds what the
+// other waits for.
+TEST_F(SetTurnTest, SetsListingTheirNamesInOppositeOrdersAreBothServed) {
+  const QuorumConfig config = config_for(cluster);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> singles;
+  for (const char* name : {"a", "c"}) {
+    singles.emplace_back([&, name] {
+      BlockingClient client(config);
+      AcquireOptions options;
+      options.wait = milliseconds(10000);
+      while (!stop.load()) {
+        const AcquireResult held = client.acquire(Resource(name), options);
+        if (held.ok()) (void)client.release(*held.lock);
+      }
+    });
+  }
+  std::atomic<int> served{0};
+  std::atomic<int> waited{0};
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> sets;
+  const std::vector<std::vector<Resource>> orders = {{Resource("a"), Resource("c")},
+                                                     {Resource("c"), Resource("a")}};
+  for (std::size_t s = 0; s < orders.size(); ++s) {
+    sets.emplace_back([&, s] {
+      BlockingClient client(config);
+      AcquireOptions options;
+      // A bound proving no deadlock, not a timing claim: two sets that
+      // took their names in the caller's order held one each, renewed,
+      // until this ran out.
+      options.wait = milliseconds(5000);
+      for (int round = 0; round < 8; ++round) {
+        const AcquireResult held = client.acquire(orders[s], options);
+        if (!held.ok()) {
+          failures[s] = "round " + std::to_string(round) + ": " + held.error.message();
+          return;
+        }
+        ++served;
+        if (!held.places.empty()) ++waited;
+        (void)client.release(*held.lock);
+      }
+    });
+  }
+  for (std::thread& thread : sets) thread.join();
+  stop = true;
+  for (std::thread& thread : singles) thread.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+  EXPECT_EQ(served.load(), 16);
+  EXPECT_GT(waited.load(), 0);
+}
+
+// adopt_all on a real node, called as the library sends it: it changes a
+// key only when the key holds the member's own value, the set's, or
+// nothing, and takes a free key only under the node rules.
+TEST_F(SetTurnTest, AdoptionNeverTakesAKeyFromAnotherHolder) {
+  RedisProbe node = cluster.node(0).probe();
+  const std::string body(detail::script(detail::ScriptId::adopt_all).body);
+  const auto adopt = [&](const std::string& defence) {
+    return node.command({"EVAL", body, "4", "redlock:node", "redlock:recovering", key_of("a"),
+                         key_of("c"), "set", "10000", defence, "own-a", "own-c"});
+  };
+  // c held by someone else: nothing changes.
+  (void)node.command({"SET", key_of("a"), "own-a", "PX", "10000"});
+  (void)node.command({"SET", key_of("c"), "other", "PX", "10000"});
+  EXPECT_EQ(adopt("0").integer, 0);
+  EXPECT_EQ(node.command({"GET", key_of("a")}).text, "own-a");
+  EXPECT_EQ(node.command({"GET", key_of("c")}).text, "other");
+  // c free, the defence on and no marker: a free key is not taken.
+  (void)node.command({"DEL", key_of("c"), "redlock:node"});
+  EXPECT_EQ(adopt("1").integer, 0);
+  EXPECT_EQ(node.command({"GET", key_of("a")}).text, "own-a");
+  EXPECT_EQ(node.command({"EXISTS", key_of("c")}).integer, 0);
+  // The node rules allow: every key is the set's, with the TTL.
+  (void)node.command({"SET", "redlock:node", "1"});
+  EXPECT_EQ(adopt("1").integer, 1);
+  EXPECT_EQ(node.command({"GET", key_of("a")}).text, "set");
+  EXPECT_EQ(node.command({"GET", key_of("c")}).text, "set");
+  EXPECT_GT(node.command({"PTTL", key_of("c")}).integer, 9000);
+  // Again (a repeated request): the set's value is accepted as its own.
+  EXPECT_EQ(adopt("1").integer, 1);
 }
 
 }  // namespace
