@@ -5,9 +5,9 @@
 #include "operations/extend_operation.hpp"
 #include "operations/inspect_operation.hpp"
 #include "operations/launch.hpp"
-#include "operations/set_turn_operation.hpp"
 #include "operations/observe_operation.hpp"
 #include "operations/release_operation.hpp"
+#include "operations/set_turn_operation.hpp"
 #include "protocol/same_server.hpp"
 
 namespace redlock {

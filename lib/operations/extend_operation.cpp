@@ -82,8 +82,7 @@ void ExtendOperation::start() {
 
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started, lock_.valid_until);
-  request_.emplace(
-      PreparedRequest(call_ ? *call_ : extend_call(lock_, core_.config().lock, ttl_)));
+  request_.emplace(PreparedRequest(call_ ? *call_ : extend_call(lock_, core_.config().lock, ttl_)));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(

@@ -78,8 +78,8 @@ void SetTurnOperation::on_first_attempt(AcquireResult result) {
   current_.reset();
   result_.attempts += result.attempts;
   const std::error_code error = result.error;
-  const bool contended = error == errc::not_acquired || error == errc::no_quorum ||
-                         error == errc::validity_too_short;
+  const bool contended =
+      error == errc::not_acquired || error == errc::no_quorum || error == errc::validity_too_short;
   if (result.ok() || !contended || out_of_time()) {
     const int attempts = result_.attempts;
     result_ = std::move(result);

@@ -32,8 +32,8 @@ namespace redlock::detail {
 
 class SetTurnOperation final : public Operation {
  public:
-  SetTurnOperation(ClientCore& core, std::vector<Resource> resources,
-                   const AcquireOptions& options, AsyncClient::AcquireCallback callback);
+  SetTurnOperation(ClientCore& core, std::vector<Resource> resources, const AcquireOptions& options,
+                   AsyncClient::AcquireCallback callback);
 
   // Whether an acquire of `resources` with `options` waits its turn so:
   // two or more valid names, exclusive, unfenced (a set's token is one

@@ -65,8 +65,8 @@ TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
   EXPECT_EQ(release.script->id, ScriptId::release_all);
   // The node rules' keys first (a member's fair line is served under
   // them), then the lock keys.
-  EXPECT_EQ(release.keys, (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r",
-                                                    "p:lock:s"}));
+  EXPECT_EQ(release.keys,
+            (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r", "p:lock:s"}));
   // Each resource's channel and waiting line.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r",
                                                     "p:released:s", "p:waiting:s"}));
@@ -77,9 +77,8 @@ TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
   EXPECT_EQ(adopt.script->id, ScriptId::adopt_all);
   EXPECT_EQ(adopt.keys,
             (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r", "p:lock:s"}));
-  EXPECT_EQ(adopt.args,
-            (std::vector<std::string>{"v", std::to_string(multi().ttl.count()),
-                                      keys().amnesia_defence ? "1" : "0", "vr", "vs"}));
+  EXPECT_EQ(adopt.args, (std::vector<std::string>{"v", std::to_string(multi().ttl.count()),
+                                                  keys().amnesia_defence ? "1" : "0", "vr", "vs"}));
 }
 
 TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {

@@ -1,7 +1,6 @@
 // The table of scripts: one entry per script, in ScriptId order, named by
 // the SHA-1 of its body, and the reply codes the Lua returns are exactly
 // the ones ReplyCode names (the parsers read nothing else).
-#include "scripts/kind_scripts.hpp"
 #include "scripts/scripts.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "scripts/kind_scripts.hpp"
 #include "scripts/sha1.hpp"
 
 namespace redlock::detail {
