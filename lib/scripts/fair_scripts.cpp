@@ -76,6 +76,34 @@ local function serve_queue(key, queue, due, claims, marker, recovering, value)
   if granted then redis.pcall('DEL', key) end
   return false
 end
+-- Serves the fair line of each key a release just freed: `freed` lists
+-- {index, key, release channel, released value}; a key whose channel is a
+-- lock's ("<prefix>released:<resource>") has its line's keys named from
+-- the node marker's prefix and that resource. Answers serve_queue's answer
+-- by index (none: not served). One EXISTS over the lines first, so a
+-- release with no line pays one call.
+local function serve_freed(freed, marker, recovering)
+  local prefix = string.sub(marker, 1, #marker - 4)
+  local channels = prefix .. 'released:'
+  local served, fair, queues = {}, {}, {}
+  for _, entry in ipairs(freed) do
+    local channel = entry[3]
+    if #channel > #channels and string.sub(channel, 1, #channels) == channels then
+      fair[#fair + 1] = entry
+      queues[#queues + 1] = prefix .. 'queue:' .. string.sub(channel, #channels + 1)
+    end
+  end
+  if #fair == 0 then return served end
+  local queued = redis.pcall('EXISTS', unpack(queues))
+  if type(queued) == 'number' and queued == 0 then return served end
+  for j, entry in ipairs(fair) do
+    local resource = string.sub(entry[3], #channels + 1)
+    served[entry[1]] = serve_queue(entry[2], queues[j], prefix .. 'queue-due:' .. resource,
+                                   prefix .. 'queue-claim:' .. resource, marker, recovering,
+                                   entry[4])
+  end
+  return served
+end
 )lua";
 
 const std::string_view kFairAcquireBody = R"lua(

@@ -23,7 +23,10 @@ namespace redlock::detail {
 //   deadline, and their claims;
 //   first_place(queue) is the first place's id (nil: none, or unreadable);
 //   read_claim(claim) is a claim's ttl, tag, defence flag and value (nil:
-//   none, or malformed).
+//   none, or malformed);
+//   serve_queue(...) serves one freed key's line, and serve_freed(freed,
+//   marker, recovering) the lines of every key a release freed (the plain
+//   release and release_all share it).
 //   The first two answer the error of their first command, if any.
 extern const std::string_view kFairQueue;
 // fair_acquire — opens with the node rules, the readers' helpers and the

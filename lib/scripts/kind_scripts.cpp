@@ -93,29 +93,10 @@ if failed(deleted) then return deleted end
 -- Each member's fair line is served as the plain release serves it (its
 -- first waiter's claim granted in this call, so that no newcomer finds
 -- the key free in between): a set that waited for its members in their
--- lines, or took them at once, hands each member on to that member's
--- line. The queues' keys are named from the node marker's prefix and the
--- release channel's resource.
-local prefix = string.sub(KEYS[1], 1, #KEYS[1] - 4)
-local channels = prefix .. 'released:'
-local served, fair, queues = {}, {}, {}
-for _, i in ipairs(released) do
-  local channel = ARGV[2 * i]
-  if string.sub(channel, 1, #channels) == channels and #channel > #channels then
-    fair[#fair + 1] = i
-    queues[#queues + 1] = prefix .. 'queue:' .. string.sub(channel, #channels + 1)
-  end
-end
-if #fair > 0 then
-  local queued = redis.pcall('EXISTS', unpack(queues))
-  if type(queued) ~= 'number' or queued > 0 then
-    for j, i in ipairs(fair) do
-      local resource = string.sub(ARGV[2 * i], #channels + 1)
-      served[i] = serve_queue(KEYS[2 + i], queues[j], prefix .. 'queue-due:' .. resource,
-                              prefix .. 'queue-claim:' .. resource, KEYS[1], KEYS[2], ARGV[1])
-    end
-  end
-end
+-- lines, or took them at once, hands each member on to that member's line.
+local freed = {}
+for _, i in ipairs(released) do freed[#freed + 1] = {i, KEYS[2 + i], ARGV[2 * i], ARGV[1]} end
+local served = serve_freed(freed, KEYS[1], KEYS[2])
 for _, i in ipairs(released) do
   local channel = ARGV[2 * i]
   if channel ~= '' then

@@ -300,29 +300,12 @@ if #listened == 0 or redis.pcall('EXISTS', unpack(listened)) == 0 then return ou
 -- A fair line's first waiter (a lock taken without a place in it, the
 -- first attempt's transaction, is released here): served as fair_release
 -- serves it, its claim granted in this call, so that no newcomer finds
--- the key free in between. The queue's keys are named from the node
--- marker's prefix and the release channel's resource.
-local prefix = string.sub(KEYS[1], 1, #KEYS[1] - 4)
-local channels = prefix .. 'released:'
-local served, fair, queues = {}, {}, {}
+-- the key free in between.
+local freed = {}
 for i = 1, n do
-  local channel = ARGV[4 * i - 2]
-  if out[i] == 1 and string.sub(channel, 1, #channels) == channels then
-    fair[#fair + 1] = i
-    queues[#queues + 1] = prefix .. 'queue:' .. string.sub(channel, #channels + 1)
-  end
+  if out[i] == 1 then freed[#freed + 1] = {i, KEYS[2 + i], ARGV[4 * i - 2], ARGV[4 * i - 3]} end
 end
-if #fair > 0 then
-  local queued = redis.pcall('EXISTS', unpack(queues))
-  if type(queued) ~= 'number' or queued > 0 then
-    for j, i in ipairs(fair) do
-      local resource = string.sub(ARGV[4 * i - 2], #channels + 1)
-      served[i] = serve_queue(KEYS[2 + i], queues[j], prefix .. 'queue-due:' .. resource,
-                              prefix .. 'queue-claim:' .. resource, KEYS[1], KEYS[2],
-                              ARGV[4 * i - 3])
-    end
-  end
-end
+local served = serve_freed(freed, KEYS[1], KEYS[2])
 local lines = {}
 for i = 1, n do
   local channel = ARGV[4 * i - 2]
