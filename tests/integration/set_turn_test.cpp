@@ -65,8 +65,15 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
       }
     });
   }
-  // Let the single clients' lines form first.
-  std::this_thread::sleep_for(milliseconds(200));
+  // The single clients are cycling (each has taken its resource) before
+  // the set asks.
+  ASSERT_TRUE(eventually([&] {
+    for (Acquisitions& each : taken) {
+      std::lock_guard<std::mutex> guard(each.mutex);
+      if (each.started.empty()) return false;
+    }
+    return true;
+  }));
   BlockingClient set_client(config);
   AcquireOptions options;
   // A bound proving the set is served, not a timing claim: before the
