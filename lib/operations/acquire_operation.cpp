@@ -394,11 +394,7 @@ void AcquireOperation::propose(std::uint64_t token) {
   if (kind_ == LockKind::multi) {
     // One token for every resource: larger than each one's counter, so it
     // orders this holder after every earlier holder of each of them.
-    ScriptCall call;
-    call.script = &script(ScriptId::fence_all);
-    call.keys = {marker_key_, recovering_key_, fence_key_};
-    call.args = {std::string(defence_flag_), token_text};
-    for (const Resource& each : resources_) call.args.push_back(each.str());
+    const ScriptCall call = fence_all_call(resources_, token, core_.config().lock);
     for (auto& node : core_.nodes()) {
       node->send_call(call, false, fencing_.started(), self, fencing_.tag());
     }

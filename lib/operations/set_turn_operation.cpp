@@ -7,6 +7,8 @@
 #include "operations/acquire_operation.hpp"
 #include "operations/extend_operation.hpp"
 #include "operations/launch.hpp"
+#include "operations/set_fence_operation.hpp"
+#include "protocol/validity.hpp"
 #include "scripts/lock_calls.hpp"
 #include "scripts/scripts.hpp"
 
@@ -16,9 +18,7 @@ bool SetTurnOperation::applies(const ClientCore& core, const std::vector<Resourc
                                const AcquireOptions& options) {
   const LockConfig& lock = core.config().lock;
   if (resources.size() < 2 || !valid_resource_set(resources)) return false;
-  if (options.shared || options.fair == false || options.fenced.value_or(lock.fenced)) {
-    return false;
-  }
+  if (options.shared || options.fair == false) return false;
   return options.retry_count.value_or(options.wait ? -1 : lock.retry_count) != 0;
 }
 
@@ -186,7 +186,39 @@ void SetTurnOperation::on_adopted(ExtendResult result) {
   result_.lock = std::move(result.lock);
   result_.validity = result.validity;
   result_.error.clear();
+  if (!options_.fenced.value_or(core_.config().lock.fenced)) return finish({});
+  // Fenced: one token for every member, proposed while the set is held.
+  phase_ = Phase::fencing;
+  auto self = shared_from_this();
+  current_ = launch<SetFenceOperation>(
+      core_, *result_.lock,
+      [self, this](std::error_code error, std::uint64_t token) { on_fenced(error, token); });
+}
+
+void SetTurnOperation::on_fenced(std::error_code error, std::uint64_t token) {
+  // Cancelled or aborted meanwhile: stop() or abort() gave the set up.
+  if (phase_ != Phase::fencing) return;
+  current_.reset();
+  if (error) return drop_set_and_start_over(error);
+  Lock& set = *result_.lock;
+  // The validity left after the token's rounds, as a fenced acquire
+  // measures it after its phase 2.
+  const Microseconds validity =
+      std::chrono::duration_cast<Microseconds>(set.valid_until - core_.clock().now());
+  if (!validity_sufficient(validity, core_.config().lock.min_validity)) {
+    return drop_set_and_start_over(make_error_code(errc::validity_too_short));
+  }
+  set.fence = token;
+  set.fences.assign(set.resources.size(), token);
+  result_.validity = std::chrono::floor<Milliseconds>(validity);
   finish({});
+}
+
+void SetTurnOperation::drop_set_and_start_over(std::error_code why) {
+  if (result_.lock) release_call_now(*result_.lock);
+  result_.lock.reset();
+  result_.validity = Milliseconds(0);
+  start_over(why);
 }
 
 void SetTurnOperation::schedule_renewal() {
@@ -271,6 +303,8 @@ void SetTurnOperation::finish(std::error_code error) {
 }
 
 void SetTurnOperation::stop() {
+  // A set adopted and being fenced is held: it goes too.
+  if (phase_ == Phase::fencing && result_.lock) release_call_now(*result_.lock);
   phase_ = Phase::done;
   if (auto current = std::move(current_)) current->cancel();
   release_held();
@@ -285,6 +319,7 @@ void SetTurnOperation::cancel() {
 
 void SetTurnOperation::abort(std::error_code why) {
   if (delivered_) return;
+  if (phase_ == Phase::fencing && result_.lock) release_call_now(*result_.lock);
   phase_ = Phase::done;
   // The acquire or round out now ends at once (its callback finds this
   // done and gives up what it won).

@@ -36,10 +36,10 @@ class SetTurnOperation final : public Operation {
                    AsyncClient::AcquireCallback callback);
 
   // Whether an acquire of `resources` with `options` waits its turn so:
-  // two or more valid names, exclusive, unfenced (a set's token is one
-  // round over every member, which members taken one at a time cannot
-  // give), `fair` not false, and it may wait (not a try-lock). Any other
-  // set acquire retries acquire_all as before.
+  // two or more valid names, exclusive, `fair` not false, and it may wait
+  // (not a try-lock). Any other set acquire retries acquire_all. A fenced
+  // set takes its members unfenced and fences the adopted set, one token
+  // for every member (SetFenceOperation).
   [[nodiscard]] static bool applies(const ClientCore& core, const std::vector<Resource>& resources,
                                     const AcquireOptions& options);
 
@@ -54,6 +54,7 @@ class SetTurnOperation final : public Operation {
     trying,    // the first attempt, acquire_all once
     taking,    // a member's fair acquire is out
     adopting,  // adopt_all's round is out
+    fencing,   // a fenced set's token rounds are out (the set is held)
     done,
   };
 
@@ -65,6 +66,10 @@ class SetTurnOperation final : public Operation {
   void on_member(AcquireResult result);
   void adopt();
   void on_adopted(ExtendResult result);
+  void on_fenced(std::error_code error, std::uint64_t token);
+  // The adopted set's lock goes (its release, as a cleanup) and the set
+  // starts over, or ends with `why` when no time is left.
+  void drop_set_and_start_over(std::error_code why);
   // Keeps the members held renewed: an extend of each when the earliest
   // has half its TTL left.
   void schedule_renewal();
@@ -92,7 +97,7 @@ class SetTurnOperation final : public Operation {
   Phase phase_ = Phase::trying;
   // The members held, in order_ order (held_[i] is resources_[order_[i]]).
   std::vector<Lock> held_;
-  // The acquire or adopt round out now (for cancel and abort).
+  // The acquire, adopt or fence round out now (for cancel and abort).
   std::shared_ptr<Operation> current_;
   TimerQueue::Id renewal_timer_ = TimerQueue::kNone;
   std::size_t renewals_out_ = 0;

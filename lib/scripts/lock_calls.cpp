@@ -114,6 +114,17 @@ ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_valu
   return call;
 }
 
+ScriptCall fence_all_call(const std::vector<Resource>& resources, std::uint64_t token,
+                          const LockConfig& keys) {
+  ScriptCall call;
+  call.script = &script(ScriptId::fence_all);
+  call.keys = {marker_key(keys.key_prefix), recovering_key(keys.key_prefix),
+               fence_key(keys.key_prefix)};
+  call.args = {keys.amnesia_defence ? "1" : "0", std::to_string(token)};
+  for (const Resource& each : resources) call.args.push_back(each.str());
+  return call;
+}
+
 ScriptCall claim_release_call(const Resource& resource, const LockValue& value, Milliseconds ttl,
                               std::string_view queue_id, const LockConfig& keys, bool leave) {
   Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};

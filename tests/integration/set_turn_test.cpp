@@ -29,17 +29,26 @@ class SetTurnTest : public ::testing::Test {
 };
 
 // One single-resource client's acquisitions: when each began (its
-// winning attempt's t0, on this process's clock, as the set's tickets).
+// winning attempt's t0, on this process's clock, as the set's tickets),
+// when its release had returned, and its token when fenced.
 struct Acquisitions {
   std::mutex mutex;
   std::vector<TimePoint> started;
+  std::vector<TimePoint> released;
+  std::vector<std::uint64_t> tokens;
 };
 
-TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfIt) {
-  const QuorumConfig config = config_for(cluster);
+// Single-resource clients, one on each of `singles`, locking again as soon
+// as they let go, and a set client locking {a, c} `kRounds` times.
+// Checks that the set is served every round, that no single client takes
+// a member twice after the set's place there was recorded and before the
+// set's lock, and, when `fenced`, that the set's one token orders it after
+// every holder of each member before it and before every one after it.
+void serve_set_among_singles(RedisCluster& cluster, const std::vector<std::string>& singles,
+                             bool fenced) {
+  QuorumConfig config = config_for(cluster);
+  config.lock.fenced = fenced;
   constexpr int kRounds = 6;
-  // Two clients on each member, locking it again as soon as they let it go.
-  const std::vector<std::string> singles = {"a", "a", "c", "c"};
   std::vector<Acquisitions> taken(singles.size());
   std::atomic<bool> stop{false};
   std::atomic<int> single_overlaps{0};
@@ -56,12 +65,13 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
         const AcquireResult held = client.acquire(Resource(singles[i]), options);
         if (!held.ok()) continue;
         if (++inside[singles[i]] != 1) ++single_overlaps;
-        {
-          std::lock_guard<std::mutex> guard(taken[i].mutex);
-          taken[i].started.push_back(held.lock->started);
-        }
         --inside[singles[i]];
         (void)client.release(*held.lock);
+        const TimePoint released = SteadyClock::now();
+        std::lock_guard<std::mutex> guard(taken[i].mutex);
+        taken[i].started.push_back(held.lock->started);
+        taken[i].released.push_back(released);
+        taken[i].tokens.push_back(held.lock->fence.value_or(0));
       }
     });
   }
@@ -81,11 +91,23 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
   options.wait = milliseconds(5000);
   int served = 0;
   int waited_in_line = 0;
+  struct SetHold {
+    TimePoint started;
+    TimePoint released;
+    std::uint64_t token = 0;
+  };
+  std::vector<SetHold> set_holds;
   for (int round = 0; round < kRounds; ++round) {
     const AcquireResult held = set_client.acquire({Resource("a"), Resource("c")}, options);
     ASSERT_TRUE(held.ok()) << "round " << round << ": " << held.error.message();
     ++served;
     ASSERT_EQ(held.lock->resources.size(), 2U);
+    if (fenced) {
+      ASSERT_TRUE(held.lock->fence.has_value()) << "round " << round;
+      ASSERT_EQ(held.lock->fences.size(), 2U);
+      EXPECT_EQ(held.lock->fences[0], *held.lock->fence);
+      EXPECT_EQ(held.lock->fences[1], *held.lock->fence);
+    }
     // The lock starts with the round that made it one (its adoption): its
     // validity is counted from there, never past start + TTL.
     EXPECT_LE(held.lock->valid_until, held.lock->started + config.lock.ttl);
@@ -115,6 +137,7 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
       }
     }
     (void)set_client.release(*held.lock);
+    set_holds.push_back({held.lock->started, SteadyClock::now(), held.lock->fence.value_or(0)});
   }
   stop = true;
   for (std::thread& thread : threads) thread.join();
@@ -124,6 +147,38 @@ TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfI
   EXPECT_GT(waited_in_line, 0);
   EXPECT_EQ(single_overlaps.load(), 0);
   for (Acquisitions& each : taken) EXPECT_GT(each.started.size(), 0U);
+  if (!fenced) return;
+  // A holder released before the set's lock began held before it; one
+  // whose lock began after the set's release returned, after it.
+  int ordered = 0;
+  for (const SetHold& set : set_holds) {
+    for (std::size_t i = 0; i < singles.size(); ++i) {
+      for (std::size_t k = 0; k < taken[i].started.size(); ++k) {
+        if (taken[i].released[k] < set.started) {
+          EXPECT_LT(taken[i].tokens[k], set.token) << singles[i] << " before the set";
+          ++ordered;
+        } else if (taken[i].started[k] > set.released) {
+          EXPECT_GT(taken[i].tokens[k], set.token) << singles[i] << " after the set";
+          ++ordered;
+        }
+      }
+    }
+  }
+  EXPECT_GT(ordered, 0);
+}
+
+// Two clients on each member: contended, they turn fair and hand each
+// member on in its line, which left no moment with both free.
+TEST_F(SetTurnTest, ASetWaiterIsServedAndNoSingleClientTakesAMemberTwiceAheadOfIt) {
+  serve_set_among_singles(cluster, {"a", "a", "c", "c"}, false);
+}
+
+// The same with every client fenced (a fenced single never turns fair;
+// contended, it retries after its pauses): the set waits its turn as
+// well, and its one token (proposed once it holds every member) is above
+// every earlier holder's of each member and below every later one's.
+TEST_F(SetTurnTest, AFencedSetWaiterIsServedAndItsTokenOrdersItAmongTheMembersHolders) {
+  serve_set_among_singles(cluster, {"a", "a", "c", "c"}, true);
 }
 
 // A set that gives up its wait (here: the members are held for longer

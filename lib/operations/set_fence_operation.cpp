@@ -1,0 +1,95 @@
+#include "operations/set_fence_operation.hpp"
+
+#include <utility>
+
+#include "redlock/error.hpp"
+#include "scripts/lock_calls.hpp"
+#include "scripts/reply_parse.hpp"
+
+namespace redlock::detail {
+
+namespace {
+// As many rounds as a fenced acquire tries.
+constexpr int kMaxRounds = 3;
+}  // namespace
+
+SetFenceOperation::SetFenceOperation(ClientCore& core, Lock set, Callback callback)
+    : Operation(core), set_(std::move(set)), callback_(std::move(callback)) {}
+
+void SetFenceOperation::start() {
+  // Every counter may still be 0 (never fenced): then 1 wins at once.
+  // Otherwise the lost round reports the highest.
+  const auto first = first_proposal(0);
+  if (!first) {
+    core_.turn().post(
+        [self = shared_from_this(), this] { complete(make_error_code(errc::fencing_failed), 0); });
+    return;
+  }
+  propose(*first);
+}
+
+void SetFenceOperation::propose(std::uint64_t token) {
+  ++rounds_;
+  round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until);
+  proposal_.emplace(core_.nodes().size(), token);
+  const ScriptCall call = fence_all_call(set_.resources, token, core_.config().lock);
+  auto self = shared_from_this();
+  for (auto& node : core_.nodes()) {
+    node->send_call(call, false, round_.started(), self, round_.tag());
+  }
+}
+
+void SetFenceOperation::on_response(std::size_t node, std::uint32_t tag,
+                                    const NodeResponse& response) {
+  if (finished_) return;
+  if (!round_.counts(tag, response)) {
+    // A node awaiting its second merge: a recovery round merges it.
+    if (answers_unmerged(response) && !recovery_requested_) {
+      recovery_requested_ = true;
+      core_.recovery().request([](bool) {});
+    }
+    return;
+  }
+  NodeOutcome& outcome = round_.answer(node, response);
+  FenceAnswer answer;
+  bool unmerged = false;
+  if (parse_fence_response(response, answer, outcome, &unmerged)) {
+    proposal_->answer(answer);
+  } else {
+    proposal_->no_answer();
+  }
+  if (unmerged && !recovery_requested_) {
+    recovery_requested_ = true;
+    core_.recovery().request([](bool) {});
+  }
+  const Decision decision = proposal_->decision();
+  if (decision == Decision::pending) return;
+  (void)round_.close(core_.clock().now());
+  if (decision == Decision::won) return complete({}, proposal_->proposal());
+  const auto next = next_proposal(*proposal_, rounds_, kMaxRounds);
+  if (next && core_.clock().now() < set_.valid_until) return propose(*next);
+  complete(make_error_code(errc::fencing_failed), 0);
+}
+
+void SetFenceOperation::complete(std::error_code error, std::uint64_t token) {
+  if (finished_) return;
+  finished_ = true;
+  auto keep = shared_from_this();
+  if (round_.is_open()) (void)round_.close(core_.clock().now());
+  core_.finished(this);
+  if (callback_) {
+    auto callback = std::move(callback_);
+    callback(error, token);
+  }
+}
+
+void SetFenceOperation::cancel() {
+  if (finished_) return;
+  (void)round_.close(core_.clock().now());
+  core_.turn().post(
+      [self = shared_from_this(), this] { complete(make_error_code(errc::cancelled), 0); });
+}
+
+void SetFenceOperation::abort(std::error_code why) { complete(why, 0); }
+
+}  // namespace redlock::detail
