@@ -100,10 +100,11 @@ class REDLOCK_API AsyncClient {
   // included. At most 64 distinct, non-empty names; else
   // errc::invalid_argument. The result's Lock lists them in `resources`
   // (and their tokens in `fences` when fenced); extend and release take it
-  // like any lock. A set that has to wait (unfenced, exclusive, not a
-  // try-lock, `fair` not false) waits its turn: it takes the names one at a
-  // time in byte order, each in its fair line, and makes them one lock
-  // ("A set's turn"; AcquireResult::places). The callback runs once, as
+  // like any lock. A set that has to wait (exclusive, not a try-lock,
+  // `fair` not false) waits its turn: it takes the names one at a time in
+  // byte order, each in its fair line, and makes them one lock, fenced
+  // with one token for every name when fenced ("A set's turn";
+  // AcquireResult::places). The callback runs once, as
   // for any acquire; cancelling releases whatever members it held.
   OperationHandle acquire(const std::vector<Resource>& resources, const AcquireOptions& options,
                           AcquireCallback callback);
