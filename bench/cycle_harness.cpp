@@ -135,12 +135,6 @@ void Pipeline::clear_samples() {
   release_samples_.clear();
 }
 
-namespace {
-double micros(BenchClock::duration elapsed) {
-  return std::chrono::duration<double, std::micro>(elapsed).count();
-}
-}  // namespace
-
 void Pipeline::acquired(std::size_t worker) { acquired_at_[worker] = BenchClock::now(); }
 
 void Pipeline::cycle_done(std::size_t worker, bool ok) {

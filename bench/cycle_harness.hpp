@@ -23,6 +23,11 @@ namespace redlock::bench {
 
 using BenchClock = std::chrono::steady_clock;
 
+// A duration in microseconds, for the samples and counters.
+inline double micros(BenchClock::duration elapsed) {
+  return std::chrono::duration<double, std::micro>(elapsed).count();
+}
+
 // A loop owned by one benchmark run. Its destructor runs the close callbacks
 // still due and reports (on stderr) a loop that still has handles: a leak.
 class BenchLoop {

@@ -62,10 +62,6 @@ constexpr milliseconds kCloseLimit{5000};
 // The window's own bound beyond seconds + wait: the last cycle's release.
 constexpr milliseconds kRunSlack{30000};
 
-double micros(BenchClock::duration elapsed) {
-  return std::chrono::duration<double, std::micro>(elapsed).count();
-}
-
 // The nodes that did not release, for an error's text.
 std::string outcomes(const ReleaseResult& result) {
   std::string text;

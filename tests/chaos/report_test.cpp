@@ -29,11 +29,11 @@ constexpr std::string_view kHostile = "<script>&\"'";
 constexpr std::string_view kHostileEscaped = "&lt;script&gt;&amp;&quot;&#39;";
 
 // Reference time `ms` milliseconds after the run event.
-std::int64_t at(std::int64_t ms) { return kOrigin + ms * 1'000'000; }
+std::int64_t report_at(std::int64_t ms) { return kOrigin + ms * 1'000'000; }
 
 Event event(std::int64_t ms, std::string proc, EventKind kind, Phase phase) {
   Event result;
-  result.t = at(ms);
+  result.t = report_at(ms);
   result.proc = std::move(proc);
   result.kind = kind;
   result.phase = phase;
@@ -45,14 +45,14 @@ Event acquired(std::int64_t ms, std::string proc, std::string value, std::int64_
   Event result = event(ms, std::move(proc), EventKind::acquire, Phase::ok);
   result.value = std::move(value);
   result.token = token;
-  result.deadline_t = at(deadline_ms);
+  result.deadline_t = report_at(deadline_ms);
   return result;
 }
 
 Event extended(std::int64_t ms, std::string proc, std::string value, std::int64_t deadline_ms) {
   Event result = event(ms, std::move(proc), EventKind::extend, Phase::ok);
   result.value = std::move(value);
-  result.deadline_t = at(deadline_ms);
+  result.deadline_t = report_at(deadline_ms);
   return result;
 }
 
@@ -126,7 +126,7 @@ CheckResult synthetic_check() {
   check.verdicts.fill(Verdict::holds);
   check.verdicts.at(2) = Verdict::violated;
   check.findings.push_back(
-      Finding{2, at(960), "c1", "windows of v-a and v-b overlap " + std::string(kHostile)});
+      Finding{2, report_at(960), "c1", "windows of v-a and v-b overlap " + std::string(kHostile)});
   return check;
 }
 
@@ -550,9 +550,9 @@ TEST(ReportFindings, GroupsFindingsCloseTogetherIntoOneCountedMarker) {
   CheckResult check;
   for (int index = 0; index < 25; ++index) {
     check.findings.push_back(
-        Finding{2, at(5000 + index), "c0", "overlap " + std::to_string(index)});
+        Finding{2, report_at(5000 + index), "c0", "overlap " + std::to_string(index)});
   }
-  check.findings.push_back(Finding{2, at(9000), "c0", "a later one"});
+  check.findings.push_back(Finding{2, report_at(9000), "c0", "a later one"});
   const std::string page = render(history, check);
   EXPECT_EQ(count(page, "<g class=\"finding\""), 2U);
   EXPECT_NE(page.find("data-count=\"25\""), std::string::npos);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,17 @@
 #include "redis_fixture.hpp"
 
 namespace redlock::test {
+
+// Writes `text` to `path` as it is (no newline translation).
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A shell snippet that waits (bounded, 20 s) until FILE exists.
+inline std::string wait_for_file(const std::filesystem::path& file) {
+  return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1000 ]; do sleep 0.02; " +
+         "i=$((i+1)); done";
+}
 
 inline std::string lock_key(std::string_view resource) {
   return "redlock:lock:" + std::string(resource);

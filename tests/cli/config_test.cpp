@@ -13,10 +13,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 class ConfigTest : public CliClusterTest {
  protected:
   ConfigTest() : CliClusterTest(3) {}

@@ -25,10 +25,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 // Every line of stderr is one of redlock's own, and none carries a byte
 // that a terminal would act on.
 void expect_clean_lines(const std::string& err) {

@@ -53,12 +53,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// A shell snippet that waits (bounded, 20 s) until FILE exists.
-std::string wait_for_file(const std::filesystem::path& file) {
-  return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1000 ]; do sleep 0.02; " +
-         "i=$((i+1)); done";
-}
-
 // Shell code that writes `text` (shell words) to FILE, one per line, in
 // one rename: FILE exists only once it is complete.
 std::string publish(const std::filesystem::path& file, const std::string& words) {

@@ -17,12 +17,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A shell snippet that waits (bounded, 20 s) until FILE exists.
-std::string wait_for_file(const std::filesystem::path& file) {
-  return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1000 ]; do sleep 0.02; " +
-         "i=$((i+1)); done";
-}
-
 class RunTest : public CliClusterTest {
  protected:
   TempDir work_;

@@ -94,6 +94,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT REDLOCK_SANITIZE)
       "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
       "-DSANITIZE=${REDLOCK_SANITIZE}"
       "-DWERROR=${REDLOCK_WERROR}"
+      "-DUNITY=${CMAKE_UNITY_BUILD}"
       -DJOBS=2
       -P "${CMAKE_CURRENT_LIST_DIR}/shared_check.cmake")
   # A configure, the library's ~40 sources compiled with two jobs (on a

@@ -15,7 +15,7 @@ namespace {
 
 // Names each parameterized case after its `name` field.
 template <typename Case>
-std::string CaseName(const testing::TestParamInfo<Case>& case_info) {
+std::string AddressCaseName(const testing::TestParamInfo<Case>& case_info) {
   return case_info.param.name;
 }
 
@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
                      std::nullopt},
         AcceptedCase{"UrlUnescapedSlashInPassword", "redis://u:p/ss@h:1", "h", 1, "u", "p/ss",
                      std::nullopt}),
-    CaseName<AcceptedCase>);
+    AddressCaseName<AcceptedCase>);
 
 struct RejectedCase {
   const char* name;
@@ -165,7 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "expected %XX escapes (two hex digits) in the URL's user and password"},
         RejectedCase{"UrlEmptyPasswordAfterColon", "redis://u:@h",
                      "expected a password after ':' in the URL (or no ':' at all)"}),
-    CaseName<RejectedCase>);
+    AddressCaseName<RejectedCase>);
 
 // One server, one spelling: the forms only inet_aton reads would let one
 // server count as several masters.
@@ -182,7 +182,7 @@ INSTANTIATE_TEST_SUITE_P(
                     RejectedCase{"Octal", "0177.0.0.1:7101", kLegacyIpv4Error},
                     RejectedCase{"LeadingZeros", "127.000.000.001:7101", kLegacyIpv4Error},
                     RejectedCase{"InAUrl", "redis://:pw@127.1:7101", kLegacyIpv4Error}),
-    CaseName<RejectedCase>);
+    AddressCaseName<RejectedCase>);
 
 // A message may be logged, so it never quotes the credentials of a URL, nor
 // any part of an address that could be them.

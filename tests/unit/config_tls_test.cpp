@@ -18,7 +18,7 @@
 namespace redlock {
 namespace {
 
-constexpr const char* kSource = "redlock.toml";
+constexpr const char* kTlsSource = "redlock.toml";
 
 class TlsConfigTest : public testing::Test {
  protected:
@@ -39,7 +39,7 @@ class TlsConfigTest : public testing::Test {
     std::ofstream(file) << "not parsed at load time\n";
     return file.string();
   }
-  static ConfigResult parse(const std::string& text) { return parse_config(text, kSource); }
+  static ConfigResult parse(const std::string& text) { return parse_config(text, kTlsSource); }
   static QuorumConfig parse_ok(const std::string& text) {
     ConfigResult result = parse(text);
     EXPECT_TRUE(result.ok()) << result.error.to_string();

@@ -15,7 +15,7 @@
 namespace redlock::detail {
 namespace {
 
-const TimePoint kT0 = TimePoint(std::chrono::seconds(1000));
+const TimePoint kRecordT0 = TimePoint(std::chrono::seconds(1000));
 
 void expect_same_lock(const Lock& a, const Lock& b) {
   EXPECT_EQ(a.resource, b.resource);
@@ -44,9 +44,12 @@ void expect_same_node(const NodeOutcome& a, const NodeOutcome& b) {
 }
 
 Lock plain_lock() {
-  return Lock{Resource("orders"),       LockValue("0123456789abcdef0123456789abcdef"),
-              Milliseconds(3000),       kT0,
-              kT0 + Milliseconds(2990), std::nullopt};
+  return Lock{Resource("orders"),
+              LockValue("0123456789abcdef0123456789abcdef"),
+              Milliseconds(3000),
+              kRecordT0,
+              kRecordT0 + Milliseconds(2990),
+              std::nullopt};
 }
 
 std::shared_ptr<const NodeNames> names(std::size_t count) {
@@ -68,7 +71,7 @@ TEST(PackedLock, PlainLockKeepsNoSideAllocation) {
   const PackedLock packed(plain_lock());
   EXPECT_FALSE(packed.has_rare_fields());
   expect_same_lock(packed.unpack(), plain_lock());
-  EXPECT_EQ(packed.started(), kT0);
+  EXPECT_EQ(packed.started(), kRecordT0);
   EXPECT_EQ(packed.ttl(), Milliseconds(3000));
   EXPECT_EQ(packed.fence(), std::nullopt);
 }
@@ -143,8 +146,9 @@ TEST(AcquireRecord, EveryOutcomeFieldAndTheTicketComeBack) {
   result.lock = plain_lock();
   result.validity = Milliseconds(-5);
   result.attempts = 123456;
-  result.ticket = AcquireResult::Ticket{std::numeric_limits<std::uint64_t>::max(),
-                                        kT0 - std::chrono::hours(1), kT0 + Microseconds(1)};
+  result.ticket =
+      AcquireResult::Ticket{std::numeric_limits<std::uint64_t>::max(),
+                            kRecordT0 - std::chrono::hours(1), kRecordT0 + Microseconds(1)};
   NodeOutcome busy = granted(0, *configured, 0);
   busy.status = NodeStatus::busy;
   busy.holder_ttl_ms = 2500;

@@ -14,7 +14,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-const TimePoint kT0 = TimePoint(std::chrono::seconds(1000));
+const TimePoint kRoundT0 = TimePoint(std::chrono::seconds(1000));
 
 std::vector<NodeConfig> nodes(std::size_t count) {
   std::vector<NodeConfig> out(count);
@@ -33,7 +33,7 @@ NodeResponse timeout(bool may_have_run) {
 
 TEST(QuorumRound, EveryNodeStartsPendingUnderItsName) {
   QuorumRound round;
-  round.open(nodes(3), kT0);
+  round.open(nodes(3), kRoundT0);
   ASSERT_EQ(round.outcomes().size(), 3U);
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(round.outcomes()[i].node, i);
@@ -44,16 +44,16 @@ TEST(QuorumRound, EveryNodeStartsPendingUnderItsName) {
 
 TEST(QuorumRound, CountsOnlyItsOwnTimelyAnswersWhileOpen) {
   QuorumRound round;
-  round.open(nodes(3), kT0);
+  round.open(nodes(3), kRoundT0);
   const std::uint32_t first = round.tag();
   EXPECT_TRUE(round.counts(first, reply()));
   NodeResponse late = reply();
   late.late = true;
   EXPECT_FALSE(round.counts(first, late));
-  round.open(nodes(3), kT0);
+  round.open(nodes(3), kRoundT0);
   EXPECT_NE(round.tag(), first);
   EXPECT_FALSE(round.counts(first, reply())) << "an older round's answer";
-  (void)round.close(kT0);
+  (void)round.close(kRoundT0);
   EXPECT_FALSE(round.counts(round.tag(), reply())) << "after the decision";
 }
 
@@ -62,8 +62,8 @@ TEST(QuorumRound, TagsOfTwoKindsOfRoundsNeverMeetAndNeverTakeTheCleanupTag) {
   QuorumRound proposals(0x80000000u);
   std::set<std::uint32_t> seen;
   for (int i = 0; i < 1000; ++i) {
-    attempts.open(nodes(1), kT0);
-    proposals.open(nodes(1), kT0);
+    attempts.open(nodes(1), kRoundT0);
+    proposals.open(nodes(1), kRoundT0);
     EXPECT_TRUE(seen.insert(attempts.tag()).second);
     EXPECT_TRUE(seen.insert(proposals.tag()).second);
     EXPECT_EQ(attempts.tag() & 0x80000000u, 0U);
@@ -74,13 +74,13 @@ TEST(QuorumRound, TagsOfTwoKindsOfRoundsNeverMeetAndNeverTakeTheCleanupTag) {
 
 TEST(QuorumRound, IsDecidedAtTheDecidingVote) {
   QuorumRound round;
-  round.open(nodes(5), kT0);
+  round.open(nodes(5), kRoundT0);
   EXPECT_EQ(round.vote(true), Decision::pending);
   EXPECT_EQ(round.vote(false), Decision::pending);
   EXPECT_EQ(round.vote(true), Decision::pending);
   EXPECT_EQ(round.vote(true), Decision::won);
   QuorumRound refused;
-  refused.open(nodes(5), kT0);
+  refused.open(nodes(5), kRoundT0);
   EXPECT_EQ(refused.vote(false), Decision::pending);
   EXPECT_EQ(refused.vote(false), Decision::pending);
   EXPECT_EQ(refused.vote(false), Decision::lost);
@@ -88,20 +88,20 @@ TEST(QuorumRound, IsDecidedAtTheDecidingVote) {
 
 TEST(QuorumRound, ItsTimingCarriesTheLocksDeadline) {
   QuorumRound round;
-  round.open(nodes(3), kT0, kT0 + milliseconds(40));
-  const RoundTiming timing = round.close(kT0 + milliseconds(42));
-  EXPECT_EQ(timing.started, kT0);
+  round.open(nodes(3), kRoundT0, kRoundT0 + milliseconds(40));
+  const RoundTiming timing = round.close(kRoundT0 + milliseconds(42));
+  EXPECT_EQ(timing.started, kRoundT0);
   EXPECT_EQ(timing.elapsed(), milliseconds(42));
   EXPECT_FALSE(timing.decided_in_time());
   QuorumRound acquire;
-  acquire.open(nodes(3), kT0);
-  EXPECT_TRUE(acquire.close(kT0 + std::chrono::hours(1)).decided_in_time())
+  acquire.open(nodes(3), kRoundT0);
+  EXPECT_TRUE(acquire.close(kRoundT0 + std::chrono::hours(1)).decided_in_time())
       << "no lock, no deadline";
 }
 
 TEST(QuorumRound, CleanupSkipsNodesItsRequestNeverReachedOrProvablyLeftAlone) {
   QuorumRound round;
-  round.open(nodes(4), kT0);
+  round.open(nodes(4), kRoundT0);
   (void)round.answer(0, reply());         // a grant, say
   (void)round.answer(1, timeout(true));   // written, unanswered: may have run
   (void)round.answer(2, timeout(false));  // never left this client
@@ -111,22 +111,22 @@ TEST(QuorumRound, CleanupSkipsNodesItsRequestNeverReachedOrProvablyLeftAlone) {
   EXPECT_TRUE(round.may_have_changed(1));
   EXPECT_FALSE(round.may_have_changed(2));
   EXPECT_FALSE(round.may_have_changed(3));
-  round.open(nodes(4), kT0);
+  round.open(nodes(4), kRoundT0);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(round.may_have_changed(i)) << "a new round";
 }
 
 TEST(QuorumRound, CleanupMarksHoldBeyondTheSixtyFourthNode) {
   QuorumRound round;
-  round.open(nodes(130), kT0);
+  round.open(nodes(130), kRoundT0);
   round.unchanged(63);
   round.unchanged(64);
   (void)round.answer(129, timeout(false));
   for (std::size_t i = 0; i < 130; ++i) {
     EXPECT_EQ(round.may_have_changed(i), i != 63 && i != 64 && i != 129) << i;
   }
-  round.open(nodes(130), kT0);
+  round.open(nodes(130), kRoundT0);
   for (std::size_t i = 0; i < 130; ++i) EXPECT_TRUE(round.may_have_changed(i)) << "a new round";
-  round.open(nodes(3), kT0);
+  round.open(nodes(3), kRoundT0);
   round.unchanged(2);
   EXPECT_FALSE(round.may_have_changed(2));
   EXPECT_TRUE(round.may_have_changed(1));
@@ -134,7 +134,7 @@ TEST(QuorumRound, CleanupMarksHoldBeyondTheSixtyFourthNode) {
 
 TEST(QuorumRound, WithoutOutcomesEveryAnswerStartsFromAFreshScratch) {
   QuorumRound renewal(0, false);
-  renewal.open(nodes(3), kT0);
+  renewal.open(nodes(3), kRoundT0);
   NodeOutcome& first = renewal.answer(0, reply());
   first.status = NodeStatus::error;
   first.detail = "ERR boom";
@@ -149,7 +149,7 @@ TEST(QuorumRound, WithoutOutcomesEveryAnswerStartsFromAFreshScratch) {
 
 TEST(QuorumRound, WithoutOutcomesItKeepsNone) {
   QuorumRound renewal(0, false);
-  renewal.open(nodes(3), kT0);
+  renewal.open(nodes(3), kRoundT0);
   EXPECT_TRUE(renewal.outcomes().empty());
   NodeOutcome& scratch = renewal.answer(1, reply());
   scratch.status = NodeStatus::extended;
