@@ -227,8 +227,9 @@ struct ConfigResult {
 // What is unsafe about how `node` is reached: "password sent in clear text
 // (no TLS, not a loopback address or a Unix socket)" when
 // password_in_clear(), "TLS certificate not verified (tls_verify = false)"
-// when TLS runs without verification. Empty when nothing is. The words
-// check-config, status and NodeHealth::warnings use.
+// when TLS runs without verification, each followed by "; next step: "
+// and the section of docs/operations.md that says what to do. Empty when
+// nothing is. The words check-config, status and NodeHealth::warnings use.
 [[nodiscard]] REDLOCK_API std::vector<std::string> transport_warnings(const NodeConfig& node);
 
 // A parsed node address: "host:port", "[::1]:port",

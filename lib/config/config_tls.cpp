@@ -196,10 +196,13 @@ std::vector<std::string> transport_warnings(const NodeConfig& node) {
   std::vector<std::string> warnings;
   if (password_in_clear(node)) {
     warnings.emplace_back(
-        "password sent in clear text (no TLS, not a loopback address or a Unix socket)");
+        "password sent in clear text (no TLS, not a loopback address or a Unix socket); "
+        "next step: docs/operations.md#access-auth-acl-passwords");
   }
   if (node.tls.enabled && !node.tls.verify) {
-    warnings.emplace_back("TLS certificate not verified (tls_verify = false)");
+    warnings.emplace_back(
+        "TLS certificate not verified (tls_verify = false); next step: "
+        "docs/operations.md#tls-certificates");
   }
   return warnings;
 }

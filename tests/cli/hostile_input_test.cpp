@@ -323,6 +323,10 @@ TEST(HostileAddress, StatusReportsOneServerNamedTwice) {
                             by_address),
             std::string::npos)
       << result.err;
+  EXPECT_NE(result.err.find("counts as one master, not two; next step: "
+                            "docs/operations.md#how-many-nodes-and-where"),
+            std::string::npos)
+      << result.err;
   const JsonValue json = parse_output(result);
   const JsonValue& nodes = json["nodes"];
   ASSERT_EQ(nodes.items.size(), 3U);

@@ -253,7 +253,9 @@ TEST(Tls, WithoutVerificationAnyCertificatePassesAndIsWarnedOf) {
   const std::vector<NodeHealth> health = client.node_health();
   ASSERT_EQ(health.size(), 1U);
   ASSERT_EQ(health[0].warnings.size(), 1U);
-  EXPECT_EQ(health[0].warnings[0], "TLS certificate not verified (tls_verify = false)");
+  EXPECT_EQ(health[0].warnings[0],
+            "TLS certificate not verified (tls_verify = false); next step: "
+            "docs/operations.md#tls-certificates");
   (void)client.release(*held.lock);
 }
 

@@ -213,7 +213,9 @@ TEST_F(TlsConfigTest, UnverifiedTlsIsWarnedOf) {
   const QuorumConfig config = parse_ok("[[node]]\naddress = \"rediss://h\"\ntls_verify = false\n");
   const auto warnings = transport_warnings(config.nodes.at(0));
   ASSERT_EQ(warnings.size(), 1U);
-  EXPECT_EQ(warnings[0], "TLS certificate not verified (tls_verify = false)");
+  EXPECT_EQ(warnings[0],
+            "TLS certificate not verified (tls_verify = false); next step: "
+            "docs/operations.md#tls-certificates");
 }
 
 TEST(LoopbackHost, KnowsTheLoopbackSpellings) {

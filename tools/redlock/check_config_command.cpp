@@ -88,10 +88,12 @@ std::string summary_of(const std::string& file, const QuorumConfig& config) {
         "\nnote: a single node tolerates no failure, and the amnesia defence cannot work with "
         "it: a restart that lost its data looks like a brand-new quorum (no other node to "
         "recover from), so every lock and fencing counter is forgotten; only appendfsync "
-        "always keeps them (docs/safety.md)";
+        "always keeps them (docs/safety.md)" +
+        next_step("how-many-nodes-and-where");
   } else if (count % 2 == 0) {
     out += "\nnote: " + std::to_string(count) + " nodes tolerate no more failures than " +
-           std::to_string(count - 1) + "; an odd count gives more per node";
+           std::to_string(count - 1) + "; an odd count gives more per node" +
+           next_step("how-many-nodes-and-where");
   }
   return out + warnings;
 }

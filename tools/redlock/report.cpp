@@ -125,4 +125,8 @@ void print_read_failure(std::string_view command, std::string_view target, std::
   }
 }
 
+std::string next_step(std::string_view anchor) {
+  return "; next step: docs/operations.md#" + std::string(anchor);
+}
+
 }  // namespace redlock::cli

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,11 @@ void print_read_failure(std::string_view command, std::string_view target, std::
 // holder_ttl_ms is set for busy answers with a known PTTL, detail for
 // errors; both are null otherwise.
 void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes);
+
+// "; next step: docs/operations.md#ANCHOR": the end of every warning and
+// note the tools print, naming the section that says what to do
+// (tests/cli/next_step_test.cpp checks each anchor exists).
+[[nodiscard]] std::string next_step(std::string_view anchor);
 
 // Majority of n nodes: n/2 + 1.
 [[nodiscard]] constexpr std::size_t majority_of(std::size_t node_count) noexcept {

@@ -235,7 +235,8 @@ int status_command(const Invocation& invocation) {
     if (!same[i]) continue;
     print_error("status: warning: node " + detail::escape_text(reports[i].name) +
                 " is the same server as node " + detail::escape_text(reports[*same[i]].name) +
-                " (one run_id): it counts as one master, not two");
+                " (one run_id): it counts as one master, not two" +
+                next_step("how-many-nodes-and-where"));
   }
   // A node recovered by a client with a shorter max_ttl waited that
   // client's delay, which may be shorter than this configuration's locks
@@ -248,12 +249,13 @@ int status_command(const Invocation& invocation) {
                 std::to_string(report.marker_max_ttl->count()) + " ms, this configuration's is " +
                 std::to_string(max_ttl.count()) +
                 " ms: every client of a quorum needs the same max_ttl, or a recovery "
-                "delay is shorter than some lock");
+                "delay is shorter than some lock" +
+                next_step("restarts-and-the-amnesia-defence"));
   }
   if (summary.reachable >= summary.quorum) return exit_code::success;
   print_error("status: only " + std::to_string(summary.reachable) + " of " +
               std::to_string(reports.size()) + " nodes reachable; a quorum needs " +
-              std::to_string(summary.quorum));
+              std::to_string(summary.quorum) + next_step("checking-the-quorum-redlock-status"));
   return exit_code::not_acquired;
 }
 
