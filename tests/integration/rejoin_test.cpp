@@ -121,9 +121,10 @@ TEST(Rejoin, APlaceNoAcquireTookIsHandedOnWhenItIsNamed) {
       << "the rejoined place was named and nobody handed the turn on";
   AcquireResult c_won = c_waits.get();
   ASSERT_TRUE(c_won.ok()) << c_won.error.message();
-  // Refused once, then named; one more when the name's first copy comes
-  // before the release reached the other nodes.
-  EXPECT_LE(c_won.attempts, 3);
+  // Refused once, then named; one more for each copy of the name (one per
+  // node) that comes before the release reached the other nodes: on three
+  // nodes, at most four (a loaded machine spreads the copies out).
+  EXPECT_LE(c_won.attempts, 4);
   ASSERT_FALSE(c.release(*c_won.lock).error);
   EXPECT_TRUE(line_empties_on_a_majority(cluster, "pass"));
 }
