@@ -10,7 +10,6 @@ namespace redlock::detail {
 
 namespace {
 // Proposals per attempt before giving up when newer tokens keep overtaking.
-constexpr int kMaxFenceRounds = 3;
 }  // namespace
 
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,

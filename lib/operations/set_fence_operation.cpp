@@ -8,24 +8,20 @@
 
 namespace redlock::detail {
 
-namespace {
-// As many rounds as a fenced acquire tries.
-constexpr int kMaxRounds = 3;
-}  // namespace
-
 SetFenceOperation::SetFenceOperation(ClientCore& core, Lock set, Callback callback)
     : Operation(core), set_(std::move(set)), callback_(std::move(callback)) {}
 
 void SetFenceOperation::start() {
   // Every counter may still be 0 (never fenced): then 1 wins at once.
   // Otherwise the lost round reports the highest.
-  const auto first = first_proposal(0);
-  if (!first) {
-    core_.turn().post(
-        [self = shared_from_this(), this] { complete(make_error_code(errc::fencing_failed), 0); });
-    return;
-  }
-  propose(*first);
+  propose(*first_proposal(0));
+}
+
+void SetFenceOperation::request_recovery() {
+  // A node awaiting its second merge: a recovery round merges it.
+  if (recovery_requested_) return;
+  recovery_requested_ = true;
+  core_.recovery().request([](bool) {});
 }
 
 void SetFenceOperation::propose(std::uint64_t token) {
@@ -43,11 +39,7 @@ void SetFenceOperation::on_response(std::size_t node, std::uint32_t tag,
                                     const NodeResponse& response) {
   if (finished_) return;
   if (!round_.counts(tag, response)) {
-    // A node awaiting its second merge: a recovery round merges it.
-    if (answers_unmerged(response) && !recovery_requested_) {
-      recovery_requested_ = true;
-      core_.recovery().request([](bool) {});
-    }
+    if (answers_unmerged(response)) request_recovery();
     return;
   }
   NodeOutcome& outcome = round_.answer(node, response);
@@ -58,15 +50,12 @@ void SetFenceOperation::on_response(std::size_t node, std::uint32_t tag,
   } else {
     proposal_->no_answer();
   }
-  if (unmerged && !recovery_requested_) {
-    recovery_requested_ = true;
-    core_.recovery().request([](bool) {});
-  }
+  if (unmerged) request_recovery();
   const Decision decision = proposal_->decision();
   if (decision == Decision::pending) return;
   (void)round_.close(core_.clock().now());
   if (decision == Decision::won) return complete({}, proposal_->proposal());
-  const auto next = next_proposal(*proposal_, rounds_, kMaxRounds);
+  const auto next = next_proposal(*proposal_, rounds_, kMaxFenceRounds);
   if (next && core_.clock().now() < set_.valid_until) return propose(*next);
   complete(make_error_code(errc::fencing_failed), 0);
 }

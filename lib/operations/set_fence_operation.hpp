@@ -23,9 +23,9 @@ namespace redlock::detail {
 
 class SetFenceOperation final : public Operation {
  public:
-  // `token` is meaningful only without `error`: fencing_failed when three
-  // rounds were lost or the token would pass kMaxFenceToken; cancelled or
-  // the abort's reason otherwise.
+  // `token` is meaningful only without `error`: fencing_failed when
+  // kMaxFenceRounds rounds were lost or the token would pass
+  // kMaxFenceToken; cancelled or the abort's reason otherwise.
   using Callback = std::function<void(std::error_code error, std::uint64_t token)>;
 
   // `set` is the adopted lock over several resources.
@@ -38,6 +38,7 @@ class SetFenceOperation final : public Operation {
 
  private:
   void propose(std::uint64_t token);
+  void request_recovery();
   void complete(std::error_code error, std::uint64_t token);
 
   Lock set_;

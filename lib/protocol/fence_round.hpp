@@ -19,6 +19,9 @@ namespace redlock::detail {
 // Tokens stay below 2^53: Lua numbers on the node are doubles.
 inline constexpr std::uint64_t kMaxFenceToken = (std::uint64_t{1} << 53) - 1;
 
+// The proposal rounds one fenced acquire tries before fencing_failed.
+inline constexpr int kMaxFenceRounds = 3;
+
 // One node's answer to a proposal.
 struct FenceAnswer {
   bool stored = false;        // the node took our value
