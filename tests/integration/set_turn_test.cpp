@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,39 @@ void serve_set_among_singles(RedisCluster& cluster, const std::vector<std::strin
   std::map<std::string, std::atomic<int>> inside;
   inside["a"] = 0;
   inside["c"] = 0;
+  // First the set waits its turn behind a holder of "a", alone in a's
+  // line: it records a place there on every node and is served at the
+  // holder's release. (Among the single clients below it may also find
+  // both members free at once.)
+  {
+    BlockingClient holder(config);
+    BlockingClient set_client(config);
+    const AcquireResult held = holder.acquire(Resource("a"));
+    ASSERT_TRUE(held.ok()) << held.error.message();
+    std::future<AcquireResult> waiting = std::async(std::launch::async, [&] {
+      AcquireOptions options;
+      options.wait = milliseconds(10000);
+      return set_client.acquire({Resource("a"), Resource("c")}, options);
+    });
+    const bool queued = eventually([&] {
+      for (std::size_t n = 0; n < cluster.size(); ++n) {
+        if (cluster.node(n).probe().command({"ZCARD", "redlock:queue:a"}).integer != 1) {
+          return false;
+        }
+      }
+      return true;
+    });
+    (void)holder.release(*held.lock);
+    const AcquireResult set = waiting.get();
+    ASSERT_TRUE(queued) << "the set took no place in a's line";
+    ASSERT_TRUE(set.ok()) << set.error.message();
+    EXPECT_FALSE(set.places.empty());
+    if (fenced) {
+      ASSERT_TRUE(held.lock->fence && set.lock->fence);
+      EXPECT_GT(*set.lock->fence, *held.lock->fence);
+    }
+    (void)set_client.release(*set.lock);
+  }
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < singles.size(); ++i) {
     threads.emplace_back([&, i] {
@@ -142,9 +176,13 @@ void serve_set_among_singles(RedisCluster& cluster, const std::vector<std::strin
   stop = true;
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(served, kRounds);
-  // The single clients kept the members busy: the set had to wait its
-  // turn in some line, not only find both free at once.
-  EXPECT_GT(waited_in_line, 0);
+  // Unfenced, the single clients turn fair and hand each member on in its
+  // line, leaving no moment with both free: the set waits its turn among
+  // them too. (Fenced, they retry after pauses, and the set may find both
+  // free every round.)
+  if (!fenced) {
+    EXPECT_GT(waited_in_line, 0);
+  }
   EXPECT_EQ(single_overlaps.load(), 0);
   for (Acquisitions& each : taken) EXPECT_GT(each.started.size(), 0U);
   if (!fenced) return;
@@ -222,59 +260,84 @@ TEST_F(SetTurnTest, ASetThatGivesUpKeepsNoMemberAndNoPlace) {
   EXPECT_TRUE(other.acquire(Resource("a")).ok());
 }
 
-// The set's release hands each member on to that member's fair line at
-// once: the waiter first in c's line holds c after the set's release
-// without waiting for its next record.
+// The set's release hands each member on to that member's fair line in
+// the release itself: with the waiter first in c's line, no newcomer can
+// take c in the same transaction as the set's release on any node (a
+// release that only freed c would let the newcomer's SET NX in, and the
+// waiter's next record would come too late).
 TEST_F(SetTurnTest, ASetsReleaseGrantsEachMembersFirstWaiter) {
-  QuorumConfig config = config_for(cluster);
-  // The release returns once every node answered: each node below has
-  // run it.
-  config.lock.release_at_majority = false;
+  const QuorumConfig config = config_for(cluster);
   BlockingClient set_client(config);
   BlockingClient waiter(config);
   const AcquireResult set = set_client.acquire({Resource("a"), Resource("c")});
   ASSERT_TRUE(set.ok());
-  std::optional<AcquireResult> got;
-  std::thread waiting([&] {
-    AcquireOptions fair;
-    fair.fair = true;
-    fair.wait = milliseconds(5000);
-    got = waiter.acquire(Resource("c"), fair);
-  });
-  // The waiter's claim is recorded on a majority (a claim is renewed by
-  // each record, so at any one moment a node may be between two).
-  const bool claimed = eventually([&] {
-    std::size_t listing = 0;
+  const std::string value = set.lock->value.str();
+  // Every node holds both members (an acquire answers at a majority).
+  ASSERT_TRUE(eventually([&] {
     for (std::size_t n = 0; n < cluster.size(); ++n) {
-      if (cluster.node(n).probe().command({"HLEN", "redlock:queue-claim:c"}).integer == 1) {
-        ++listing;
+      RedisProbe probe = cluster.node(n).probe();
+      if (probe.command({"GET", key_of("a")}).text != value ||
+          probe.command({"GET", key_of("c")}).text != value) {
+        return false;
       }
     }
-    return listing >= 3;
+    return true;
+  }));
+  std::future<AcquireResult> waiting = std::async(std::launch::async, [&] {
+    AcquireOptions fair;
+    fair.fair = true;
+    fair.wait = milliseconds(10000);
+    return waiter.acquire(Resource("c"), fair);
   });
-  // Released with the waiter's claim there: the nodes grant it in the
-  // release itself (a grant sets the key to the claim's value), before the
-  // waiter's next record could take it.
-  const ReleaseResult rr = set_client.release(*set.lock);
-  std::size_t granted = 0;
+  // The waiter's place and claim are recorded on every node.
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+      RedisProbe probe = cluster.node(n).probe();
+      if (probe.command({"ZCARD", "redlock:queue:c"}).integer != 1 ||
+          probe.command({"HLEN", "redlock:queue-claim:c"}).integer != 1) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  // The set's release as the client sends it, with a newcomer's SET NX in
+  // the same transaction on each node: nothing can run between the two.
+  const std::vector<std::string> release = {
+      "EVAL",
+      std::string(detail::script(detail::ScriptId::release_all).body),
+      "4",
+      "redlock:node",
+      "redlock:recovering",
+      key_of("a"),
+      key_of("c"),
+      value,
+      "redlock:released:a",
+      "redlock:waiting:a",
+      "redlock:released:c",
+      "redlock:waiting:c"};
+  std::size_t taken = 0;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
-    if (cluster.node(n).probe().command({"EXISTS", key_of("c")}).integer == 1) ++granted;
+    RedisProbe probe = cluster.node(n).probe();
+    ASSERT_EQ(probe.command({"MULTI"}).kind, Reply::Kind::status);
+    (void)probe.command(release);
+    (void)probe.command({"SET", key_of("c"), "newcomer", "NX", "PX", "10000"});
+    const Reply done = probe.command({"EXEC"});
+    ASSERT_EQ(done.kind, Reply::Kind::array);
+    ASSERT_EQ(done.elements.size(), 2U);
+    ASSERT_EQ(done.elements[0].integer, 1) << "node " << n << " did not release the set";
+    if (done.elements[1].text == "OK") ++taken;
   }
-  waiting.join();
-  ASSERT_TRUE(claimed);
-  ASSERT_FALSE(rr.error);
-  EXPECT_GE(granted, 1U);
-  ASSERT_TRUE(got && got->ok());
-  // The grant was the waiter's claim: the key holds its lock's value on a
-  // majority (a node that took its grant back may hold nothing).
+  EXPECT_EQ(taken, 0U) << "a newcomer took c between the set's release and the waiter's grant";
+  const AcquireResult got = waiting.get();
+  ASSERT_TRUE(got.ok()) << got.error.message();
   std::size_t holding = 0;
   for (std::size_t n = 0; n < cluster.size(); ++n) {
-    if (cluster.node(n).probe().command({"GET", key_of("c")}).text == got->lock->value.str()) {
+    if (cluster.node(n).probe().command({"GET", key_of("c")}).text == got.lock->value.str()) {
       ++holding;
     }
   }
   EXPECT_GE(holding, 3U);
-  (void)waiter.release(*got->lock);
+  (void)waiter.release(*got.lock);
 }
 
 // Two sets that list the same names in opposite orders, among clients
