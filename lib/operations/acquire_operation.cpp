@@ -196,9 +196,10 @@ void AcquireOperation::send_attempt() {
     // call WAIT follows.
     const bool plain = !lining_up && !fenced_;
     const bool needs_marker = defence_flag_ == "1";
-    for (auto& node : nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      auto& node = nodes[i];
       if (plain && node->min_replicas() == 0 && !node->refused_transaction() &&
-          (!needs_marker || node->seen_marked())) {
+          (!needs_marker || core_.seen_marked(i))) {
         node->send(script(ScriptId::acquire_set), {lock_key_, marker_key_, recovering_key_},
                    {value_.str(), ttl_text_, defence_flag_}, true, attempt_.started(), self,
                    attempt_.tag());
@@ -286,9 +287,11 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   }
   note_if_unmarked(outcome);
   // Let through by the node rules: the node is marked (scripts.hpp,
-  // acquire_set).
+  // acquire_set); refused for want of its marker: it is not.
   if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::busy) {
-    core_.nodes()[node]->note_marked();
+    core_.note_marked(node, true);
+  } else if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
+    core_.note_marked(node, false);
   }
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
       core_.nodes()[node]->persistence() != Persistence::aof_always) {

@@ -1,6 +1,7 @@
 #include "operations/client_core.hpp"
 
 #include "protocol/quorum.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 
@@ -63,6 +64,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   setup.read_persistence = true;
   setup.persistence_recheck = options.persistence_recheck;
   nodes_.reserve(config_.nodes.size());
+  marked_session_.assign(config_.nodes.size(), 0);
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
     nodes_.push_back(std::make_unique<NodeConnection>(*context_,
                                                       metrics_->node(config_.nodes[i].name), i,

@@ -5,6 +5,7 @@
 
 #include <uv.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -57,6 +58,18 @@ class ClientCore {
     }
     return false;
   }
+  // Whether node `node`'s current session has shown the node's identity
+  // marker (an acquire answer the node rules let through, with the amnesia
+  // defence on): until then, or after a reconnect, an acquire goes as the
+  // script, which takes no key on a node without it (scripts.hpp,
+  // acquire_set). What one session showed says nothing of the next: it
+  // may reach a restarted node.
+  [[nodiscard]] bool seen_marked(std::size_t node) const noexcept {
+    return marked_session_[node] == nodes_[node]->session() + 1;
+  }
+  void note_marked(std::size_t node, bool marked) noexcept {
+    marked_session_[node] = marked ? nodes_[node]->session() + 1 : 0;
+  }
   // Empty when the configuration is usable.
   [[nodiscard]] const std::string& config_problem() const noexcept { return config_problem_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }
@@ -84,6 +97,9 @@ class ClientCore {
   std::unique_ptr<LoopContext> context_;
   std::vector<std::unique_ptr<NodeConnection>> nodes_;
   std::unique_ptr<WakeupHub> wakeups_;
+  // Per node: its session number plus one when that session showed the
+  // marker, else 0 (seen_marked).
+  std::vector<std::uint64_t> marked_session_;
   // The live operations, each at its Operation::live_index_: a held lock is
   // one of them for as long as it is held, and a vector entry costs it 16
   // bytes where a hash map's node and bucket cost 56.

@@ -6,6 +6,7 @@
 #include "protocol/majority_view.hpp"
 #include "protocol/validity.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 

@@ -4,6 +4,7 @@
 
 #include "protocol/random_value.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::detail {
 

@@ -7,6 +7,7 @@
 #include "scripts/fair_scripts.hpp"
 #include "scripts/kind_scripts.hpp"
 #include "scripts/reader_scripts.hpp"
+#include "scripts/set_acquire.hpp"
 #include "scripts/sha1.hpp"
 
 namespace redlock::detail {
@@ -433,6 +434,10 @@ return out
 
 }  // namespace
 
+static constexpr std::uint8_t table_number(ScriptId id) noexcept {
+  return static_cast<std::uint8_t>(id);
+}
+
 // The one table: adding a script is one entry here (and its body above).
 const std::array<Script, kScriptCount>& script_table() {
   // The scripts that open with the node rules, put together once.
@@ -476,51 +481,65 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string permit_acquire =
       std::string(kNodeRules) + std::string(kPermitAcquireBody);
   static const std::array<Script, kScriptCount> table{{
-      {ScriptId::acquire, "acquire", acquire, sha1_hex(acquire), true, 3, 5, kScriptReplyBytes},
-      {ScriptId::extend, "extend", extend, sha1_hex(extend), true, 0, 2, kScriptReplyBytes},
-      {ScriptId::release, "release", release, sha1_hex(release), true, 2, 4, kScriptReplyBytes,
-       false, kReleaseMinTimeout},
-      {ScriptId::fence, "fence", fence, sha1_hex(fence), true, 2, 3, kScriptReplyBytes},
-      {ScriptId::probe, "probe", kProbe, sha1_hex(kProbe), false, 0, 0, kProbeReplyBytes},
-      {ScriptId::recover, "recover", recover, sha1_hex(recover), false, 0, 0, kScriptReplyBytes},
-      {ScriptId::remerge, "remerge", remerge, sha1_hex(remerge), false, 0, 0, kScriptReplyBytes},
-      {ScriptId::acquire_all, "acquire_all", acquire_all, sha1_hex(acquire_all), false, 0, 0,
+      {table_number(ScriptId::acquire), "acquire", acquire, sha1_hex(acquire), true, 3, 5,
        kScriptReplyBytes},
-      {ScriptId::extend_all, "extend_all", extend_all, sha1_hex(extend_all), false, 0, 0,
+      {table_number(ScriptId::extend), "extend", extend, sha1_hex(extend), true, 0, 2,
        kScriptReplyBytes},
-      {ScriptId::release_all, "release_all", release_all, sha1_hex(release_all), false, 0, 0,
-       kScriptReplyBytes, false, kReleaseMinTimeout},
-      {ScriptId::adopt_all, "adopt_all", adopt_all, sha1_hex(adopt_all), false, 0, 0,
+      {table_number(ScriptId::release), "release", release, sha1_hex(release), true, 2, 4,
+       kScriptReplyBytes, nullptr, kReleaseMinTimeout},
+      {table_number(ScriptId::fence), "fence", fence, sha1_hex(fence), true, 2, 3,
        kScriptReplyBytes},
-      {ScriptId::fence_all, "fence_all", fence_all, sha1_hex(fence_all), false, 0, 0,
+      {table_number(ScriptId::probe), "probe", kProbe, sha1_hex(kProbe), false, 0, 0,
+       kProbeReplyBytes},
+      {table_number(ScriptId::recover), "recover", recover, sha1_hex(recover), false, 0, 0,
        kScriptReplyBytes},
-      {ScriptId::permit_acquire, "permit_acquire", permit_acquire, sha1_hex(permit_acquire), false,
-       0, 0, kScriptReplyBytes},
-      {ScriptId::permit_extend, "permit_extend", kPermitExtendBody, sha1_hex(kPermitExtendBody),
+      {table_number(ScriptId::remerge), "remerge", remerge, sha1_hex(remerge), false, 0, 0,
+       kScriptReplyBytes},
+      {table_number(ScriptId::acquire_all), "acquire_all", acquire_all, sha1_hex(acquire_all),
        false, 0, 0, kScriptReplyBytes},
-      {ScriptId::inspect, "inspect", kInspectBody, sha1_hex(kInspectBody), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::read_acquire, "read_acquire", read_acquire, sha1_hex(read_acquire), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::read_extend, "read_extend", read_extend, sha1_hex(read_extend), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::read_release, "read_release", read_release, sha1_hex(read_release), false, 0, 0,
-       kScriptReplyBytes, false, kReleaseMinTimeout},
-      {ScriptId::announce, "announce", kAnnounce, sha1_hex(kAnnounce), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::fair_acquire, "fair_acquire", fair_acquire, sha1_hex(fair_acquire), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::ticket_draw, "ticket_draw", ticket_draw, sha1_hex(ticket_draw), false, 0, 0,
-       kScriptReplyBytes},
-      {ScriptId::ticket_enqueue, "ticket_enqueue", ticket_enqueue, sha1_hex(ticket_enqueue), false,
-       0, 0, kScriptReplyBytes},
-      {ScriptId::fair_release, "fair_release", fair_release, sha1_hex(fair_release), false, 0, 0,
-       kScriptReplyBytes, false, kReleaseMinTimeout},
-      {ScriptId::queue_leave, "queue_leave", kQueueLeaveBody, sha1_hex(kQueueLeaveBody), false, 0,
+      {table_number(ScriptId::extend_all), "extend_all", extend_all, sha1_hex(extend_all), false, 0,
        0, kScriptReplyBytes},
-      {ScriptId::pass_turn, "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
+      {table_number(ScriptId::release_all), "release_all", release_all, sha1_hex(release_all),
+       false, 0, 0, kScriptReplyBytes, nullptr, kReleaseMinTimeout},
+      {table_number(ScriptId::adopt_all), "adopt_all", adopt_all, sha1_hex(adopt_all), false, 0, 0,
        kScriptReplyBytes},
-      {ScriptId::acquire_set, "acquire_set", {}, sha1_hex({}), true, 2, 3, kScriptReplyBytes, true},
+      {table_number(ScriptId::fence_all), "fence_all", fence_all, sha1_hex(fence_all), false, 0, 0,
+       kScriptReplyBytes},
+      {table_number(ScriptId::permit_acquire), "permit_acquire", permit_acquire,
+       sha1_hex(permit_acquire), false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::permit_extend), "permit_extend", kPermitExtendBody,
+       sha1_hex(kPermitExtendBody), false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::inspect), "inspect", kInspectBody, sha1_hex(kInspectBody), false, 0,
+       0, kScriptReplyBytes},
+      {table_number(ScriptId::read_acquire), "read_acquire", read_acquire, sha1_hex(read_acquire),
+       false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::read_extend), "read_extend", read_extend, sha1_hex(read_extend),
+       false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::read_release), "read_release", read_release, sha1_hex(read_release),
+       false, 0, 0, kScriptReplyBytes, nullptr, kReleaseMinTimeout},
+      {table_number(ScriptId::announce), "announce", kAnnounce, sha1_hex(kAnnounce), false, 0, 0,
+       kScriptReplyBytes},
+      {table_number(ScriptId::fair_acquire), "fair_acquire", fair_acquire, sha1_hex(fair_acquire),
+       false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::ticket_draw), "ticket_draw", ticket_draw, sha1_hex(ticket_draw),
+       false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::ticket_enqueue), "ticket_enqueue", ticket_enqueue,
+       sha1_hex(ticket_enqueue), false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::fair_release), "fair_release", fair_release, sha1_hex(fair_release),
+       false, 0, 0, kScriptReplyBytes, nullptr, kReleaseMinTimeout},
+      {table_number(ScriptId::queue_leave), "queue_leave", kQueueLeaveBody,
+       sha1_hex(kQueueLeaveBody), false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::pass_turn), "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
+       kScriptReplyBytes},
+      {table_number(ScriptId::acquire_set),
+       "acquire_set",
+       {},
+       sha1_hex({}),
+       true,
+       2,
+       3,
+       kScriptReplyBytes,
+       &set_acquire_form()},
   }};
   return table;
 }

@@ -10,7 +10,8 @@
 // shares (`shared_keys`: the marker, the recovering key, the fence hash of
 // one prefix), sent once, then each request's own key; its ARGV every
 // request's `args_per_request` arguments in order. NodeConnection decides
-// which requests share a call.
+// which requests share a call. The table's entries are transport/script.hpp's
+// `Script`: what the transport needs to send one.
 #pragma once
 
 #include <array>
@@ -23,6 +24,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/types.hpp"
+#include "transport/script.hpp"
 
 namespace redlock::detail {
 
@@ -83,45 +85,19 @@ enum class ScriptId : std::uint8_t {
 };
 inline constexpr std::size_t kScriptCount = 26;
 
-struct Script {
-  ScriptId id;
-  std::string_view name;
-  std::string_view body;
-  std::string sha1;
-  // A lock script, in batched form (above); probe and recover take one
-  // request per call.
-  bool batched;
-  std::size_t shared_keys;
-  std::size_t args_per_request;
-  // The most one reply of it may cost the client (transport/reply_reader.hpp):
-  // a lock script's reply is a batch of small arrays; the probe's carries a
-  // node's whole fence hash.
-  std::size_t max_reply_bytes;
-  // Not a script: the requests go as commands in one MULTI/EXEC
-  // transaction (acquire_set below); the body is empty and never loaded.
-  bool transaction = false;
-  // The shortest time its request waits for an answer, whatever the node
-  // timeout: a release's (kReleaseMinTimeout), since a release given up
-  // on before a loaded node answered may leave the lock there for its TTL,
-  // while waiting longer only delays a caller that waits for every node.
-  Milliseconds min_timeout{0};
-};
+static_assert(kScriptCount <= kMaxScripts, "a session's loaded set holds every script");
+
+// A script's id, from its table entry (Script::number is its ScriptId).
+[[nodiscard]] constexpr ScriptId id_of(const Script& entry) noexcept {
+  return static_cast<ScriptId>(entry.number);
+}
 
 inline constexpr Milliseconds kReleaseMinTimeout{250};
-
-// One request of a script with its keys and arguments, built at run time:
-// for requests whose number of keys depends on the lock (a lock over
-// several resources, a semaphore's permits).
-struct ScriptCall {
-  const Script* script = nullptr;
-  std::vector<std::string> keys;
-  std::vector<std::string> args;
-};
 
 // What a lock script's or the recover script's reply may cost — also the
 // budget of every reply that answers no script (the handshake, a published
 // message) — and the probe's (a fence hash of about a million resources).
-inline constexpr std::size_t kScriptReplyBytes = std::size_t{1} << 20;  // 1 MiB
+inline constexpr std::size_t kScriptReplyBytes = kDefaultReplyBytes;    // 1 MiB
 inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 MiB
 
 // acquire — request KEYS: lock key; shared: node marker, recovering key,

@@ -1,5 +1,10 @@
 #include "scripts/set_acquire.hpp"
 
+#include <charconv>
+#include <string>
+
+#include "transport/resp_writer.hpp"
+
 namespace redlock::detail {
 
 namespace {
@@ -65,6 +70,108 @@ SetAcquireAnswer set_acquire_answer(const redisReply& exec, std::size_t request,
   answer.code = took ? ReplyCode::done : ReplyCode::refused;
   answer.number = took ? 0 : -1;
   return answer;
+}
+
+namespace {
+
+// What one request of the transaction carries (its tail, as the acquire
+// sent it: KEYS lock key, marker, recovering key; ARGV value, ttl ms,
+// amnesia defence).
+struct SetRequest {
+  TailBulk key;
+  TailBulk marker;
+  TailBulk recovering;
+  TailBulk value;
+  TailBulk ttl;
+  bool defence = false;
+};
+
+SetRequest read_request(const EncodedRequest& request) noexcept {
+  SetRequest read;
+  std::size_t at = request.layout.keys_offset;
+  read.key = next_tail_bulk(request.tail, at);
+  read.marker = next_tail_bulk(request.tail, at);
+  read.recovering = next_tail_bulk(request.tail, at);
+  at = request.layout.args_offset;
+  read.value = next_tail_bulk(request.tail, at);
+  read.ttl = next_tail_bulk(request.tail, at);
+  read.defence = next_tail_bulk(request.tail, at).bytes == "1";
+  return read;
+}
+
+// The release of the request's value at its key (publishing nothing,
+// naming no one): what a key its SET took is undone by.
+void release_call(const SetRequest& request, ScriptCall& cleanup, Milliseconds& lives) {
+  cleanup.script = &script(ScriptId::release);
+  cleanup.keys = {std::string(request.key.bytes), std::string(request.marker.bytes),
+                  std::string(request.recovering.bytes)};
+  cleanup.args = {std::string(request.value.bytes), {}, {}, {}};
+  long long ttl = 0;
+  (void)std::from_chars(request.ttl.bytes.data(),
+                        request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);
+  lives = Milliseconds(ttl);
+}
+
+class SetAcquireForm final : public TransactionForm {
+ public:
+  std::size_t encode(std::string& out, std::span<const EncodedRequest> requests) const override {
+    // The shared keys are the first request's (a batch holds only requests
+    // with the same ones).
+    const SetRequest head = read_request(requests.front());
+    append_command(out, {"MULTI"});
+    out += "*2\r\n$6\r\nEXISTS\r\n";
+    out += head.marker.whole;
+    out += "*2\r\n$4\r\nPTTL\r\n";
+    out += head.recovering.whole;
+    for (const EncodedRequest& each : requests) {
+      const SetRequest request = read_request(each);
+      out += "*6\r\n$3\r\nSET\r\n";
+      out += request.key.whole;
+      out += request.value.whole;
+      out += "$2\r\nNX\r\n$2\r\nPX\r\n";
+      out += request.ttl.whole;
+    }
+    append_command(out, {"EXEC"});
+    // MULTI's reply and each queued command's.
+    return requests.size() + 3;
+  }
+
+  bool answers(const redisReply& exec, std::size_t count) const noexcept override {
+    return answers_set_acquire(exec, count);
+  }
+
+  bool answer(const redisReply& exec, std::size_t index, const EncodedRequest& request,
+              TransactionAnswer& out, ScriptCall& cleanup, Milliseconds& lives) const override {
+    out.count = 2;
+    if (request.tail.empty()) {
+      // A request that timed out kept no bytes: its acquire was told the
+      // node may have run it, and releases its value there itself; this
+      // answer goes to no one that counts it.
+      out.numbers = {code(ReplyCode::refused), 0, 0};
+      return false;
+    }
+    const SetRequest read = read_request(request);
+    const SetAcquireAnswer answer = set_acquire_answer(exec, index, read.defence);
+    out.passed = answer.passed;
+    out.numbers = {code(answer.code), answer.number, 0};
+    if (!answer.undo) return false;
+    release_call(read, cleanup, lives);
+    return true;
+  }
+
+  bool cleanup_after_failure(const EncodedRequest& request, ScriptCall& cleanup,
+                             Milliseconds& lives) const override {
+    if (request.tail.empty()) return false;
+    release_call(read_request(request), cleanup, lives);
+    return true;
+  }
+};
+
+}  // namespace
+
+const TransactionForm& set_acquire_form() {
+  static const SetAcquireForm form;
+  return form;
 }
 
 }  // namespace redlock::detail

@@ -1,7 +1,9 @@
 // The acquire sent as one transaction of plain commands (scripts.hpp,
-// acquire_set): what one request's answer is, read from the transaction's
-// answer. A pure function of hiredis reply trees, unit-tested by feeding
-// RESP bytes through a redisReader.
+// acquire_set): the transaction a batch of its requests becomes, and what
+// one request's answer is, read from the transaction's answer (a pure
+// function of hiredis reply trees, unit-tested by feeding RESP bytes
+// through a redisReader). The transport carries the transaction through
+// set_acquire_form() and knows nothing of what it means.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -9,6 +11,7 @@
 #include <cstddef>
 
 #include "scripts/scripts.hpp"
+#include "transport/script.hpp"
 
 namespace redlock::detail {
 
@@ -37,5 +40,12 @@ struct SetAcquireAnswer {
 // 0}, not taken → {refused, -1} (the holder's PTTL is not known).
 [[nodiscard]] SetAcquireAnswer set_acquire_answer(const redisReply& exec, std::size_t request,
                                                   bool defence) noexcept;
+
+// The transaction form of acquire_set (transport/script.hpp): `MULTI;
+// EXISTS marker; PTTL recovering; SET key value NX PX ttl (per request);
+// EXEC`, each request's answer by set_acquire_answer, and a key its SET
+// took where the answer is not a grant (or where the transaction failed as
+// a whole) released again by the release script, kept for the key's TTL.
+[[nodiscard]] const TransactionForm& set_acquire_form();
 
 }  // namespace redlock::detail

@@ -90,8 +90,6 @@ NodeConnection::NodeConnection(LoopContext& loop, NodeMetrics& stats, std::size_
       reconnect_max_(lock.reconnect_max),
       drift_factor_(lock.drift_factor),
       drift_ms_(lock.drift_ms),
-      marker_key_(marker_key(lock.key_prefix)),
-      recovering_key_(recovering_key(lock.key_prefix)),
       backoff_(lock.reconnect_min) {}
 
 NodeConnection::~NodeConnection() = default;
@@ -317,7 +315,7 @@ void NodeConnection::queue_handshake() {
   }
   loaded_.reset();
   for (const Script* script : setup_.scripts) {
-    loaded_.set(static_cast<std::size_t>(script->id));
+    loaded_.set(script->number);
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
   }
@@ -420,8 +418,8 @@ void NodeConnection::schedule_persistence_recheck() {
 
 void NodeConnection::reset(std::string why) {
   ++generation_;
-  // A new session may reach a restarted node.
-  seen_marked_ = false;
+  // A new session may reach a restarted node (session() changes with
+  // generation_).
   refused_transaction_ = false;
   // `why` may quote the node's error reply or the reader's error: escaped,
   // as it ends up in NodeHealth::last_error and in request details.

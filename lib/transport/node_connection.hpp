@@ -28,8 +28,8 @@
 #include "redlock/metrics.hpp"
 #include "redlock/outcome.hpp"
 #include "redlock/types.hpp"
-#include "scripts/scripts.hpp"
 #include "transport/loop_turn.hpp"
+#include "transport/script.hpp"
 #include "transport/timer_queue.hpp"
 
 struct redisReply;
@@ -56,15 +56,6 @@ struct NodeResponse {
   // this client (it was still queued behind an unanswered handshake, or the
   // node was not connected), so it cannot have run on the node.
   bool may_have_run = true;
-};
-
-// Where the parts of an encoded request tail ("numkeys key... arg...")
-// begin: byte offsets of the first key, of the second key (the first
-// argument's when there is one key) and of the first argument.
-struct TailLayout {
-  std::uint32_t keys_offset = 0;
-  std::uint32_t second_key_offset = 0;
-  std::uint32_t args_offset = 0;
 };
 
 // A script request encoded once, for a caller that sends the same request
@@ -259,14 +250,12 @@ class NodeConnection final : public Flushable {
   [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
   [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
   [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
-  // Whether this session has seen the node's identity marker (an acquire
-  // answer the node rules let through, with the amnesia defence on):
-  // until then, or after a reconnect, an acquire goes as the script, which
-  // takes no key on a node without it (scripts.hpp, acquire_set).
-  [[nodiscard]] bool seen_marked() const noexcept { return seen_marked_; }
-  void note_marked() noexcept { seen_marked_ = true; }
+  // The current session's number: it changes at every reset, so what a
+  // caller learned of the node on one session (an identity marker seen,
+  // say) can be known for that session only.
+  [[nodiscard]] std::uint64_t session() const noexcept { return generation_; }
   // Whether a transaction failed as a whole on this session (an ACL
-  // without MULTI or EXEC, say): its acquires then go as the script.
+  // without MULTI or EXEC, say): its caller then sends scripts instead.
   [[nodiscard]] bool refused_transaction() const noexcept { return refused_transaction_; }
   // What the handshake learned (unknown until it has, or when denied).
   [[nodiscard]] Persistence persistence() const noexcept;
@@ -359,13 +348,12 @@ class NodeConnection final : public Flushable {
   // argument count and shared keys).
   [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
   // Encodes slots_[first .. first + count), requests of a transaction
-  // form (Script::transaction; scripts.hpp, acquire_set), as one
-  // MULTI ... EXEC.
+  // form (Script::transaction), as its one MULTI ... EXEC.
   void append_transaction(std::size_t first, std::size_t count);
   // The front is a batch: hands each member its element of the reply.
   void complete_batch(TimePoint received_at);
-  // The front is a transaction: hands each member its answer, and releases
-  // again the keys it took where its answer is not a grant.
+  // The front is a transaction: hands each member its answer as its form
+  // maps it, after sending the cleanups the form asks for.
   void complete_transaction(TimePoint received_at);
   // Writes a request's head to the output: EVAL with the body when asked
   // (`use_eval`), or the first time in this session for a script the
@@ -420,7 +408,6 @@ class NodeConnection final : public Flushable {
   SessionSetup setup_;
   NodeMetrics& stats_;
   Microseconds request_timeout_;
-  bool seen_marked_ = false;
   bool refused_transaction_ = false;
   Milliseconds connect_timeout_;
   Milliseconds wait_timeout_;
@@ -430,10 +417,6 @@ class NodeConnection final : public Flushable {
   // node at most that TTL plus the drift allowance (lock_drift).
   double drift_factor_;
   Milliseconds drift_ms_;
-  // The node rules' keys, which the release's cleanup of a refused
-  // transaction's key names (its shared keys).
-  std::string marker_key_;
-  std::string recovering_key_;
   Milliseconds backoff_;
 
   State state_ = State::idle;
@@ -458,7 +441,7 @@ class NodeConnection final : public Flushable {
   std::vector<HandshakeStep> handshake_steps_;  // of the current handshake
   // The scripts this session has sent the node (SCRIPT LOAD at set-up, or
   // EVAL): any other goes as EVAL the first time (append_head).
-  std::bitset<kScriptCount> loaded_;
+  std::bitset<kMaxScripts> loaded_;
   std::size_t handshake_pending_ = 0;
   std::string outbuf_;
   // Requests at the back of the queue not yet encoded: batchable requests

@@ -195,7 +195,7 @@ void NodeConnection::on_plaintext(const char* data, std::size_t size) {
     // A reply is charged to the request at the front of the queue, the one
     // it answers (a reply to no script, to the lock scripts' budget).
     const Script* script = slots_.empty() ? nullptr : slots_.front().script;
-    const std::size_t budget = script != nullptr ? script->max_reply_bytes : kScriptReplyBytes;
+    const std::size_t budget = script != nullptr ? script->max_reply_bytes : kDefaultReplyBytes;
     redisReply* reply = nullptr;
     switch (reader_->next(reply, budget)) {
       case ReplyReader::Next::error:

@@ -1,7 +1,7 @@
 // NodeConnection's requests on their way out: encoding a script request
 // (or a prepared one), leaving batchable requests pending until the loop
 // turn's flush, and encoding a run of them as one call of the script's
-// batched form (scripts.hpp); a NOSCRIPT answer sends the
+// batched form (transport/script.hpp); a NOSCRIPT answer sends the
 // request or the batch again as EVAL, and a batch's reply is handed out
 // per request. The session itself is in node_connection.cpp.
 #include <hiredis/hiredis.h>
@@ -10,13 +10,13 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "protocol/validity.hpp"
-#include "scripts/set_acquire.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/node_slot.hpp"
@@ -64,44 +64,6 @@ void append_script_head(std::string& out, const Script& script, std::size_t argc
     append_bulk(out, "EVALSHA");
     append_bulk(out, script.sha1);
   }
-}
-
-// One bulk string of an encoded tail ("$len\r\nbytes\r\n"): whole, as it
-// is written again, and its bytes. The tail is this client's own encoding.
-struct Bulk {
-  std::string_view whole;
-  std::string_view bytes;
-};
-
-// The bulk string at `offset` of `tail`; `offset` moves past it.
-Bulk next_bulk(std::string_view tail, std::size_t& offset) {
-  const std::size_t crlf = tail.find("\r\n", offset);
-  std::size_t length = 0;
-  (void)std::from_chars(tail.data() + offset + 1, tail.data() + crlf, length);
-  const std::size_t start = crlf + 2;
-  const Bulk bulk{tail.substr(offset, start + length + 2 - offset), tail.substr(start, length)};
-  offset = start + length + 2;
-  return bulk;
-}
-
-// What a transaction request (scripts.hpp, acquire_set) carries: its lock
-// key, value, ttl and amnesia-defence flag.
-struct SetRequest {
-  Bulk key;
-  Bulk value;
-  Bulk ttl;
-  bool defence = false;
-};
-
-SetRequest set_request(std::string_view tail, const TailLayout& layout) {
-  SetRequest request;
-  std::size_t at = layout.keys_offset;
-  request.key = next_bulk(tail, at);
-  at = layout.args_offset;
-  request.value = next_bulk(tail, at);
-  request.ttl = next_bulk(tail, at);
-  request.defence = next_bulk(tail, at).bytes == "1";
-  return request;
 }
 
 }  // namespace
@@ -363,7 +325,7 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
 }
 
 void NodeConnection::append_head(const Script& script, std::size_t argc, bool use_eval) {
-  const auto bit = static_cast<std::size_t>(script.id);
+  const std::size_t bit = script.number;
   append_script_head(outbuf_, script, argc, use_eval || !loaded_.test(bit));
   loaded_.set(bit);
 }
@@ -400,31 +362,15 @@ void NodeConnection::append_batch(std::size_t first, std::size_t count, bool use
 }
 
 void NodeConnection::append_transaction(std::size_t first, std::size_t count) {
-  // MULTI; EXISTS marker; PTTL recovering; SET key value NX PX ttl for
-  // each request; EXEC. The shared keys are the first request's (the
-  // batch holds only requests with the same ones, batches_with).
-  const Slot& head = slots_[first];
-  const std::string_view head_tail = tail_of(head);
-  std::size_t at = head.layout.second_key_offset;
-  const Bulk marker = next_bulk(head_tail, at);
-  const Bulk recovering = next_bulk(head_tail, at);
-  append_command(outbuf_, {"MULTI"});
-  outbuf_ += "*2\r\n$6\r\nEXISTS\r\n";
-  outbuf_ += marker.whole;
-  outbuf_ += "*2\r\n$4\r\nPTTL\r\n";
-  outbuf_ += recovering.whole;
-  for (std::size_t i = first; i < first + count; ++i) {
-    const SetRequest request = set_request(tail_of(slots_[i]), slots_[i].layout);
-    outbuf_ += "*6\r\n$3\r\nSET\r\n";
-    outbuf_ += request.key.whole;
-    outbuf_ += request.value.whole;
-    outbuf_ += "$2\r\nNX\r\n$2\r\nPX\r\n";
-    outbuf_ += request.ttl.whole;
+  std::array<EncodedRequest, kMaxBatch> requests{};
+  for (std::size_t i = 0; i < count; ++i) {
+    requests[i] = {tail_of(slots_[first + i]), slots_[first + i].layout};
   }
-  append_command(outbuf_, {"EXEC"});
+  const std::size_t skip = slots_[first].script->transaction->encode(
+      outbuf_, std::span<const EncodedRequest>(requests.data(), count));
   slots_[first].batch_size = static_cast<std::uint16_t>(count);
-  // MULTI's reply and each queued command's come before EXEC's.
-  slots_[first].skip = static_cast<std::uint16_t>(count + 3);
+  // The replies before EXEC's (MULTI's, each queued command's).
+  slots_[first].skip = static_cast<std::uint16_t>(skip);
 }
 
 void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
@@ -486,69 +432,53 @@ void NodeConnection::resend_with_eval(std::size_t count) {
 
 void NodeConnection::complete_transaction(TimePoint received_at) {
   Slot& front = slots_.front();
+  const TransactionForm& form = *front.script->transaction;
   const std::size_t count = front.batch_size;
   const ReplyPtr exec = std::move(front.replies[0]);
   const ReplyPtr queued_error = std::move(front.replies[1]);
   // A failed transaction (EXECABORT after a refused command, or EXEC
   // without MULTI when MULTI itself was refused) is every request's
-  // answer; the refused command's own error says why. Its keys are
-  // released again: a SET outside a refused MULTI may have run.
+  // answer; the refused command's own error says why.
   const redisReply* whole = queued_error                      ? queued_error.get()
                             : exec->type == REDIS_REPLY_ERROR ? exec.get()
                                                               : nullptr;
   // (A transaction holds at most kMaxBatch requests: emit_pending.)
-  if (count > kMaxBatch || (whole == nullptr && !answers_set_acquire(*exec, count))) {
+  if (count > kMaxBatch || (whole == nullptr && !form.answers(*exec, count))) {
     reset("transaction reply out of step: " + number_text(static_cast<long long>(count)) +
           " requests");
     return;
   }
-  // Each request's answer, read once; the keys to release again go
-  // first, ahead of anything the answers make the acquire send (this
-  // client's recovery probe finds them gone; another client's probe or
-  // inspect may still see one in between: docs/algorithm.md).
-  std::array<SetAcquireAnswer, kMaxBatch> answers{};
+  // Each request's answer, read once; the cleanups its form asks for go
+  // first, ahead of anything the answers make their callers send.
+  std::array<TransactionAnswer, kMaxBatch> answers{};
   const TimePoint now = loop_.clock().now();
+  ScriptCall cleanup;
   for (std::size_t i = 0; i < count; ++i) {
-    // A request that timed out kept no bytes: its acquire was told the
-    // node may have run it, and releases its value there itself; its
-    // answer goes to no one.
-    const std::string_view tail = tail_of(slots_[i]);
+    const EncodedRequest request{tail_of(slots_[i]), slots_[i].layout};
+    Milliseconds lives{0};
+    const bool undo = whole != nullptr ? form.cleanup_after_failure(request, cleanup, lives)
+                                       : form.answer(*exec, i, request, answers[i], cleanup, lives);
     if (whole != nullptr) answers[i].passed = whole;
-    if (tail.empty()) continue;
-    const SetRequest request = set_request(tail, slots_[i].layout);
-    if (whole == nullptr) answers[i] = set_acquire_answer(*exec, i, request.defence);
-    if (whole == nullptr && !answers[i].undo) continue;
-    long long ttl = 0;
-    (void)std::from_chars(request.ttl.bytes.data(),
-                          request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);
-    // Kept while the key may live: its TTL from now (the node ran the SET
-    // no later), plus the clock-drift allowance.
-    send_cleanup(
-        script(ScriptId::release), {request.key.bytes, marker_key_, recovering_key_},
-        {request.value.bytes, {}, {}, {}},
-        now + Milliseconds(ttl) + drift_allowance(Milliseconds(ttl), drift_factor_, drift_ms_));
+    // Kept while what it undoes may live: from now (the node ran the
+    // transaction no later), plus the clock-drift allowance.
+    if (undo) send_cleanup(cleanup, now + lives + drift_allowance(lives, drift_factor_, drift_ms_));
   }
-  if (whole != nullptr) {
-    refused_transaction_ = true;
-  } else {
-    const redisReply* marker = exec->element[0];
-    seen_marked_ = marker->type == REDIS_REPLY_INTEGER && marker->integer == 1;
-  }
+  if (whole != nullptr) refused_transaction_ = true;
   const std::uint64_t generation = generation_;
   AnswerTally tally;
   for (std::size_t i = 0; i < count && generation == generation_; ++i) {
-    const SetAcquireAnswer& answer = answers[i];
-    // The script's answer, {code, number}, made here: valid for the call.
-    redisReply code_reply{};
-    redisReply number_reply{};
-    std::array<redisReply*, 2> elements{&code_reply, &number_reply};
+    const TransactionAnswer& answer = answers[i];
+    // The answer as a script's array reply, made here: valid for the call.
+    std::array<redisReply, 3> numbers{};
+    std::array<redisReply*, 3> elements{};
+    for (std::size_t k = 0; k < answer.count; ++k) {
+      numbers[k].type = REDIS_REPLY_INTEGER;
+      numbers[k].integer = answer.numbers[k];
+      elements[k] = &numbers[k];
+    }
     redisReply made{};
-    code_reply.type = REDIS_REPLY_INTEGER;
-    code_reply.integer = code(answer.code);
-    number_reply.type = REDIS_REPLY_INTEGER;
-    number_reply.integer = answer.number;
     made.type = REDIS_REPLY_ARRAY;
-    made.elements = elements.size();
+    made.elements = answer.count;
     made.element = elements.data();
     const std::array<const redisReply*, 1> mine{answer.passed != nullptr ? answer.passed : &made};
     deliver_front(mine.data(), 1, received_at, &tally);

@@ -39,11 +39,11 @@ TEST(LockCalls, EachKindIsRecognised) {
 
 TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
   const ScriptCall extend = extend_call(single(), keys(), Milliseconds(500));
-  EXPECT_EQ(extend.script->id, ScriptId::extend);
+  EXPECT_EQ(id_of(*extend.script), ScriptId::extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r"}));
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500"}));
   const ScriptCall release = release_call(single(), keys(), true);
-  EXPECT_EQ(release.script->id, ScriptId::release);
+  EXPECT_EQ(id_of(*release.script), ScriptId::release);
   // The node rules' keys, shared: a fair grant's rules, and the prefix of
   // the fair queue's keys.
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:lock:r", "p:node", "p:recovering"}));
@@ -59,10 +59,10 @@ TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
 
 TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
   const ScriptCall extend = extend_call(multi(), keys(), Milliseconds(500));
-  EXPECT_EQ(extend.script->id, ScriptId::extend_all);
+  EXPECT_EQ(id_of(*extend.script), ScriptId::extend_all);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r", "p:lock:s"}));
   const ScriptCall release = release_call(multi(), keys(), true);
-  EXPECT_EQ(release.script->id, ScriptId::release_all);
+  EXPECT_EQ(id_of(*release.script), ScriptId::release_all);
   // The node rules' keys first (a member's fair line is served under
   // them), then the lock keys.
   EXPECT_EQ(release.keys,
@@ -74,7 +74,7 @@ TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
 
 TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
   const ScriptCall adopt = adopt_call(multi(), {LockValue("vr"), LockValue("vs")}, keys());
-  EXPECT_EQ(adopt.script->id, ScriptId::adopt_all);
+  EXPECT_EQ(id_of(*adopt.script), ScriptId::adopt_all);
   EXPECT_EQ(adopt.keys,
             (std::vector<std::string>{"p:node", "p:recovering", "p:lock:r", "p:lock:s"}));
   EXPECT_EQ(adopt.args, (std::vector<std::string>{"v", std::to_string(multi().ttl.count()),
@@ -83,11 +83,11 @@ TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
 
 TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   const ScriptCall extend = extend_call(permit(), keys(), Milliseconds(500));
-  EXPECT_EQ(extend.script->id, ScriptId::permit_extend);
+  EXPECT_EQ(id_of(*extend.script), ScriptId::permit_extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));
   EXPECT_EQ(extend.args, (std::vector<std::string>{"v", "500", "3"}));
   const ScriptCall release = release_call(permit(), keys(), true);
-  EXPECT_EQ(release.script->id, ScriptId::release);
+  EXPECT_EQ(id_of(*release.script), ScriptId::release);
   EXPECT_EQ(release.keys, (std::vector<std::string>{"p:sem:pool:2", "p:node", "p:recovering"}));
   // Permits have no waiting line.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", "", ""}));

@@ -50,8 +50,8 @@ TEST(ScriptTable, HoldsEveryScriptOnceInIdOrder) {
   std::set<std::string> digests;
   for (std::size_t i = 0; i < kScriptCount; ++i) {
     const Script& entry = script_table()[i];
-    EXPECT_EQ(static_cast<std::size_t>(entry.id), i) << entry.name;
-    EXPECT_EQ(&script(entry.id), &entry) << entry.name;
+    EXPECT_EQ(static_cast<std::size_t>(entry.number), i) << entry.name;
+    EXPECT_EQ(&script(id_of(entry)), &entry) << entry.name;
     EXPECT_EQ(entry.sha1, sha1_hex(entry.body)) << entry.name;
     EXPECT_TRUE(names.insert(entry.name).second) << entry.name;
     EXPECT_TRUE(digests.insert(entry.sha1).second) << entry.name;
