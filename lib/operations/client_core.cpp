@@ -2,6 +2,7 @@
 
 #include "protocol/quorum.hpp"
 #include "scripts/scripts.hpp"
+#include "transport/node_connection.hpp"
 
 namespace redlock::detail {
 
@@ -31,9 +32,18 @@ std::shared_ptr<const std::vector<std::string>> names_of(const QuorumConfig& con
 
 }  // namespace
 
+LinkFactory ClientCore::real_links() {
+  return [](LoopContext& loop, NodeMetrics& stats, std::size_t index, const NodeConfig& node,
+            const LockConfig& lock, SessionSetup setup) -> std::unique_ptr<NodeLink> {
+    return std::make_unique<NodeConnection>(loop, stats, index, node, lock, std::move(setup));
+  };
+}
+
 std::shared_ptr<ClientCore> ClientCore::create(uv_loop_t* loop, QuorumConfig config,
-                                               ClientOptions options) {
-  std::shared_ptr<ClientCore> core(new ClientCore(loop, std::move(config), options));
+                                               ClientOptions options, LinkFactory make_link) {
+  if (!make_link) make_link = real_links();
+  std::shared_ptr<ClientCore> core(
+      new ClientCore(loop, std::move(config), options, std::move(make_link)));
   core->self_ = core;
   if (core->config_problem_.empty()) {
     for (auto& node : core->nodes_) node->start();
@@ -41,14 +51,15 @@ std::shared_ptr<ClientCore> ClientCore::create(uv_loop_t* loop, QuorumConfig con
   return core;
 }
 
-ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options)
+ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options,
+                       LinkFactory make_link)
     : config_(std::move(config)),
       node_names_(names_of(config_)),
       metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()),
       config_problem_(validate(config_)),
       context_(std::make_unique<LoopContext>(
           loop, options.clock != nullptr ? *options.clock : steady_clock_source())) {
-  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_, nodes_);
+  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_, nodes_, make_link);
   recovery_ = std::make_unique<RecoveryCoordinator>(*this);
   if (!config_problem_.empty()) return;
   // The lock connections load the mutex's scripts at set-up; the other
@@ -66,9 +77,8 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    nodes_.push_back(std::make_unique<NodeConnection>(*context_,
-                                                      metrics_->node(config_.nodes[i].name), i,
-                                                      config_.nodes[i], config_.lock, setup));
+    nodes_.push_back(make_link(*context_, metrics_->node(config_.nodes[i].name), i,
+                               config_.nodes[i], config_.lock, setup));
   }
 }
 

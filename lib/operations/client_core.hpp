@@ -21,15 +21,20 @@
 #include "redlock/error.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/loop_turn.hpp"
-#include "transport/node_connection.hpp"
+#include "transport/node_link.hpp"
 #include "transport/timer_queue.hpp"
 
 namespace redlock::detail {
 
 class ClientCore {
  public:
+  // `make_link` makes each node's links (its lock link and, once a waiter
+  // needs one, its subscriber link); by default NodeConnection, the link
+  // to a real node. Tests hand in fake links (tests/support/fake_link.hpp).
   static std::shared_ptr<ClientCore> create(uv_loop_t* loop, QuorumConfig config,
-                                            ClientOptions options);
+                                            ClientOptions options, LinkFactory make_link = {});
+  // The link to a real node.
+  [[nodiscard]] static LinkFactory real_links();
   ClientCore(const ClientCore&) = delete;
   ClientCore& operator=(const ClientCore&) = delete;
   ~ClientCore();
@@ -46,7 +51,7 @@ class ClientCore {
   [[nodiscard]] TimerQueue& timers() noexcept { return context_->timers(); }
   [[nodiscard]] LoopTurn& turn() noexcept { return context_->turn(); }
   [[nodiscard]] WakeupHub& wakeups() noexcept { return *wakeups_; }
-  [[nodiscard]] std::vector<std::unique_ptr<NodeConnection>>& nodes() noexcept { return nodes_; }
+  [[nodiscard]] std::vector<std::unique_ptr<NodeLink>>& nodes() noexcept { return nodes_; }
   [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
   [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
   // Whether some node counts a grant only once replicated (min_replicas):
@@ -86,7 +91,7 @@ class ClientCore {
   [[nodiscard]] RecoveryCoordinator& recovery() noexcept { return *recovery_; }
 
  private:
-  ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options);
+  ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options, LinkFactory make_link);
 
   QuorumConfig config_;
   std::shared_ptr<const std::vector<std::string>> node_names_;
@@ -95,7 +100,7 @@ class ClientCore {
   // The core frees itself when the last handle counted here closes after
   // close().
   std::unique_ptr<LoopContext> context_;
-  std::vector<std::unique_ptr<NodeConnection>> nodes_;
+  std::vector<std::unique_ptr<NodeLink>> nodes_;
   std::unique_ptr<WakeupHub> wakeups_;
   // Per node: its session number plus one when that session showed the
   // marker, else 0 (seen_marked).

@@ -16,23 +16,23 @@ constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
 WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
-                     std::vector<std::unique_ptr<NodeConnection>>& commands)
+                     std::vector<std::unique_ptr<NodeLink>>& commands, LinkFactory make_link)
     : loop_(loop),
       config_(config),
       metrics_(metrics),
       wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))),
-      commands_(commands) {}
+      commands_(commands),
+      make_link_(std::move(make_link)) {}
 
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    auto connection =
-        std::make_unique<NodeConnection>(loop_, metrics_.node(config_.nodes[i].name), i,
-                                         config_.nodes[i], config_.lock, SessionSetup{});
+    std::unique_ptr<NodeLink> connection = make_link_(
+        loop_, metrics_.node(config_.nodes[i].name), i, config_.nodes[i], config_.lock, {});
     connection->set_push_handler([this, i](std::string_view channel, std::string_view value) {
       on_message(i, channel, value);
     });
-    NodeConnection* raw = connection.get();
+    NodeLink* raw = connection.get();
     // After every (re)connect the node has forgotten our subscriptions.
     connection->set_ready_handler([this, raw] {
       if (wake_subscribed_) raw->send_command({"SUBSCRIBE", wake_channel_});
@@ -63,7 +63,7 @@ void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>
   }
 }
 
-void WakeupHub::send_mark(NodeConnection& connection, const std::string& channel) {
+void WakeupHub::send_mark(NodeLink& connection, const std::string& channel) {
   static const std::string ttl = std::to_string(kListeningMarkTtl.count());
   connection.send_command({"SET", channel, "1", "PX", ttl});
 }
@@ -72,7 +72,7 @@ void WakeupHub::watch_command_sessions() {
   if (watching_commands_) return;
   watching_commands_ = true;
   for (auto& connection : commands_) {
-    NodeConnection* raw = connection.get();
+    NodeLink* raw = connection.get();
     raw->set_ready_handler([this, raw] {
       for (const auto& [channel, kept] : marks_) send_mark(*raw, channel);
     });

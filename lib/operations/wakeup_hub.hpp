@@ -73,7 +73,7 @@
 
 #include "protocol/retry_policy.hpp"
 #include "transport/loop_context.hpp"
-#include "transport/node_connection.hpp"
+#include "transport/node_link.hpp"
 
 namespace redlock::detail {
 
@@ -115,9 +115,9 @@ class WakeupHub {
  public:
   // `loop`, `config`, `metrics` and `commands` (the client's lock
   // connections, on which a turn is passed) must outlive the hub (the
-  // client core owns them all).
+  // client core owns them all). `make_link` makes its subscriber links.
   WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
-            std::vector<std::unique_ptr<NodeConnection>>& commands);
+            std::vector<std::unique_ptr<NodeLink>>& commands, LinkFactory make_link);
   ~WakeupHub();
   WakeupHub(const WakeupHub&) = delete;
   WakeupHub& operator=(const WakeupHub&) = delete;
@@ -257,13 +257,13 @@ class WakeupHub {
   void watch_command_sessions();
   // One listening mark's SET on one lock connection (dropped unless its
   // session is ready).
-  static void send_mark(NodeConnection& connection, const std::string& channel);
+  static void send_mark(NodeLink& connection, const std::string& channel);
   bool watching_commands_ = false;
 
   LoopContext& loop_;
   const QuorumConfig& config_;
   Metrics& metrics_;
-  std::vector<std::unique_ptr<NodeConnection>> subscribers_;
+  std::vector<std::unique_ptr<NodeLink>> subscribers_;
   // A release heard on a resource's channel: its message (the released
   // value), and the waiter its first copy woke, if one acted on it.
   struct HeardRelease {
@@ -329,7 +329,8 @@ class WakeupHub {
   void forget_expired_offers(TimePoint now);
   // `node` named the offered place `number` while no acquire waits in it.
   void pass_turn(std::size_t node, Offered& offer, std::string_view value);
-  std::vector<std::unique_ptr<NodeConnection>>& commands_;
+  std::vector<std::unique_ptr<NodeLink>>& commands_;
+  LinkFactory make_link_;
   RecentContention recent_contention_;
   bool closed_ = false;
 };

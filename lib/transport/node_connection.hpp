@@ -29,6 +29,7 @@
 #include "redlock/outcome.hpp"
 #include "redlock/types.hpp"
 #include "transport/loop_turn.hpp"
+#include "transport/node_link.hpp"
 #include "transport/script.hpp"
 #include "transport/timer_queue.hpp"
 
@@ -39,61 +40,6 @@ namespace redlock::detail {
 class LoopContext;
 class ReplyReader;
 class TlsSession;
-
-struct NodeResponse {
-  enum class Kind { reply, timeout, unreachable };
-  Kind kind = Kind::reply;
-  // For Kind::reply: the replies of the request's commands (the script's,
-  // then WAIT's when replicas are required). Valid only during the call.
-  const redisReply* const* replies = nullptr;
-  std::size_t reply_count = 0;
-  Microseconds latency{0};
-  // For timeout / unreachable: why.
-  std::string_view detail;
-  // A reply that arrived after the sink had been told `timeout`.
-  bool late = false;
-  // For timeout / unreachable: false when the request provably never left
-  // this client (it was still queued behind an unanswered handshake, or the
-  // node was not connected), so it cannot have run on the node.
-  bool may_have_run = true;
-};
-
-// A script request encoded once, for a caller that sends the same request
-// again and again (a guard's renewal): nothing is encoded or allocated per
-// send but the script's head.
-class PreparedRequest {
- public:
-  PreparedRequest(const Script& script, std::initializer_list<std::string_view> keys,
-                  std::initializer_list<std::string_view> args);
-  explicit PreparedRequest(const ScriptCall& call);
-
-  [[nodiscard]] const Script& script() const noexcept { return *script_; }
-  // What follows the script's name, "numkeys key... arg...", in RESP (as
-  // EVALSHA and EVAL take it).
-  [[nodiscard]] std::string_view tail() const noexcept { return tail_; }
-  [[nodiscard]] std::size_t argc() const noexcept { return argc_; }
-  // Where the keys and arguments begin in tail(), for a batched call.
-  [[nodiscard]] const TailLayout& layout() const noexcept { return layout_; }
-  [[nodiscard]] std::size_t key_count() const noexcept { return key_count_; }
-
- private:
-  void encode(std::string tail);
-
-  // Narrow fields: a held lock keeps one of these.
-  const Script* script_;
-  std::string tail_;
-  std::uint32_t argc_ = 0;
-  std::uint32_t key_count_ = 0;
-  TailLayout layout_;
-};
-
-// Receives the responses of requests. Each request gets exactly one
-// non-late response, and at most one late one after a timeout.
-class ResponseSink {
- public:
-  virtual ~ResponseSink() = default;
-  virtual void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) = 0;
-};
 
 // A first-in first-out queue on one vector that keeps its capacity: a
 // steady stream of requests allocates nothing, where std::deque allocates and
@@ -159,19 +105,6 @@ class Fifo {
   std::size_t head_ = 0;
 };
 
-// What a session asks of the node once connected, beyond AUTH and SELECT:
-// decided by the layer above (the transport only carries it out).
-struct SessionSetup {
-  // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them; any
-  // other script goes as EVAL the first time the session sends it.
-  std::vector<const Script*> scripts;
-  // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
-  // GET (persistence()) at connect, and again every `persistence_recheck`
-  // while connected; and the server's run_id (INFO server) at connect.
-  bool read_persistence = false;
-  Milliseconds persistence_recheck{5000};
-};
-
 // What a connection asks a node about itself besides the lock protocol.
 enum class ServerFact : std::uint8_t {
   none,
@@ -181,7 +114,7 @@ enum class ServerFact : std::uint8_t {
   run_id,               // INFO server
 };
 
-class NodeConnection final : public Flushable {
+class NodeConnection final : public NodeLink, public Flushable {
  public:
   // `stats` is where this connection counts its requests; it must outlive
   // the connection.
@@ -191,75 +124,32 @@ class NodeConnection final : public Flushable {
   NodeConnection& operator=(const NodeConnection&) = delete;
   ~NodeConnection();
 
-  void start();
+  void start() override;
 
-  // Runs `script` with `keys` and `args` under the node's request timeout.
-  // With `require_replicas`, a pipelined `WAIT min_replicas timeout` follows
-  // (when the node's config asks for replicas). `sent_at` is the caller's
-  // reading of the client's clock, taken before the call (a round's start):
-  // the requests of one round share one reading instead of each taking
-  // its own, and the timeout and the latency count from it.
-  void send(const Script& script, std::initializer_list<std::string_view> keys,
-            std::initializer_list<std::string_view> args, bool require_replicas, TimePoint sent_at,
-            std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
-
-  // The same with a request encoded beforehand, which must stay unchanged
-  // while `sink` lives (the sink owns it), and without WAIT.
-  void send_prepared(const PreparedRequest& request, TimePoint sent_at,
-                     std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
-
-  // The same with arguments built at run time.
-  void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                 const std::vector<std::string>& args, TimePoint sent_at,
-                 std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
-
-  // The same with keys and arguments built at run time.
-  void send_call(const ScriptCall& call, bool require_replicas, TimePoint sent_at,
-                 std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
-
-  // A compare-and-delete (or any request that only undoes what a request of
-  // ours may have done on the node), sent without waiting for its answer.
-  // It is queued like any request; if the connection is reset before the
-  // node answered it, or the node is not connected now, it is kept (one
-  // small entry, at most kMaxDeferredCleanups per node) and sent as soon as
-  // the session is ready again, unless `expires_at` (on the client's
-  // clock: when whatever it undoes has expired on the node anyway) has
-  // passed by then.
-  void send_cleanup(const Script& script, std::initializer_list<std::string_view> keys,
-                    std::initializer_list<std::string_view> args, TimePoint expires_at);
-  void send_cleanup(const ScriptCall& call, TimePoint expires_at);
-
-  // A plain command whose reply is consumed and dropped (SUBSCRIBE). Only
-  // on a ready session; before it, the ready handler sends what it needs.
-  void send_command(std::initializer_list<std::string_view> argv);
-  // Published messages ("message" pushes) go here instead of to requests:
-  // for a connection used in subscribe mode.
+  using NodeLink::send;
+  void send(Request request) override;
+  void send_command(std::initializer_list<std::string_view> argv) override;
   void set_push_handler(
-      std::function<void(std::string_view channel, std::string_view payload)> handler) {
+      std::function<void(std::string_view channel, std::string_view payload)> handler) override {
     push_handler_ = std::move(handler);
   }
-  // Runs each time the handshake completes (first connect and reconnects).
-  void set_ready_handler(std::function<void()> handler) { ready_handler_ = std::move(handler); }
+  void set_ready_handler(std::function<void()> handler) override {
+    ready_handler_ = std::move(handler);
+  }
 
   void flush() override;
-  // Best-effort write of what is queued, then closes the socket; pending
-  // requests fail as unreachable. Further sends fail at once (posted).
-  void close();
+  void close() override;
 
-  [[nodiscard]] std::size_t index() const noexcept { return index_; }
-  [[nodiscard]] const NodeConfig& config() const noexcept { return node_; }
-  [[nodiscard]] bool ready() const noexcept { return state_ == State::ready; }
-  [[nodiscard]] int min_replicas() const noexcept { return node_.min_replicas; }
-  // The current session's number: it changes at every reset, so what a
-  // caller learned of the node on one session (an identity marker seen,
-  // say) can be known for that session only.
-  [[nodiscard]] std::uint64_t session() const noexcept { return generation_; }
-  // Whether a transaction failed as a whole on this session (an ACL
-  // without MULTI or EXEC, say): its caller then sends scripts instead.
-  [[nodiscard]] bool refused_transaction() const noexcept { return refused_transaction_; }
-  // What the handshake learned (unknown until it has, or when denied).
-  [[nodiscard]] Persistence persistence() const noexcept;
-  [[nodiscard]] NodeHealth health() const;
+  [[nodiscard]] std::size_t index() const noexcept override { return index_; }
+  [[nodiscard]] const NodeConfig& config() const noexcept override { return node_; }
+  [[nodiscard]] bool ready() const noexcept override { return state_ == State::ready; }
+  [[nodiscard]] int min_replicas() const noexcept override { return node_.min_replicas; }
+  [[nodiscard]] std::uint64_t session() const noexcept override { return generation_; }
+  [[nodiscard]] bool refused_transaction() const noexcept override {
+    return refused_transaction_;
+  }
+  [[nodiscard]] Persistence persistence() const noexcept override;
+  [[nodiscard]] NodeHealth health() const override;
 
  private:
   enum class State { idle, resolving, connecting, handshaking, ready, backoff, closed };
@@ -327,6 +217,8 @@ class NodeConnection final : public Flushable {
   void append_request(const Slot& slot, bool use_eval);
   // Encodes slots_[index] alone: a batch of one for a lock script.
   void encode_lone(std::size_t index, bool use_eval);
+  void send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
+                             std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   void send_encoded(const Script& script, std::string tail, TailLayout layout,
                     std::size_t key_count, std::size_t argc, bool require_replicas,
                     TimePoint sent_at, std::shared_ptr<ResponseSink> sink, std::uint32_t tag);

@@ -91,36 +91,51 @@ void PreparedRequest::encode(std::string tail) {
   tail_.shrink_to_fit();
 }
 
-void NodeConnection::send_call(const ScriptCall& call, bool require_replicas, TimePoint sent_at,
-                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+void NodeConnection::send(Request request) {
+  if (request.cleanup) {
+    if (state_ == State::closed) return;
+    DeferredCleanup cleanup{request.script, {}, {}, 0, 0, request.expires_at};
+    if (request.call != nullptr) {
+      cleanup.key_count = request.call->keys.size();
+      cleanup.argc = 3 + request.call->keys.size() + request.call->args.size();
+      cleanup.tail = encode_tail(request.call->keys, request.call->args, cleanup.layout);
+    } else {
+      cleanup.key_count = request.keys.size();
+      cleanup.argc = 3 + request.keys.size() + request.args.size();
+      cleanup.tail = encode_tail(request.keys, request.args, cleanup.layout);
+    }
+    send_cleanup_encoded(std::move(cleanup));
+    return;
+  }
+  if (request.prepared != nullptr) {
+    send_prepared_request(*request.prepared, request.sent_at, std::move(request.sink),
+                          request.tag);
+    return;
+  }
   TailLayout layout;
-  std::string tail = encode_tail(call.keys, call.args, layout);
-  send_encoded(*call.script, std::move(tail), layout, call.keys.size(),
-               3 + call.keys.size() + call.args.size(), require_replicas, sent_at, std::move(sink),
-               tag);
+  std::string tail;
+  std::size_t key_count = 0;
+  std::size_t arg_count = 0;
+  if (request.call != nullptr) {
+    tail = encode_tail(request.call->keys, request.call->args, layout);
+    key_count = request.call->keys.size();
+    arg_count = request.call->args.size();
+  } else if (request.args_owned != nullptr) {
+    tail = encode_tail(request.keys, *request.args_owned, layout);
+    key_count = request.keys.size();
+    arg_count = request.args_owned->size();
+  } else {
+    tail = encode_tail(request.keys, request.args, layout);
+    key_count = request.keys.size();
+    arg_count = request.args.size();
+  }
+  send_encoded(*request.script, std::move(tail), layout, key_count, 3 + key_count + arg_count,
+               request.require_replicas, request.sent_at, std::move(request.sink), request.tag);
 }
 
-void NodeConnection::send(const Script& script, std::initializer_list<std::string_view> keys,
-                          std::initializer_list<std::string_view> args, bool require_replicas,
-                          TimePoint sent_at, std::shared_ptr<ResponseSink> sink,
-                          std::uint32_t tag) {
-  TailLayout layout;
-  std::string tail = encode_tail(keys, args, layout);
-  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(),
-               require_replicas, sent_at, std::move(sink), tag);
-}
-
-void NodeConnection::send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                               const std::vector<std::string>& args, TimePoint sent_at,
-                               std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  TailLayout layout;
-  std::string tail = encode_tail(keys, args, layout);
-  send_encoded(script, std::move(tail), layout, keys.size(), 3 + keys.size() + args.size(), false,
-               sent_at, std::move(sink), tag);
-}
-
-void NodeConnection::send_prepared(const PreparedRequest& request, TimePoint sent_at,
-                                   std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+void NodeConnection::send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
+                                           std::shared_ptr<ResponseSink> sink,
+                                           std::uint32_t tag) {
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
@@ -177,16 +192,6 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
   queue_script(slot, sent_at, batchable);
 }
 
-void NodeConnection::send_cleanup(const Script& script,
-                                  std::initializer_list<std::string_view> keys,
-                                  std::initializer_list<std::string_view> args,
-                                  TimePoint expires_at) {
-  if (state_ == State::closed) return;
-  DeferredCleanup cleanup{&script, {}, {}, keys.size(), 3 + keys.size() + args.size(), expires_at};
-  cleanup.tail = encode_tail(keys, args, cleanup.layout);
-  send_cleanup_encoded(std::move(cleanup));
-}
-
 void NodeConnection::send_cleanup_encoded(DeferredCleanup cleanup) {
   // A node that takes no more requests (unresponsive()) takes no more
   // cleanups either: a refused release comes back here as a cleanup, and
@@ -198,15 +203,6 @@ void NodeConnection::send_cleanup_encoded(DeferredCleanup cleanup) {
   }
   if (!cleanup.script->batched) emit_pending();
   queue_cleanup(std::move(cleanup), loop_.clock().now());
-}
-
-void NodeConnection::send_cleanup(const ScriptCall& call, TimePoint expires_at) {
-  if (state_ == State::closed) return;
-  const Script& script = *call.script;
-  DeferredCleanup cleanup{
-      &script, {}, {}, call.keys.size(), 3 + call.keys.size() + call.args.size(), expires_at};
-  cleanup.tail = encode_tail(call.keys, call.args, cleanup.layout);
-  send_cleanup_encoded(std::move(cleanup));
 }
 
 void NodeConnection::queue_cleanup(DeferredCleanup cleanup, TimePoint now) {
