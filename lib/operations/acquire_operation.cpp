@@ -286,13 +286,7 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
     attempt_draw_max_ = std::max(attempt_draw_max_, static_cast<std::uint64_t>(drawn));
   }
   note_if_unmarked(outcome);
-  // Let through by the node rules: the node is marked (scripts.hpp,
-  // acquire_set); refused for want of its marker: it is not.
-  if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::busy) {
-    core_.note_marked(node, true);
-  } else if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
-    core_.note_marked(node, false);
-  }
+  note_marker(node, outcome);
   if (outcome.status == NodeStatus::granted && core_.config().lock.strict_persistence &&
       core_.nodes()[node]->persistence() != Persistence::aof_always) {
     // Granted, but by a node that may forget it: not a vote in strict mode.
@@ -435,6 +429,17 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
     return;
   }
   fail_attempt(make_error_code(errc::fencing_failed));
+}
+
+void AcquireOperation::note_marker(std::size_t node, const NodeOutcome& outcome) {
+  // Let through by the node rules: the node is marked (scripts.hpp,
+  // acquire_set); refused for want of its marker: it is not. Whether the
+  // answer still counts does not matter: it says what the node holds.
+  if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::busy) {
+    core_.note_marked(node, true);
+  } else if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
+    core_.note_marked(node, false);
+  }
 }
 
 void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {

@@ -36,6 +36,7 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   std::int64_t drawn = 0;  // (a fair refusal's draw: too late to count)
   parse_acquire_response(response, 0, outcome, kind_ == LockKind::fair ? &drawn : nullptr);
   note_if_unmarked(outcome);
+  note_marker(node, outcome);
   const bool granted = outcome.status == NodeStatus::granted;
   if (found != abandoned_.end()) {
     // A refusal stored nothing; an error reply may have (a script that

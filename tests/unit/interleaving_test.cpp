@@ -1,0 +1,290 @@
+// AcquireOperation and the lock kinds driven over fake links
+// (tests/support/fake_link.hpp) through exact interleavings: each node's
+// answer, its order, a timeout, a late reply and a session reset are chosen
+// here, not left to a loaded machine. The same rules have real-node tests
+// (tests/integration); these pin the order-dependent parts.
+#include <gtest/gtest.h>
+#include <uv.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fake_link.hpp"
+#include "manual_clock.hpp"
+#include "operations/acquire_operation.hpp"
+#include "operations/client_core.hpp"
+#include "operations/launch.hpp"
+#include "redlock/error.hpp"
+#include "scripts/scripts.hpp"
+
+namespace redlock::test {
+namespace {
+
+using detail::AcquireOperation;
+using detail::ClientCore;
+using detail::ScriptId;
+using std::chrono::milliseconds;
+
+constexpr long long kGranted = 1;
+constexpr long long kRefused = 0;
+constexpr long long kUnmarked = 2;
+constexpr long long kRecovering = 3;
+
+class Interleaving : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(uv_loop_init(&loop_), 0); }
+
+  void TearDown() override {
+    if (core_) {
+      bool closed = false;
+      core_->close([&] { closed = true; });
+      core_.reset();
+      for (int i = 0; i < 100 && !closed; ++i) uv_run(&loop_, UV_RUN_NOWAIT);
+      EXPECT_TRUE(closed);
+    }
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+
+  void start(std::size_t nodes) {
+    QuorumConfig config;
+    for (std::size_t i = 0; i < nodes; ++i) {
+      NodeConfig node;
+      node.name = "n" + std::to_string(i);
+      node.host = "fake";
+      node.port = static_cast<std::uint16_t>(7000 + i);
+      config.nodes.push_back(node);
+    }
+    ClientOptions options;
+    options.clock = &clock_;
+    core_ = ClientCore::create(&loop_, config, options, fake_.factory());
+  }
+
+  // Runs what the loop has ready (posted tasks, the turn's flush, timers
+  // due on the manual clock), without waiting.
+  void turn() {
+    for (int i = 0; i < 4; ++i) uv_run(&loop_, UV_RUN_NOWAIT);
+  }
+
+  // Moves the client's clock on and runs the timers due by then.
+  void advance(milliseconds by) {
+    clock_.advance(by);
+    turn();
+  }
+
+  std::shared_ptr<AcquireOperation> acquire(Resource resource, AcquireOptions options) {
+    auto op = detail::launch<AcquireOperation>(
+        *core_, std::move(resource), options,
+        [this](AcquireResult result) { result_ = std::move(result); });
+    turn();
+    return op;
+  }
+
+  // The attempt pending on `node`: the acquire script, or the same
+  // acquire as a transaction (acquire_set).
+  SentRequest* attempt(std::size_t node) {
+    std::vector<SentRequest*> found = fake_.pending(node, ScriptId::acquire);
+    for (SentRequest* each : fake_.pending(node, ScriptId::acquire_set)) found.push_back(each);
+    EXPECT_EQ(found.size(), 1U) << "attempts pending on node " << node;
+    return found.size() == 1 ? found.front() : nullptr;
+  }
+
+  // The cleanups sent to `node` that release `value`.
+  std::size_t releases_of(std::size_t node, const std::string& value) {
+    std::size_t count = 0;
+    for (SentRequest* cleanup : fake_.cleanups(node)) {
+      if (!cleanup->args.empty() && cleanup->args[0] == value) ++count;
+    }
+    return count;
+  }
+
+  uv_loop_t loop_{};
+  ManualClock clock_;
+  FakeNodes fake_;
+  std::shared_ptr<ClientCore> core_;
+  std::optional<AcquireResult> result_;
+};
+
+AcquireOptions try_once() {
+  AcquireOptions options;
+  options.retry_count = 0;
+  options.fair = false;
+  return options;
+}
+
+// A failed attempt undoes its value on exactly the nodes that may have
+// stored it: the grants, not the refusals (busy, recovering), which
+// provably stored nothing.
+TEST_F(Interleaving, AFailedAttemptUndoesOnlyWhereItMayHaveStoredItsValue) {
+  start(5);
+  acquire(Resource("job"), try_once());
+  std::vector<SentRequest*> sent;
+  for (std::size_t n = 0; n < 5; ++n) sent.push_back(attempt(n));
+  ASSERT_TRUE(sent[0] && sent[1] && sent[2] && sent[3] && sent[4]);
+  const std::string value = sent[0]->args[0];
+  fake_.reply(*sent[0], resp_integers({kGranted, 0}));
+  fake_.reply(*sent[1], resp_integers({kGranted, 0}));
+  fake_.reply(*sent[2], resp_integers({kRefused, 5000}));
+  fake_.reply(*sent[3], resp_integers({kRefused, 5000}));
+  EXPECT_FALSE(result_) << "decided before a majority could be ruled out";
+  fake_.reply(*sent[4], resp_integers({kRecovering, 1000}));
+  turn();
+  ASSERT_TRUE(result_);
+  // Two busy nodes alone do not explain the failure.
+  EXPECT_EQ(result_->error, make_error_code(errc::no_quorum));
+  EXPECT_EQ(releases_of(0, value), 1U);
+  EXPECT_EQ(releases_of(1, value), 1U);
+  for (std::size_t n = 2; n < 5; ++n) EXPECT_EQ(releases_of(n, value), 0U) << "node " << n;
+}
+
+// A grant that arrives after its attempt was decided never votes in a later
+// attempt, and is undone where it landed. Attempt 1: two grants, two
+// refusals, the fifth node times out (lost); attempt 2: the same two
+// grants and two refusals, while the fifth node's late grant of attempt 1
+// arrives. Counted, it would make three of five.
+TEST_F(Interleaving, ALateGrantOfAnEarlierAttemptNeverVotesAndIsUndone) {
+  start(5);
+  AcquireOptions options = try_once();
+  options.retry_count = 1;
+  options.retry_delay = milliseconds(50);
+  acquire(Resource("job"), options);
+  std::vector<SentRequest*> first;
+  for (std::size_t n = 0; n < 5; ++n) first.push_back(attempt(n));
+  ASSERT_TRUE(first[4]);
+  const std::string first_value = first[0]->args[0];
+  fake_.reply(*first[0], resp_integers({kGranted, 0}));
+  fake_.reply(*first[1], resp_integers({kGranted, 0}));
+  fake_.reply(*first[2], resp_integers({kRefused, 5000}));
+  fake_.reply(*first[3], resp_integers({kRefused, 5000}));
+  fake_.time_out(*first[4]);
+  turn();
+  ASSERT_FALSE(result_);
+  // The timed-out node may have stored the value: undone there too.
+  EXPECT_EQ(releases_of(4, first_value), 1U);
+  advance(milliseconds(1000));
+  std::vector<SentRequest*> second;
+  for (std::size_t n = 0; n < 4; ++n) second.push_back(attempt(n));
+  ASSERT_TRUE(second[0] && second[1] && second[2] && second[3]);
+  const std::string second_value = second[0]->args[0];
+  ASSERT_NE(second_value, first_value) << "each attempt has a fresh value";
+  fake_.reply(*second[0], resp_integers({kGranted, 0}));
+  fake_.reply(*second[1], resp_integers({kGranted, 0}));
+  fake_.reply(*first[4], resp_integers({kGranted, 0}), true);
+  fake_.reply(*second[2], resp_integers({kRefused, 5000}));
+  fake_.reply(*second[3], resp_integers({kRefused, 5000}));
+  SentRequest* fifth = attempt(4);
+  ASSERT_TRUE(fifth);
+  fake_.reply(*fifth, resp_integers({kRefused, 5000}));
+  turn();
+  ASSERT_TRUE(result_);
+  EXPECT_EQ(result_->error, make_error_code(errc::not_acquired));
+  EXPECT_EQ(result_->attempts, 2);
+  EXPECT_GE(releases_of(4, first_value), 1U);
+}
+
+// The first attempt of an unfenced lock goes as a transaction only on a
+// node whose current session has shown its identity marker: not before
+// the first answer, not after a session reset, not after an answer that
+// says the marker is gone (even one that came after the decision).
+TEST_F(Interleaving, TheTransactionIsUsedOnlyWhereThisSessionHasSeenTheMarker) {
+  start(3);
+  const auto sent_as = [&](std::size_t node) {
+    SentRequest* request = attempt(node);
+    return request ? request->id() : ScriptId::probe;
+  };
+  // Answers the attempts on `order`'s nodes in that order. The first two
+  // grants decide; the third answer comes after the decision and still
+  // shows its node's marker.
+  const auto grant_in = [&](std::vector<std::size_t> order) {
+    for (std::size_t n : order) {
+      if (SentRequest* request = attempt(n)) fake_.reply(*request, resp_integers({kGranted, 0}));
+    }
+    turn();
+    ASSERT_TRUE(result_ && result_->ok());
+    result_.reset();
+  };
+  acquire(Resource("a"), try_once());
+  for (std::size_t n = 0; n < 3; ++n) EXPECT_EQ(sent_as(n), ScriptId::acquire) << n;
+  grant_in({0, 1, 2});
+  acquire(Resource("b"), try_once());
+  for (std::size_t n = 0; n < 3; ++n) EXPECT_EQ(sent_as(n), ScriptId::acquire_set) << n;
+  grant_in({2, 0, 1});
+  fake_.lock(1).new_session();
+  acquire(Resource("c"), try_once());
+  EXPECT_EQ(sent_as(0), ScriptId::acquire_set);
+  EXPECT_EQ(sent_as(1), ScriptId::acquire);
+  EXPECT_EQ(sent_as(2), ScriptId::acquire_set);
+  fake_.reply(*attempt(0), resp_integers({kGranted, 0}));
+  fake_.reply(*attempt(1), resp_integers({kGranted, 0}));
+  fake_.reply(*attempt(2), resp_integers({kUnmarked, 0}));
+  turn();
+  ASSERT_TRUE(result_ && result_->ok());
+  result_.reset();
+  acquire(Resource("d"), try_once());
+  EXPECT_EQ(sent_as(0), ScriptId::acquire_set);
+  EXPECT_EQ(sent_as(1), ScriptId::acquire_set);
+  EXPECT_EQ(sent_as(2), ScriptId::acquire);
+}
+
+// A semaphore's attempt wins the permit a majority granted; a node that
+// granted another permit has that permit, and only that one, undone.
+TEST_F(Interleaving, ASemaphoreWinsThePermitAMajorityGrantedAndUndoesTheOther) {
+  start(3);
+  auto op = detail::launch<AcquireOperation>(
+      *core_, Semaphore("keys", 2), try_once(),
+      [this](AcquireResult result) { result_ = std::move(result); });
+  turn();
+  std::vector<SentRequest*> sent;
+  for (std::size_t n = 0; n < 3; ++n)
+    sent.push_back(fake_.one_pending(n, ScriptId::permit_acquire));
+  ASSERT_TRUE(sent[0] && sent[1] && sent[2]);
+  const std::string value = sent[0]->args[0];
+  fake_.reply(*sent[0], resp_integers({kGranted, 0, 0}));
+  fake_.reply(*sent[1], resp_integers({kGranted, 0, 1}));
+  fake_.reply(*sent[2], resp_integers({kGranted, 0, 1}));
+  turn();
+  ASSERT_TRUE(result_ && result_->ok()) << (result_ ? result_->error.message() : "no result");
+  ASSERT_TRUE(result_->lock->permit.has_value());
+  EXPECT_EQ(*result_->lock->permit, 1U);
+  std::vector<SentRequest*> undone = fake_.cleanups(0);
+  ASSERT_EQ(undone.size(), 1U);
+  EXPECT_EQ(undone[0]->args[0], value);
+  ASSERT_FALSE(undone[0]->keys.empty());
+  EXPECT_EQ(undone[0]->keys[0], detail::permit_key("redlock:", "keys", 0));
+  EXPECT_TRUE(fake_.cleanups(1).empty());
+  EXPECT_TRUE(fake_.cleanups(2).empty());
+}
+
+// A set is all or nothing on every node: an attempt that lost releases the
+// whole set where it was granted, with one call naming every member.
+TEST_F(Interleaving, ALostSetAttemptReleasesEveryMemberWhereItWasGranted) {
+  start(3);
+  auto op = detail::launch<AcquireOperation>(
+      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
+      [this](AcquireResult result) { result_ = std::move(result); });
+  turn();
+  std::vector<SentRequest*> sent;
+  for (std::size_t n = 0; n < 3; ++n) sent.push_back(fake_.one_pending(n, ScriptId::acquire_all));
+  ASSERT_TRUE(sent[0] && sent[1] && sent[2]);
+  const std::string value = sent[0]->args[0];
+  fake_.reply(*sent[0], resp_integers({kGranted, 0}));
+  fake_.reply(*sent[1], resp_integers({kRefused, 500}));
+  fake_.reply(*sent[2], resp_integers({kRefused, 500}));
+  turn();
+  ASSERT_TRUE(result_);
+  EXPECT_EQ(result_->error, make_error_code(errc::not_acquired));
+  std::vector<SentRequest*> undone = fake_.cleanups(0);
+  ASSERT_EQ(undone.size(), 1U);
+  EXPECT_EQ(undone[0]->id(), ScriptId::release_all);
+  EXPECT_EQ(undone[0]->args[0], value);
+  const std::vector<std::string>& keys = undone[0]->keys;
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "redlock:lock:a"), keys.end());
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "redlock:lock:c"), keys.end());
+  EXPECT_TRUE(fake_.cleanups(1).empty());
+  EXPECT_TRUE(fake_.cleanups(2).empty());
+}
+
+}  // namespace
+}  // namespace redlock::test
