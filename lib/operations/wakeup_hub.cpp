@@ -27,8 +27,8 @@ WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& met
 void WakeupHub::ensure_connections() {
   if (!subscribers_.empty() || closed_) return;
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    std::unique_ptr<NodeLink> connection = make_link_(
-        loop_, metrics_.node(config_.nodes[i].name), i, config_.nodes[i], config_.lock, {});
+    std::unique_ptr<NodeLink> connection = make_link_(loop_, metrics_.node(config_.nodes[i].name),
+                                                      i, config_.nodes[i], config_.lock, {});
     connection->set_push_handler([this, i](std::string_view channel, std::string_view value) {
       on_message(i, channel, value);
     });
