@@ -145,9 +145,7 @@ class NodeConnection final : public NodeLink, public Flushable {
   [[nodiscard]] bool ready() const noexcept override { return state_ == State::ready; }
   [[nodiscard]] int min_replicas() const noexcept override { return node_.min_replicas; }
   [[nodiscard]] std::uint64_t session() const noexcept override { return generation_; }
-  [[nodiscard]] bool refused_transaction() const noexcept override {
-    return refused_transaction_;
-  }
+  [[nodiscard]] bool refused_transaction() const noexcept override { return refused_transaction_; }
   [[nodiscard]] Persistence persistence() const noexcept override;
   [[nodiscard]] NodeHealth health() const override;
 

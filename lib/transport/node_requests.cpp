@@ -108,8 +108,7 @@ void NodeConnection::send(Request request) {
     return;
   }
   if (request.prepared != nullptr) {
-    send_prepared_request(*request.prepared, request.sent_at, std::move(request.sink),
-                          request.tag);
+    send_prepared_request(*request.prepared, request.sent_at, std::move(request.sink), request.tag);
     return;
   }
   TailLayout layout;
@@ -134,8 +133,7 @@ void NodeConnection::send(Request request) {
 }
 
 void NodeConnection::send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
-                                           std::shared_ptr<ResponseSink> sink,
-                                           std::uint32_t tag) {
+                                           std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
   if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
     fail_later(std::move(sink), tag,
                last_error_.empty() ? std::string("not connected") : last_error_);
