@@ -68,10 +68,17 @@ class Interleaving : public ::testing::Test {
     for (int i = 0; i < 4; ++i) uv_run(&loop_, UV_RUN_NOWAIT);
   }
 
-  // Moves the client's clock on and runs the timers due by then.
-  void advance(milliseconds by) {
-    clock_.advance(by);
-    turn();
+  // Runs the loop until `done` holds: for what waits on a timer (the
+  // timer queue runs on the process's steady clock). Bounded: false after
+  // `limit` (a generous bound against a hang, not a timing claim).
+  template <typename Done>
+  bool run_until(Done done, milliseconds limit = milliseconds(5000)) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      if (uv_run(&loop_, UV_RUN_ONCE) == 0) turn();
+    }
+    return true;
   }
 
   std::shared_ptr<AcquireOperation> acquire(Resource resource, AcquireOptions options) {
@@ -163,7 +170,10 @@ TEST_F(Interleaving, ALateGrantOfAnEarlierAttemptNeverVotesAndIsUndone) {
   ASSERT_FALSE(result_);
   // The timed-out node may have stored the value: undone there too.
   EXPECT_EQ(releases_of(4, first_value), 1U);
-  advance(milliseconds(1000));
+  ASSERT_TRUE(run_until([&] {
+    return !fake_.pending(0, ScriptId::acquire).empty() ||
+           !fake_.pending(0, ScriptId::acquire_set).empty();
+  }));
   std::vector<SentRequest*> second;
   for (std::size_t n = 0; n < 4; ++n) second.push_back(attempt(n));
   ASSERT_TRUE(second[0] && second[1] && second[2] && second[3]);
@@ -284,6 +294,83 @@ TEST_F(Interleaving, ALostSetAttemptReleasesEveryMemberWhereItWasGranted) {
   EXPECT_NE(std::find(keys.begin(), keys.end(), "redlock:lock:c"), keys.end());
   EXPECT_TRUE(fake_.cleanups(1).empty());
   EXPECT_TRUE(fake_.cleanups(2).empty());
+}
+
+// A fair waiter's grant that it gave back is never counted, whichever
+// link brings word of it (docs/safety.md, "Fair"). N = 5: the waiter holds
+// ticket 7 and claims the lock; nodes 0 and 1 grant the claim (their
+// messages come on the subscriber links); node 2's record answer says it
+// holds the claim while another waiter is first there ("held behind"), so
+// the waiter gives that grant back; then node 2's own grant message,
+// published before the give-back, arrives. Counted, it would make three
+// of five with the value held on two.
+TEST_F(Interleaving, AFairGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
+  start(5);
+  AcquireOptions options;
+  options.fair = true;
+  options.wait = milliseconds(10000);
+  acquire(Resource("job"), options);
+  for (std::size_t n = 0; n < 5; ++n) {
+    SentRequest* first = fake_.one_pending(n, ScriptId::fair_acquire);
+    ASSERT_TRUE(first);
+    // Refused, drawing ticket 7.
+    fake_.reply(*first, resp_integers({kRefused, 5000, 7}));
+  }
+  turn();
+  std::vector<SentRequest*> record;
+  for (std::size_t n = 0; n < 5; ++n)
+    record.push_back(fake_.one_pending(n, ScriptId::ticket_enqueue));
+  ASSERT_TRUE(record[0]);
+  // args: ticket field, ticket, place ("<wake channel> <number>"), lease,
+  // defence, claim ("<ttl>:<tag>:<defence>:<value>").
+  ASSERT_EQ(record[0]->args.size(), 6U);
+  const std::string place = record[0]->args[2];
+  const std::string claim = record[0]->args[5];
+  const std::size_t space = place.rfind(' ');
+  ASSERT_NE(space, std::string::npos);
+  const std::string wake = place.substr(0, space);
+  const std::string number = place.substr(space + 1);
+  const std::size_t tag_start = claim.find(':') + 1;
+  const std::string tag = claim.substr(tag_start, claim.find(':', tag_start) - tag_start);
+  constexpr long long kBehind = 0;
+  constexpr long long kHeldBehind = 4;
+  for (SentRequest* each : record) {
+    ASSERT_TRUE(each);
+    fake_.reply(*each, resp_integers({kGranted, 7, kBehind}));
+  }
+  turn();
+  ASSERT_FALSE(result_);
+  // The holder's release grants the claim on nodes 0 and 1: their messages.
+  const std::string grant = number + "+" + tag + ":7 holders-value";
+  for (std::size_t n : {0U, 1U}) {
+    ASSERT_TRUE(fake_.subscriber(n));
+    fake_.subscriber(n)->push(wake, grant);
+  }
+  turn();
+  ASSERT_FALSE(result_);
+  // The next record (about a round trip later): node 2 holds the claim
+  // behind another waiter.
+  ASSERT_TRUE(run_until([&] { return !fake_.pending(2, ScriptId::ticket_enqueue).empty(); }));
+  SentRequest* again = fake_.one_pending(2, ScriptId::ticket_enqueue);
+  ASSERT_TRUE(again);
+  fake_.reply(*again, resp_integers({kGranted, 7, kHeldBehind}));
+  turn();
+  const std::vector<SentRequest*> given_back = fake_.cleanups(2);
+  ASSERT_EQ(given_back.size(), 1U) << "node 2's grant was not given back";
+  EXPECT_EQ(given_back[0]->id(), ScriptId::fair_release);
+  // Node 2's message of the grant it made before the give-back, late.
+  fake_.subscriber(2)->push(wake, grant);
+  turn();
+  EXPECT_FALSE(result_) << "the acquire counted a grant it had given back";
+  // The rest of the record round changes nothing: nodes 3 and 4 still put
+  // the other waiter first.
+  for (std::size_t n : {3U, 4U}) {
+    if (SentRequest* each = fake_.one_pending(n, ScriptId::ticket_enqueue)) {
+      fake_.reply(*each, resp_integers({kGranted, 7, kBehind}));
+    }
+  }
+  turn();
+  EXPECT_FALSE(result_) << "won with its claim granted on two of five nodes";
 }
 
 }  // namespace
