@@ -373,5 +373,51 @@ TEST_F(Interleaving, AFairGrantGivenBackIsNotCountedWhenItsMessageComesLate) {
   EXPECT_FALSE(result_) << "won with its claim granted on two of five nodes";
 }
 
+// A fenced acquire's token round never counts a node awaiting its second
+// merge after a recovery (it answers "unmerged": its counters may be below
+// a token won across its crash), and asks for that node's recovery round.
+// Three nodes: the attempt is granted everywhere with counter 10; the
+// round proposing 11 is stored on node 0, answered "unmerged" by node 1 and
+// refused by node 2, whose counter is 20. Counted, node 1 would make 11 a
+// majority's token below one node 2 already holds.
+TEST_F(Interleaving, AFenceAnswerFromANodeAwaitingItsSecondMergeNeverCounts) {
+  start(3);
+  AcquireOptions options = try_once();
+  options.fenced = true;
+  acquire(Resource("job"), options);
+  for (std::size_t n = 0; n < 3; ++n) {
+    SentRequest* sent = fake_.one_pending(n, ScriptId::acquire);
+    ASSERT_TRUE(sent);
+    fake_.reply(*sent, resp_integers({kGranted, 10}));
+  }
+  turn();
+  std::vector<SentRequest*> round;
+  for (std::size_t n = 0; n < 3; ++n) round.push_back(fake_.one_pending(n, ScriptId::fence));
+  ASSERT_TRUE(round[0] && round[1] && round[2]);
+  // args: resource, proposed token, defence.
+  ASSERT_EQ(round[0]->args.size(), 3U);
+  EXPECT_EQ(round[0]->args[1], "11");
+  constexpr long long kUnmerged = 5;
+  fake_.reply(*round[0], resp_integers({kGranted, 11}));
+  fake_.reply(*round[1], resp_integers({kUnmerged, 0}));
+  fake_.reply(*round[2], resp_integers({kRefused, 20}));
+  turn();
+  EXPECT_FALSE(result_) << "a token won with an unmerged node's vote";
+  // Node 1's recovery round begins with its probe.
+  EXPECT_FALSE(fake_.pending(1, ScriptId::probe).empty()) << "no recovery round for node 1";
+  // The next round proposes above the highest counter reported.
+  ASSERT_TRUE(run_until([&] { return !fake_.pending(0, ScriptId::fence).empty(); }));
+  for (std::size_t n = 0; n < 3; ++n) {
+    SentRequest* next = fake_.one_pending(n, ScriptId::fence);
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->args[1], "21");
+    fake_.reply(*next, resp_integers({kGranted, 21}));
+  }
+  turn();
+  ASSERT_TRUE(result_ && result_->ok()) << (result_ ? result_->error.message() : "no result");
+  ASSERT_TRUE(result_->lock->fence.has_value());
+  EXPECT_EQ(*result_->lock->fence, 21U);
+}
+
 }  // namespace
 }  // namespace redlock::test
