@@ -59,6 +59,16 @@ struct GuardOptions {
   std::optional<int> max_renewals;
   // Called once, on the client's loop thread, when the lock is lost.
   std::function<void(std::error_code)> on_lost;
+  // The warning before a loss (docs/api.md, "At risk"), off by default: an
+  // at-risk episode begins when less than this share of the lock's TTL is
+  // left before its validity deadline (renewals have not succeeded in
+  // time; 0 < share < 1, e.g. 0.5), and ends when a renewal succeeds or
+  // the lock is lost. Each beginning runs `on_at_risk` once, on the
+  // client's loop thread (it must not block), requests at_risk_token(),
+  // and counts redlock_at_risk_total. With renewals every ttl / 3 (the
+  // default) a share below 2/3 never fires while renewals succeed.
+  std::optional<double> at_risk_share;
+  std::function<void()> on_at_risk;
   // Reentrant holds (docs/engine.md, "Reentrant holds"), off by default: a
   // lock() by an owner that already holds the same lock through this
   // client, taken reentrant too, returns at once — no round trip — with a
@@ -97,6 +107,16 @@ class REDLOCK_API Guard {
   [[nodiscard]] std::optional<std::uint64_t> fence() const;
   // Requested when the lock is lost. Empty for an empty guard.
   [[nodiscard]] std::stop_token stop_token() const noexcept;
+  // Whether an at-risk episode is going on (GuardOptions::at_risk_share):
+  // false once a renewal succeeded again, and once the lock is lost
+  // (stop_token() says that). Any thread.
+  [[nodiscard]] bool at_risk() const noexcept;
+  // Requested when an at-risk episode begins, or when the lock is lost
+  // (whichever comes first). A token taken during an episode stays
+  // requested; one taken after the episode ended (a renewal succeeded)
+  // waits for the next. Empty for an empty guard, or one without
+  // GuardOptions::at_risk_share. Any thread.
+  [[nodiscard]] std::stop_token at_risk_token() const;
   // Why the lock was lost (empty while held), or why it was not acquired.
   [[nodiscard]] std::error_code error() const;
   // What each node answered to the renewal that lost the lock, in the form

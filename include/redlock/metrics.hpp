@@ -57,6 +57,7 @@ struct MetricsSnapshot {
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
   std::uint64_t locks_lost = 0;    // guards whose loss signal fired
+  std::uint64_t at_risk = 0;       // at-risk episodes begun (GuardOptions::at_risk_share)
   std::uint64_t fenced_out = 0;    // operations the fence gate refused
   HistogramSnapshot acquire_wait;  // acquire call start to the lock in hand
   HistogramSnapshot hold_time;     // guard acquired to released or lost
@@ -100,6 +101,7 @@ class REDLOCK_API Metrics {
   std::atomic<std::uint64_t> renewals_ok{0};
   std::atomic<std::uint64_t> renewals_failed{0};
   std::atomic<std::uint64_t> locks_lost{0};
+  std::atomic<std::uint64_t> at_risk{0};
   std::atomic<std::uint64_t> fenced_out{0};
   Histogram acquire_wait;
   Histogram hold_time;

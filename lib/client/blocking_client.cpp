@@ -94,6 +94,12 @@ std::string owner_of(const GuardOptions& options) {
 
 Guard BlockingClientImpl::lock(const AcquireStart& acquire, const std::string& target,
                                const GuardOptions& options, std::stop_token stop) {
+  // A share of the TTL: strictly between 0 (never) and 1 (always).
+  if (options.at_risk_share && !(*options.at_risk_share > 0.0 && *options.at_risk_share < 1.0)) {
+    AcquireResult refused;
+    refused.error = make_error_code(errc::invalid_argument);
+    return Guard(std::move(refused));
+  }
   std::string hold_key;
   if (options.reentrant) {
     hold_key = HoldRegistry::key(target, owner_of(options));

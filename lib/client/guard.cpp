@@ -101,6 +101,12 @@ std::stop_token Guard::stop_token() const noexcept {
   return state_ ? state_->stop_token() : std::stop_token{};
 }
 
+bool Guard::at_risk() const noexcept { return state_ != nullptr && state_->at_risk(); }
+
+std::stop_token Guard::at_risk_token() const {
+  return state_ ? state_->at_risk_token() : std::stop_token{};
+}
+
 std::error_code Guard::error() const {
   if (state_) return state_->error();
   return acquired().error;

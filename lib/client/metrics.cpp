@@ -12,6 +12,7 @@
 //   redlock_renewals_total{result="ok"}             counter    renewals_ok
 //   redlock_renewals_total{result="failed"}         counter    renewals_failed
 //   redlock_locks_lost_total                        counter    locks_lost
+//   redlock_at_risk_total                           counter    at_risk
 //   redlock_fenced_out_total                        counter    fenced_out
 //   redlock_acquire_wait_seconds                    histogram  acquire_wait
 //   redlock_hold_seconds                            histogram  hold_time
@@ -75,6 +76,7 @@ MetricsSnapshot Metrics::snapshot() const {
   result.renewals_ok = renewals_ok.load(relaxed);
   result.renewals_failed = renewals_failed.load(relaxed);
   result.locks_lost = locks_lost.load(relaxed);
+  result.at_risk = at_risk.load(relaxed);
   result.fenced_out = fenced_out.load(relaxed);
   result.acquire_wait = acquire_wait.snapshot();
   result.hold_time = hold_time.snapshot();
@@ -235,6 +237,9 @@ std::string to_prometheus(const MetricsSnapshot& snapshot) {
   append_family(out, "redlock_locks_lost_total", "counter",
                 "Held locks lost before their release.");
   append_counter(out, "redlock_locks_lost_total", "", snapshot.locks_lost);
+  append_family(out, "redlock_at_risk_total", "counter",
+                "At-risk episodes begun: a held lock's renewals late, little validity left.");
+  append_counter(out, "redlock_at_risk_total", "", snapshot.at_risk);
   append_family(out, "redlock_fenced_out_total", "counter",
                 "Operations the fence gate refused for an outdated fencing token.");
   append_counter(out, "redlock_fenced_out_total", "", snapshot.fenced_out);

@@ -66,9 +66,17 @@ GuardState::GuardState(ClientCore& core, Lock lock, const GuardOptions& options,
       lock_(std::move(lock)),
       acquired_(std::move(acquired)) {
   const std::error_code refusal = extend_request_refusal(lock_.unpack(), ttl_, core.config().lock);
-  if (refusal || options.max_hold || options.max_renewals || options.on_lost) {
-    extras_ = std::make_unique<Extras>(
-        Extras{refusal, options.max_hold, options.max_renewals, options.on_lost, {}, {}});
+  if (refusal || options.max_hold || options.max_renewals || options.on_lost ||
+      options.at_risk_share) {
+    extras_ = std::make_unique<Extras>(Extras{refusal,
+                                              options.max_hold,
+                                              options.max_renewals,
+                                              options.on_lost,
+                                              {},
+                                              {},
+                                              options.at_risk_share,
+                                              options.on_at_risk,
+                                              std::stop_source(std::nostopstate)});
   }
   // Only a guard that asks to be told of its loss pays for the per-node
   // outcomes of its renewals (loss_nodes): a client may hold very many.
@@ -218,6 +226,7 @@ void GuardState::on_renewed(TimePoint valid_until, TimePoint now) {
   renewals_.store(renewals_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   core_.metrics().renewals_ok.fetch_add(1, std::memory_order_relaxed);
   last_renewal_error_.clear();
+  if (at_risk_.load(std::memory_order_relaxed)) end_at_risk();
   // A later deadline leaves the timer as it is (on_deadline moves it on); an
   // earlier one, possible when this round took longer, re-arms it now.
   if (valid_until < deadline_armed_for_) arm_deadline(now);
@@ -265,6 +274,9 @@ void GuardState::arm_deadline(TimePoint now) {
   // at the deadline itself.
   TimePoint check = renewal_due(deadline, grid());
   if (check <= now) check = deadline;
+  // Before it, the instant an at-risk episode would begin.
+  const TimePoint risk = at_risk_from();
+  if (risk > now && risk < check) check = risk;
   deadline_armed_for_ = check;
   rearm();
 }
@@ -272,6 +284,7 @@ void GuardState::arm_deadline(TimePoint now) {
 void GuardState::on_deadline() {
   if (stopped_) return;
   const TimePoint now = timer_now();
+  if (now >= at_risk_from()) begin_at_risk();
   if (now < valid_until()) {
     arm_deadline(now);  // renewed meanwhile, or not yet the deadline
     return;
@@ -310,6 +323,9 @@ void GuardState::declare_lost(std::error_code why) {
   stopped_ = true;
   stop_timers();
   error_ = why;
+  // The episode, if any, ends with the loss; its token (or the next one's)
+  // is requested, as the loss token is.
+  at_risk_.store(false, std::memory_order_relaxed);
   lost_.store(true, std::memory_order_release);
   Metrics& metrics = core_.metrics();
   metrics.locks_lost.fetch_add(1, std::memory_order_relaxed);
@@ -322,6 +338,14 @@ void GuardState::declare_lost(std::error_code why) {
     stop = stop_source_;  // empty when nobody asked for a token yet
   }
   stop.request_stop();
+  if (extras_ && extras_->at_risk_share) {
+    std::stop_source risk;
+    {
+      StopLock locked(stop_lock_);
+      risk = extras_->at_risk_source;
+    }
+    risk.request_stop();
+  }
   if (extras_) {
     deliver(extras_->on_lost, why);
     for (auto& more : extras_->more_on_lost) deliver(more, why);
@@ -370,6 +394,57 @@ std::stop_token GuardState::stop_token() const noexcept {
     if (lost_.load(std::memory_order_acquire)) stop_source_.request_stop();
   }
   return stop_source_.get_token();
+}
+
+TimePoint GuardState::at_risk_from() const noexcept {
+  if (!extras_ || !extras_->at_risk_share || at_risk_.load(std::memory_order_relaxed)) {
+    return TimePoint::max();
+  }
+  const auto margin = std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double, std::milli>(*extras_->at_risk_share *
+                                                static_cast<double>(ttl_.count())));
+  return valid_until() - margin;
+}
+
+void GuardState::begin_at_risk() {
+  if (stopped_ || !extras_ || !extras_->at_risk_share || at_risk_.load()) return;
+  at_risk_.store(true, std::memory_order_release);
+  core_.metrics().at_risk.fetch_add(1, std::memory_order_relaxed);
+  std::stop_source risk;
+  {
+    StopLock locked(stop_lock_);
+    if (!extras_->at_risk_source.stop_possible()) extras_->at_risk_source = std::stop_source();
+    risk = extras_->at_risk_source;
+  }
+  risk.request_stop();
+  if (extras_->on_at_risk) {
+    // Once per episode; the callback stays for the next one. Nothing may
+    // escape into the loop's callback.
+    try {
+      extras_->on_at_risk();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a user callback's throw is dropped
+    }
+  }
+}
+
+void GuardState::end_at_risk() {
+  at_risk_.store(false, std::memory_order_release);
+  // The next episode gets a token of its own; one taken during this one
+  // stays requested.
+  StopLock locked(stop_lock_);
+  if (extras_) extras_->at_risk_source = std::stop_source(std::nostopstate);
+}
+
+std::stop_token GuardState::at_risk_token() const {
+  if (!extras_ || !extras_->at_risk_share) return {};
+  StopLock locked(stop_lock_);
+  if (!extras_->at_risk_source.stop_possible()) {
+    extras_->at_risk_source = std::stop_source();
+    if (at_risk_.load(std::memory_order_acquire) || lost_.load(std::memory_order_acquire)) {
+      extras_->at_risk_source.request_stop();
+    }
+  }
+  return extras_->at_risk_source.get_token();
 }
 
 std::vector<NodeOutcome> GuardState::loss_nodes() const {

@@ -76,6 +76,9 @@ class GuardState final : public Operation {
   // program ends); requested already when the lock is lost by then.
   [[nodiscard]] std::stop_token stop_token() const noexcept;
   [[nodiscard]] int renewals() const noexcept { return renewals_.load(); }
+  // Guard::at_risk() and Guard::at_risk_token().
+  [[nodiscard]] bool at_risk() const noexcept { return at_risk_.load(); }
+  [[nodiscard]] std::stop_token at_risk_token() const;
 
  private:
   // Plans the next renewal for `due`, on the client's clock.
@@ -105,6 +108,11 @@ class GuardState final : public Operation {
   void arm_deadline(TimePoint now);
   void on_deadline();
   void declare_lost(std::error_code why);
+  // The instant an at-risk episode begins unless a renewal moves the
+  // deadline on (max without the signal, or during an episode).
+  [[nodiscard]] TimePoint at_risk_from() const noexcept;
+  void begin_at_risk();
+  void end_at_risk();
   void stop_timers() noexcept;
   [[nodiscard]] bool may_renew_again(TimePoint next_renewal) const;
   // renewal_grid(renew_interval_), computed where needed rather than kept:
@@ -124,6 +132,7 @@ class GuardState final : public Operation {
   bool in_timer_ = false;           // inside on_timer, which re-arms at its end
   bool last_round_failed_ = false;  // the last renewal round sent did not renew
   std::atomic<bool> lost_{false};   // read by any thread
+  std::atomic<bool> at_risk_{false};  // read by any thread
   // Orders the making of stop_source_ (stop_token(), any thread) against
   // the loss (declare_lost): held for a few instructions only.
   mutable std::atomic_flag stop_lock_;
@@ -162,6 +171,12 @@ class GuardState final : public Operation {
     // keeps them); these are the last round's when it failed or was still
     // open at the loss. Written before lost_ is set, never after.
     std::vector<NodeOutcome> loss_nodes;
+    // The at-risk signal: its share of the TTL (none: off), its callback,
+    // and the source of the current (or next) episode's token, made on the
+    // first at_risk_token() call (under stop_lock_).
+    std::optional<double> at_risk_share;
+    std::function<void()> on_at_risk;
+    mutable std::stop_source at_risk_source{std::nostopstate};
   };
   std::unique_ptr<Extras> extras_;
 
