@@ -63,12 +63,14 @@ struct GuardOptions {
   // at-risk episode begins when less than this share of the lock's TTL is
   // left before its validity deadline (renewals have not succeeded in
   // time; 0 < share < 1, e.g. 0.5), and ends when a renewal succeeds or
-  // the lock is lost. Each beginning runs `on_at_risk` once, on the
+  // the lock is lost. Each beginning runs `on_at_risk(true)` once, on the
   // client's loop thread (it must not block), requests at_risk_token(),
-  // and counts redlock_at_risk_total. With renewals every ttl / 3 (the
-  // default) a share below 2/3 never fires while renewals succeed.
+  // and counts redlock_at_risk_total; an episode a renewal ends runs
+  // `on_at_risk(false)` (one the loss ends runs on_lost instead). With
+  // renewals every ttl / 3 (the default) a share below 2/3 never fires
+  // while renewals succeed.
   std::optional<double> at_risk_share;
-  std::function<void()> on_at_risk;
+  std::function<void(bool at_risk)> on_at_risk;
   // Reentrant holds (docs/engine.md, "Reentrant holds"), off by default: a
   // lock() by an owner that already holds the same lock through this
   // client, taken reentrant too, returns at once — no round trip — with a

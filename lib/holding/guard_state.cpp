@@ -400,9 +400,9 @@ TimePoint GuardState::at_risk_from() const noexcept {
   if (!extras_ || !extras_->at_risk_share || at_risk_.load(std::memory_order_relaxed)) {
     return TimePoint::max();
   }
-  const auto margin = std::chrono::duration_cast<SteadyClock::duration>(
-      std::chrono::duration<double, std::milli>(*extras_->at_risk_share *
-                                                static_cast<double>(ttl_.count())));
+  const auto margin =
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double, std::milli>(
+          *extras_->at_risk_share * static_cast<double>(ttl_.count())));
   return valid_until() - margin;
 }
 
@@ -417,13 +417,16 @@ void GuardState::begin_at_risk() {
     risk = extras_->at_risk_source;
   }
   risk.request_stop();
-  if (extras_->on_at_risk) {
-    // Once per episode; the callback stays for the next one. Nothing may
-    // escape into the loop's callback.
-    try {
-      extras_->on_at_risk();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a user callback's throw is dropped
-    }
+  tell_at_risk(true);
+}
+
+void GuardState::tell_at_risk(bool at_risk) noexcept {
+  if (!extras_ || !extras_->on_at_risk) return;
+  // Once per beginning and end; the callback stays for the next episode.
+  // Nothing may escape into the loop's callback.
+  try {
+    extras_->on_at_risk(at_risk);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a user callback's throw is dropped
   }
 }
 
@@ -431,8 +434,11 @@ void GuardState::end_at_risk() {
   at_risk_.store(false, std::memory_order_release);
   // The next episode gets a token of its own; one taken during this one
   // stays requested.
-  StopLock locked(stop_lock_);
-  if (extras_) extras_->at_risk_source = std::stop_source(std::nostopstate);
+  {
+    StopLock locked(stop_lock_);
+    if (extras_) extras_->at_risk_source = std::stop_source(std::nostopstate);
+  }
+  tell_at_risk(false);
 }
 
 std::stop_token GuardState::at_risk_token() const {

@@ -113,6 +113,7 @@ class GuardState final : public Operation {
   [[nodiscard]] TimePoint at_risk_from() const noexcept;
   void begin_at_risk();
   void end_at_risk();
+  void tell_at_risk(bool at_risk) noexcept;
   void stop_timers() noexcept;
   [[nodiscard]] bool may_renew_again(TimePoint next_renewal) const;
   // renewal_grid(renew_interval_), computed where needed rather than kept:
@@ -128,10 +129,10 @@ class GuardState final : public Operation {
   bool stopped_ = false;
   bool capped_ = false;
   bool clock_is_steady_;
-  bool renewal_pending_ = false;    // renewal_due_ is a renewal still to send
-  bool in_timer_ = false;           // inside on_timer, which re-arms at its end
-  bool last_round_failed_ = false;  // the last renewal round sent did not renew
-  std::atomic<bool> lost_{false};   // read by any thread
+  bool renewal_pending_ = false;      // renewal_due_ is a renewal still to send
+  bool in_timer_ = false;             // inside on_timer, which re-arms at its end
+  bool last_round_failed_ = false;    // the last renewal round sent did not renew
+  std::atomic<bool> lost_{false};     // read by any thread
   std::atomic<bool> at_risk_{false};  // read by any thread
   // Orders the making of stop_source_ (stop_token(), any thread) against
   // the loss (declare_lost): held for a few instructions only.
@@ -175,7 +176,7 @@ class GuardState final : public Operation {
     // and the source of the current (or next) episode's token, made on the
     // first at_risk_token() call (under stop_lock_).
     std::optional<double> at_risk_share;
-    std::function<void()> on_at_risk;
+    std::function<void(bool)> on_at_risk;
     mutable std::stop_source at_risk_source{std::nostopstate};
   };
   std::unique_ptr<Extras> extras_;

@@ -162,17 +162,34 @@ class Lock:
         return f"Lock(resource={self.resource!r}, fence={self.fence!r})"
 
 
+def _at_risk_share(share: Optional[float]) -> Optional[float]:
+    """The at-risk share as the library takes it: None, or strictly
+    between 0 and 1."""
+    if share is None:
+        return None
+    share = float(share)
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"at_risk_share must be between 0 and 1 (exclusive), not {share!r}")
+    return share
+
+
 class Guard:
     """A held lock that renews itself on the library's loop (no Python thread).
 
     ``lost`` is a ``threading.Event`` set the moment the lock is lost. Leaving
     the ``with`` block releases it; after a loss the block still ends
     normally — check ``guard.lost`` (or ``guard.valid``) before acting.
+
+    ``at_risk`` is a ``threading.Event`` set while an at-risk episode lasts
+    (``lock(..., at_risk_share=...)``): renewals have not succeeded in time
+    and less than that share of the TTL is left. A renewal that succeeds
+    clears it; a loss sets ``lost``. Never set without ``at_risk_share``.
     """
 
-    def __init__(self, native, lost: threading.Event):
+    def __init__(self, native, lost: threading.Event, at_risk: Optional[threading.Event] = None):
         self._native = native
         self.lost = lost
+        self.at_risk = at_risk if at_risk is not None else threading.Event()
 
     value = property(lambda self: self._native.value, doc="The lock's random value.")
     resource = property(lambda self: self._native.resource)
@@ -202,8 +219,8 @@ class Guard:
 
 
 class AsyncGuard:
-    """A held lock for ``async with``: the same as Guard, with ``lost`` an
-    ``asyncio.Event`` of the loop that entered the block.
+    """A held lock for ``async with``: the same as Guard, with ``lost`` and
+    ``at_risk`` ``asyncio.Event`` objects of the loop that entered the block.
 
     With ``cancel_on_loss=True`` a loss cancels the task that entered the
     block; the block then ends with ``LockLost`` instead of
@@ -211,9 +228,12 @@ class AsyncGuard:
     """
 
     def __init__(self, client: "Client", target, permits, ttl_ms, wait_ms, fenced,
-                 cancel_on_loss: bool):
+                 cancel_on_loss: bool, at_risk_share: Optional[float] = None):
         self._client = client
         self._args = (target, permits, ttl_ms, wait_ms, fenced)
+        self._at_risk_share = at_risk_share
+        self._risk_id = 0
+        self.at_risk = asyncio.Event()
         self._cancel_on_loss = cancel_on_loss
         self._native = None
         self._lost_cancelled = False
@@ -244,16 +264,26 @@ class AsyncGuard:
             if arrived.cancelled():
                 # The waiter gave up meanwhile: what it was granted goes back.
                 completions.forget(lost_id)
+                completions.forget(risk_id)
                 if native is not None:
                     native.release_async(completions.native, 0)
                 return
             arrived.set_result((native, failure))
 
+        def risk_now(at_risk: bool, _unused) -> None:
+            if at_risk:
+                self.at_risk.set()
+            else:
+                self.at_risk.clear()
+
         lost_id = completions.expect(lost_now)
         done_id = completions.expect(deliver)
+        risk_id = completions.expect(risk_now, repeating=True) if self._at_risk_share else 0
+        self._risk_id = risk_id
         target, permits, ttl_ms, wait_ms, fenced = self._args
         cancel = self._client._native.lock_async(target, permits, ttl_ms, wait_ms, fenced,
-                                                 completions.native, done_id, lost_id)
+                                                 completions.native, done_id, lost_id,
+                                                 self._at_risk_share, risk_id)
         try:
             native, failure = await completions.arrival(arrived)
         except asyncio.CancelledError:
@@ -261,6 +291,7 @@ class AsyncGuard:
                 # Granted, then cancelled before the task resumed: the grant
                 # is in hand and goes back at once.
                 completions.forget(lost_id)
+                completions.forget(risk_id)
                 granted, _ = arrived.result()
                 if granted is not None:
                     granted.release_async(completions.native, 0)
@@ -269,6 +300,7 @@ class AsyncGuard:
             raise
         if native is None:
             completions.forget(lost_id)
+            completions.forget(risk_id)
             _raise(failure)
         self._native = native
         self._loop = loop  # __aexit__ runs on it: no second lookup of the running loop
@@ -292,6 +324,7 @@ class AsyncGuard:
                 await completions.arrival(released)
             finally:
                 completions.forget(self._lost_id)
+                completions.forget(self._risk_id)
         if self._lost_cancelled and exc_type is asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and hasattr(task, "uncancel"):
@@ -319,6 +352,9 @@ class _Completions:
         # a strong reference here would keep every finished loop alive.
         self._loop = weakref.ref(loop)
         self._handlers: Dict[int, Any] = {}
+        # Handlers that stay after they ran (an at-risk episode's beginning
+        # and end come again), until forgotten.
+        self._repeating: Dict[int, Any] = {}
         self._next_id = 0
         loop.add_reader(self.native.fd, self._take)
 
@@ -341,18 +377,22 @@ class _Completions:
         finally:
             self._typical_s += (time.perf_counter() - started - self._typical_s) / 8
 
-    def expect(self, handler) -> int:
+    def expect(self, handler, repeating: bool = False) -> int:
         self._next_id += 1
-        self._handlers[self._next_id] = handler
+        (self._repeating if repeating else self._handlers)[self._next_id] = handler
         return self._next_id
 
     def forget(self, completion_id: int) -> None:
         self._handlers.pop(completion_id, None)
+        self._repeating.pop(completion_id, None)
 
     def _take(self) -> None:
         handlers = self._handlers
+        repeating = self._repeating
         for completion_id, first, second in self.native.take():
             handler = handlers.pop(completion_id, None)
+            if handler is None:
+                handler = repeating.get(completion_id)
             if handler is not None:
                 handler(first, second)
 
@@ -419,30 +459,44 @@ class Client:
 
     def lock(self, resource=None, *, semaphore: Optional[str] = None,
              permits: Optional[int] = None, ttl_ms: Optional[int] = None,
-             wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Guard:
+             wait_ms: Optional[int] = None, fenced: Optional[bool] = None,
+             at_risk_share: Optional[float] = None) -> Guard:
         """Acquires and returns a self-renewing guard (use it in ``with``):
         ``resource`` is a name, or a list of names locked all at once or not
         at all; ``semaphore="name", permits=N`` takes one of N permits.
+        With ``at_risk_share`` (0 < share < 1) ``guard.at_risk`` is set while
+        renewals are late and less than that share of the TTL is left.
         Raises NotAcquired when the lock is busy or no majority granted it
         within ``wait_ms``; Ctrl-C during the wait cancels it."""
         target, count = _target(resource, semaphore, permits)
+        share = _at_risk_share(at_risk_share)
         lost = threading.Event()
+        at_risk = threading.Event()
+
+        def risk_now(flag: bool) -> None:
+            if flag:
+                at_risk.set()
+            else:
+                at_risk.clear()
+
         native, failure = self._native.lock(target, count, ttl_ms, wait_ms, fenced,
-                                            lambda _why: lost.set())
+                                            lambda _why: lost.set(), share, risk_now)
         if native is None:
             _raise(failure)
-        return Guard(native, lost)
+        return Guard(native, lost, at_risk)
 
     def lock_async(self, resource=None, *, semaphore: Optional[str] = None,
                    permits: Optional[int] = None, ttl_ms: Optional[int] = None,
                    wait_ms: Optional[int] = None, fenced: Optional[bool] = None,
-                   cancel_on_loss: bool = False) -> AsyncGuard:
+                   cancel_on_loss: bool = False,
+                   at_risk_share: Optional[float] = None) -> AsyncGuard:
         """The same as ``lock`` for ``async with`` on asyncio: the wait never
         blocks the event loop (the library's loop hands results back through
         a queue the event loop watches), and cancelling the waiting task
         cancels the acquire. Raises NotAcquired on entry."""
         target, count = _target(resource, semaphore, permits)
-        return AsyncGuard(self, target, count, ttl_ms, wait_ms, fenced, cancel_on_loss)
+        return AsyncGuard(self, target, count, ttl_ms, wait_ms, fenced, cancel_on_loss,
+                          _at_risk_share(at_risk_share))
 
     def acquire(self, resource: str, *, ttl_ms: Optional[int] = None,
                 wait_ms: Optional[int] = None, fenced: Optional[bool] = None) -> Lock:

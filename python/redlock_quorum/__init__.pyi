@@ -26,6 +26,7 @@ class Lock:
 
 class Guard:
     lost: threading.Event
+    at_risk: threading.Event
     @property
     def value(self) -> str: ...
     @property
@@ -48,6 +49,7 @@ class Guard:
 
 class AsyncGuard:
     lost: asyncio.Event
+    at_risk: asyncio.Event
     @property
     def value(self) -> str: ...
     @property
@@ -73,11 +75,12 @@ class Client:
     def lock(self, resource: Union[str, Sequence[str], None] = ..., *,
              semaphore: Optional[str] = ..., permits: Optional[int] = ...,
              ttl_ms: Optional[int] = ..., wait_ms: Optional[int] = ...,
-             fenced: Optional[bool] = ...) -> Guard: ...
+             fenced: Optional[bool] = ..., at_risk_share: Optional[float] = ...) -> Guard: ...
     def lock_async(self, resource: Union[str, Sequence[str], None] = ..., *,
                    semaphore: Optional[str] = ..., permits: Optional[int] = ...,
                    ttl_ms: Optional[int] = ..., wait_ms: Optional[int] = ...,
-                   fenced: Optional[bool] = ..., cancel_on_loss: bool = ...) -> AsyncGuard: ...
+                   fenced: Optional[bool] = ..., cancel_on_loss: bool = ...,
+                   at_risk_share: Optional[float] = ...) -> AsyncGuard: ...
     def acquire(self, resource: str, *, ttl_ms: Optional[int] = ...,
                 wait_ms: Optional[int] = ..., fenced: Optional[bool] = ...) -> Lock: ...
     def extend(self, lock: Lock, *, ttl_ms: Optional[int] = ...) -> Lock: ...

@@ -299,11 +299,27 @@ class PyClient {
       : client_(std::make_unique<BlockingClient>(std::move(config))) {}
 
   // (guard, None) or (None, failure tuple). `on_lost` runs on the loop
-  // thread once, when the lock is lost.
+  // thread once, when the lock is lost; with `at_risk_share`, `on_at_risk`
+  // runs there with True when an at-risk episode begins and False when a
+  // renewal ends it.
   py::tuple lock(const py::object& target, std::optional<std::uint32_t> permits,
                  std::optional<long> ttl_ms, std::optional<long> wait_ms,
-                 std::optional<bool> fenced, py::object on_lost) {
-    const GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
+                 std::optional<bool> fenced, py::object on_lost,
+                 std::optional<double> at_risk_share, py::object on_at_risk) {
+    GuardOptions options = guard_options(ttl_ms, wait_ms, fenced, std::move(on_lost));
+    options.at_risk_share = at_risk_share;
+    if (at_risk_share && !on_at_risk.is_none()) {
+      const std::shared_ptr<py::object> callback = shared_callable(std::move(on_at_risk));
+      options.on_at_risk = [callback](bool at_risk) {
+        if (Py_IsInitialized() == 0 || _Py_IsFinalizing() != 0) return;
+        py::gil_scoped_acquire locked;
+        try {
+          (*callback)(at_risk);
+        } catch (py::error_already_set& raised) {
+          raised.discard_as_unraisable("redlock_quorum: the at-risk callback");
+        }
+      };
+    }
     // Started without waiting, then waited for in slices: between them the
     // interpreter's signal handlers run, so Ctrl-C cancels the acquire.
     // A grant that raced a cancel is released by its guard's destructor.
@@ -319,15 +335,28 @@ class PyClient {
 
   // Starts the acquire and returns at once: completion `done_id` (kind
   // acquired, the guard empty when it failed or was cancelled) reaches
-  // `queue` when it is decided, and completion `lost_id` (kind lost) if the
-  // lock is lost later. The returned callable cancels a wait in progress.
+  // `queue` when it is decided, completion `lost_id` (kind lost) if the
+  // lock is lost later, and with `at_risk_share` completion `risk_id` (kind
+  // at_risk) at each at-risk episode's beginning and end. The returned callable cancels a wait in
+  // progress.
   py::cpp_function lock_async(const py::object& target, std::optional<std::uint32_t> permits,
                               std::optional<long> ttl_ms, std::optional<long> wait_ms,
                               std::optional<bool> fenced,
                               const std::shared_ptr<CompletionQueue>& queue, std::uint64_t done_id,
-                              std::uint64_t lost_id) {
+                              std::uint64_t lost_id, std::optional<double> at_risk_share,
+                              std::uint64_t risk_id) {
     GuardOptions options;
     options.acquire = acquire_options(ttl_ms, wait_ms, fenced);
+    options.at_risk_share = at_risk_share;
+    if (at_risk_share) {
+      options.on_at_risk = [queue, risk_id](bool at_risk) {
+        Completion risk;
+        risk.id = risk_id;
+        risk.kind = Completion::Kind::at_risk;
+        risk.at_risk = at_risk;
+        queue->push(std::move(risk));
+      };
+    }
     options.on_lost = [queue, lost_id](std::error_code error) {
       Completion lost;
       lost.id = lost_id;
@@ -584,7 +613,8 @@ std::shared_ptr<CompletionQueue> new_completion_queue() {
 
 // Every completion queued so far as (id, first, second) tuples: an acquire
 // (guard, None) or (None, failure), a loss (reason, None), a release
-// (count, None).
+// (count, None), an at-risk episode (True when it begins, False when a
+// renewal ends it; None).
 py::list take_completions(CompletionQueue& queue) {
   std::vector<Completion> taken = queue.take();
   py::list out;
@@ -605,6 +635,9 @@ py::list take_completions(CompletionQueue& queue) {
         break;
       case Completion::Kind::released:
         out.append(py::make_tuple(done.id, done.released, py::none()));
+        break;
+      case Completion::Kind::at_risk:
+        out.append(py::make_tuple(done.id, done.at_risk, py::none()));
         break;
     }
   }
@@ -636,10 +669,12 @@ PYBIND11_MODULE(_native, module) {
       .def("release_async", &PyGuard::release_async, py::arg("queue"), py::arg("id"));
   py::class_<PyClient>(module, "Client")
       .def("lock", &PyClient::lock, py::arg("target"), py::arg("permits"), py::arg("ttl_ms"),
-           py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"))
+           py::arg("wait_ms"), py::arg("fenced"), py::arg("on_lost"),
+           py::arg("at_risk_share") = py::none(), py::arg("on_at_risk") = py::none())
       .def("lock_async", &PyClient::lock_async, py::arg("target"), py::arg("permits"),
            py::arg("ttl_ms"), py::arg("wait_ms"), py::arg("fenced"), py::arg("queue"),
-           py::arg("done_id"), py::arg("lost_id"))
+           py::arg("done_id"), py::arg("lost_id"), py::arg("at_risk_share") = py::none(),
+           py::arg("risk_id") = 0)
       .def("acquire", &PyClient::acquire, py::arg("resource"), py::arg("ttl_ms"),
            py::arg("wait_ms"), py::arg("fenced"))
       .def("extend", &PyClient::extend, py::arg("lock"), py::arg("ttl_ms"))

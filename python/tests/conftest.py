@@ -65,8 +65,16 @@ class RedisNode:
             conn.sendall(payload)
             return conn.recv(65536)
 
+    def pause(self) -> None:
+        """SIGSTOP: the node keeps its connections and answers nothing."""
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)
             os.kill(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=5)

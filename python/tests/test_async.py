@@ -95,6 +95,27 @@ async def test_a_loss_sets_the_event_and_cancel_on_loss_ends_the_block(nodes, ad
 
 
 @pytest.mark.asyncio
+async def test_at_risk_is_an_event_set_while_renewals_are_late(nodes, addresses):
+    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100) as client:
+        async with client.lock_async("at-risk", at_risk_share=0.6) as guard:
+            assert isinstance(guard.at_risk, asyncio.Event)
+            assert not guard.at_risk.is_set()
+            for node in nodes[:2]:
+                node.pause()
+            try:
+                await asyncio.wait_for(guard.at_risk.wait(), timeout=5)
+                assert not guard.lost.is_set()
+            finally:
+                for node in nodes[:2]:
+                    node.resume()
+            deadline = time.monotonic() + 5
+            while guard.at_risk.is_set() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert not guard.at_risk.is_set(), "a renewal that succeeded ends the episode"
+            assert guard.valid and not guard.lost.is_set()
+
+
+@pytest.mark.asyncio
 async def test_a_cancelled_wait_leaves_nothing_on_the_nodes(nodes, addresses):
     with Client(nodes=addresses, release_at_majority=False) as client:
         holder = client.lock("doc:4")

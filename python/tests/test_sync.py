@@ -89,6 +89,40 @@ def test_a_lost_lock_sets_the_event(nodes, addresses):
         guard.release()
 
 
+def test_at_risk_is_set_while_renewals_are_late_and_cleared_by_a_renewal(nodes, addresses):
+    # Renewals fail fast and retry (node timeout 100 ms) while two of three
+    # nodes are stopped; with 60 % of a 3 s TTL as the share, an episode
+    # begins about 1.2 s after the last renewal, long before the loss.
+    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100) as client:
+        guard = client.lock("at-risk", at_risk_share=0.6)
+        assert isinstance(guard.at_risk, threading.Event)
+        assert not guard.at_risk.is_set()
+        for node in nodes[:2]:
+            node.pause()
+        try:
+            assert guard.at_risk.wait(timeout=5)
+            assert not guard.lost.is_set()
+        finally:
+            for node in nodes[:2]:
+                node.resume()
+        deadline = time.monotonic() + 5
+        while guard.at_risk.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not guard.at_risk.is_set(), "a renewal that succeeded ends the episode"
+        assert guard.valid and not guard.lost.is_set()
+        guard.release()
+
+
+def test_at_risk_share_outside_zero_to_one_is_a_value_error(addresses):
+    with Client(nodes=addresses) as client:
+        for bad in (0, 1, 1.5, -0.1):
+            with pytest.raises(ValueError):
+                client.lock("bad-share", at_risk_share=bad)
+        guard = client.lock("no-share")
+        assert not guard.at_risk.is_set()
+        guard.release()
+
+
 def test_acquire_extend_release_without_a_block(nodes, addresses):
     with Client(nodes=addresses, release_at_majority=False, max_ttl_ms=30000) as client:
         lock = client.acquire("manual", ttl_ms=5000)

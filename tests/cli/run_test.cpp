@@ -224,6 +224,52 @@ TEST_P(RunLossTest, LossKillsTheCommandAndExits69) {
   EXPECT_FALSE(process_exists(child));
 }
 
+// With --at-risk-signal, renewals made late (a majority of nodes paused)
+// send the signal to the command before any loss, once per episode; the
+// nodes resumed, a renewal succeeds and the command ends normally under
+// its lock.
+TEST_F(RunTest, AtRiskSignalReachesTheCommandBeforeAnyLoss) {
+  const auto file = config(milliseconds(3000));
+  const auto started = work_ / "started";
+  const auto risk = work_ / "risk";
+  const auto done = work_ / "done";
+  const std::string script = "trap 'echo risk >> \"" + risk.string() + "\"' USR1; touch '" +
+                             started.string() + "'; while [ ! -e '" + done.string() +
+                             "' ]; do sleep 0.05; done";
+  CliProcess run(command("run", file,
+                         {"--resource", "at-risk", "--ttl", "3000", "--at-risk-signal", "USR1",
+                          "--", "sh", "-c", script}));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }));
+  for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).pause();
+  const bool warned = eventually([&] { return std::filesystem::exists(risk); });
+  for (std::size_t i = 0; i < 3; ++i) cluster_.node(i).resume();
+  ASSERT_TRUE(warned) << "no at-risk signal while renewals hung";
+  // A renewal succeeds again (the lock held on a majority with its TTL
+  // renewed), then the command ends.
+  ASSERT_TRUE(eventually([&] {
+    return cluster_.node(0).probe().command({"PTTL", lock_key("at-risk")}).integer > 2500;
+  }));
+  { std::ofstream touch(done); }
+  const CliResult result = run.wait(std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.err.find("lock at risk (renewals late, less than half the TTL left); sending "
+                            "SIGUSR1 to process group"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(read_file(risk).value_or(""), "risk\n") << "one episode, one signal";
+}
+
+// An unknown signal name is a usage error before anything is acquired.
+TEST_F(RunTest, AtRiskSignalMustNameASignal) {
+  const auto file = config();
+  const CliResult result = run_cli(
+      command("run", file, {"--resource", "x", "--at-risk-signal", "SIGNOPE", "--", "true"}));
+  EXPECT_EQ(result.exit_code, 64) << describe(result);
+  EXPECT_NE(result.err.find("--at-risk-signal: expected a signal name"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(nodes_holding(cluster_, "x"), 0U);
+}
+
 // The key is deleted from every node while the command runs: the next
 // renewal is refused everywhere. The loss line said only "no_quorum: too few
 // nodes granted the request"; now every node is named with its answer.

@@ -22,10 +22,15 @@ using std::chrono::milliseconds;
 struct Signals {
   std::mutex mutex;
   std::vector<SteadyClock::time_point> at_risk;
+  std::vector<SteadyClock::time_point> safe_again;
   std::vector<SteadyClock::time_point> lost;
   std::size_t risks() {
     std::lock_guard<std::mutex> guard(mutex);
     return at_risk.size();
+  }
+  std::size_t ends() {
+    std::lock_guard<std::mutex> guard(mutex);
+    return safe_again.size();
   }
   std::size_t losses() {
     std::lock_guard<std::mutex> guard(mutex);
@@ -42,9 +47,9 @@ class AtRiskTest : public ::testing::Test {
   GuardOptions watched(double share) {
     GuardOptions options;
     options.at_risk_share = share;
-    options.on_at_risk = [this] {
+    options.on_at_risk = [this](bool at_risk) {
       std::lock_guard<std::mutex> guard(signals.mutex);
-      signals.at_risk.push_back(SteadyClock::now());
+      (at_risk ? signals.at_risk : signals.safe_again).push_back(SteadyClock::now());
     };
     options.on_lost = [this](std::error_code) {
       std::lock_guard<std::mutex> guard(signals.mutex);
@@ -80,6 +85,7 @@ TEST_F(AtRiskTest, FiresOnceBeforeTheLossWhileRenewalsHang) {
   resume_majority();
   std::lock_guard<std::mutex> hold(signals.mutex);
   ASSERT_EQ(signals.at_risk.size(), 1U) << "one episode, one signal";
+  EXPECT_TRUE(signals.safe_again.empty()) << "the loss ends it, not a renewal";
   EXPECT_LT(signals.at_risk[0], signals.lost[0]);
   // Before the deadline (it begins with half the TTL left).
   EXPECT_LT(signals.at_risk[0], deadline);
@@ -107,6 +113,7 @@ TEST_F(AtRiskTest, ARenewalThatSucceedsEndsTheEpisodeAndTheNextStallIsAnother) {
     const int renewed = guard.renewals();
     ASSERT_TRUE(eventually([&] { return guard.renewals() > renewed; }, milliseconds(5000)));
     EXPECT_FALSE(guard.at_risk()) << "episode " << episode;
+    EXPECT_EQ(signals.ends(), episode) << "on_at_risk(false) once per episode a renewal ends";
     EXPECT_FALSE(guard.at_risk_token().stop_requested()) << "a new episode's token";
     EXPECT_TRUE(first.stop_requested());
   }

@@ -125,7 +125,10 @@ SupervisionResult supervise(pid_t child, SignalChannel& signals, const Wakeup& l
                             Milliseconds grace, const SupervisionHooks& hooks) {
   SupervisionResult result;
   SteadyClock::time_point kill_deadline = kNoDeadline;
-  std::array<pollfd, 2> watched{{{signals.fd(), POLLIN, 0}, {loss.fd(), POLLIN, 0}}};
+  // A negative fd is ignored by poll(2): no at-risk wakeup, nothing to watch.
+  std::array<pollfd, 3> watched{{{signals.fd(), POLLIN, 0},
+                                 {loss.fd(), POLLIN, 0},
+                                 {hooks.at_risk != nullptr ? hooks.at_risk->fd() : -1, POLLIN, 0}}};
 
   // SIGCHLD wakes the poll when the child ends; has_exited() is checked
   // before every wait so an exit that came first is never missed.
@@ -148,6 +151,10 @@ SupervisionResult supervise(pid_t child, SignalChannel& signals, const Wakeup& l
         (void)::kill(-child, SIGTERM);
         kill_deadline = SteadyClock::now() + grace;
       }
+    }
+    if (ready > 0 && (watched[2].revents & POLLIN) != 0 && hooks.at_risk->take() && !result.lost) {
+      if (hooks.on_at_risk) hooks.on_at_risk();
+      (void)::kill(-child, hooks.at_risk_signal);
     }
     if (ready > 0 && (watched[0].revents & POLLIN) != 0) {
       while (const std::optional<int> signal_number = signals.next()) {

@@ -8,6 +8,8 @@
 // supervise() waits in poll(2) on the signal channel, the loss wakeup and,
 // after a loss, the grace deadline — never a busy loop — and:
 //   * SIGINT / SIGTERM / SIGHUP to run are sent on to the child's group;
+//   * an at-risk episode (when asked for) sends the chosen signal to the
+//     group, once per episode, and nothing else;
 //   * a loss sends SIGTERM to the group, then SIGKILL once the grace period
 //     has passed; once the child has exited, whatever is left of its group
 //     gets SIGKILL too (the lock no longer protects it). The child is
@@ -63,6 +65,12 @@ struct SupervisionResult {
 struct SupervisionHooks {
   // Called once, when the loss wakeup fires, before the group is signalled.
   std::function<void()> on_lost;
+  // When set: each time this wakeup fires before a loss (an at-risk
+  // episode began), `on_at_risk` is called and `at_risk_signal` is sent to
+  // the group.
+  const Wakeup* at_risk = nullptr;
+  int at_risk_signal = 0;
+  std::function<void()> on_at_risk;
   // Called when the grace period ran out and SIGKILL is sent.
   std::function<void()> on_grace_expired;
 };

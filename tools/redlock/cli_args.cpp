@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <csignal>
+#include <cstring>  // sigabbrev_np
 #include <initializer_list>
 
 #include "redlock/election.hpp"
@@ -22,6 +24,7 @@ enum class Flag {
   ttl,
   wait,
   grace,
+  at_risk_signal,
   fenced,
   shared,
   fair,
@@ -37,7 +40,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 17> kFlags{{
+constexpr std::array<FlagSpec, 18> kFlags{{
     {"--config", Flag::config, true},
     {"--node", Flag::node, true},
     {"--resource", Flag::resource, true},
@@ -48,6 +51,7 @@ constexpr std::array<FlagSpec, 17> kFlags{{
     {"--ttl", Flag::ttl, true},
     {"--wait", Flag::wait, true},
     {"--grace", Flag::grace, true},
+    {"--at-risk-signal", Flag::at_risk_signal, true},
     {"--fenced", Flag::fenced, false},
     {"--shared", Flag::shared, false},
     {"--fair", Flag::fair, false},
@@ -69,7 +73,7 @@ const std::array<SubcommandSpec, 9>& subcommand_specs() {
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
-        Flag::wait, Flag::fenced, Flag::shared, Flag::fair, Flag::grace}},
+        Flag::wait, Flag::fenced, Flag::shared, Flag::fair, Flag::grace, Flag::at_risk_signal}},
       {"acquire",
        Subcommand::acquire,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
@@ -88,7 +92,8 @@ const std::array<SubcommandSpec, 9>& subcommand_specs() {
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits}},
       {"campaign",
        Subcommand::campaign,
-       {Flag::config, Flag::node, Flag::name, Flag::payload, Flag::ttl, Flag::wait, Flag::grace}},
+       {Flag::config, Flag::node, Flag::name, Flag::payload, Flag::ttl, Flag::wait, Flag::grace,
+        Flag::at_risk_signal}},
       {"leader", Subcommand::leader, {Flag::config, Flag::node, Flag::name}},
       {"check-config", Subcommand::check_config, {}},
   }};
@@ -211,6 +216,9 @@ class InvocationBuilder {
         break;
       case Flag::grace:
         set_once(invocation_.grace, flag, duration(flag, value, 0));
+        break;
+      case Flag::at_risk_signal:
+        set_once(invocation_.at_risk_signal, flag, signal_number(flag, value));
         break;
       case Flag::fenced:
         invocation_.fenced = true;
@@ -384,6 +392,26 @@ class InvocationBuilder {
   std::string non_empty(const FlagSpec& flag, std::string_view value) {
     if (value.empty()) fail(std::string(flag.name) + ": expected a non-empty value");
     return std::string(value);
+  }
+
+  // A signal by name (USR1, SIGUSR1, RTMIN+1 as sigabbrev_np spells it)
+  // or number.
+  int signal_number(const FlagSpec& flag, std::string_view value) {
+    std::string_view name = value;
+    if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
+    int number = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (error == std::errc{} && end == value.data() + value.size() && number > 0 &&
+        number <= SIGRTMAX) {
+      return number;
+    }
+    for (int candidate = 1; candidate <= SIGRTMAX; ++candidate) {
+      const char* abbreviation = sigabbrev_np(candidate);
+      if (abbreviation != nullptr && name == abbreviation) return candidate;
+    }
+    fail(std::string(flag.name) +
+         ": expected a signal name (USR1, SIGUSR1, TERM ...) or number, not " + printable(value));
+    return 0;
   }
 
   Milliseconds duration(const FlagSpec& flag, std::string_view value, long long minimum) {

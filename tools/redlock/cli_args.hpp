@@ -72,6 +72,10 @@ struct Invocation {
   std::optional<Milliseconds> wait;
   // --grace MS (>= 0): run's delay between SIGTERM and SIGKILL after a loss.
   std::optional<Milliseconds> grace;
+  // --at-risk-signal SIG (run, campaign): sent to the command's process
+  // group when an at-risk episode begins (renewals late, less than half
+  // the TTL left). Unset: no warning, only the loss's SIGTERM.
+  std::optional<int> at_risk_signal;
   // --fenced: also obtain a fencing token. Unset: the quorum file's `fenced`.
   bool fenced = false;
   // --shared: the read side of the resource's read-write lock (run,

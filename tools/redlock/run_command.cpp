@@ -37,6 +37,9 @@ namespace redlock::cli {
 namespace {
 
 constexpr Milliseconds kDefaultGrace{5000};
+// --at-risk-signal: an episode begins with less than half the TTL left (a
+// renewal every ttl / 3 has then been missed for at least ttl / 6).
+constexpr double kAtRiskShare = 0.5;
 
 // The termination signal pending since before the command started, if any.
 std::optional<int> pending_termination(SignalChannel& signals) {
@@ -177,6 +180,11 @@ int run_command(const Invocation& invocation) {
     print_error("run: " + problem);
     return exit_code::os_error;
   }
+  const Wakeup at_risk(problem);
+  if (at_risk.fd() < 0) {
+    print_error("run: " + problem);
+    return exit_code::os_error;
+  }
   std::optional<QuorumConfig> config = load_quorum(invocation);
   if (!config) return exit_code::config;
   if (const std::string ttl_error = ttl_problem(invocation, *config); !ttl_error.empty()) {
@@ -192,6 +200,12 @@ int run_command(const Invocation& invocation) {
   GuardOptions options;
   options.acquire = acquire_options(invocation);
   options.on_lost = [&loss](std::error_code) { loss.notify(); };
+  if (invocation.at_risk_signal) {
+    options.at_risk_share = kAtRiskShare;
+    options.on_at_risk = [&at_risk](bool begins) {
+      if (begins) at_risk.notify();
+    };
+  }
   auto [guard, cancelling_signal] = lock_or_signal(client, invocation, options, *signals, problem);
   if (cancelling_signal != 0) {
     (void)guard.release();
@@ -236,6 +250,16 @@ int run_command(const Invocation& invocation) {
     // acquire names its nodes.
     (void)print_node_answers("renew", guard.loss_nodes());
   };
+  if (invocation.at_risk_signal) {
+    hooks.at_risk = &at_risk;
+    hooks.at_risk_signal = *invocation.at_risk_signal;
+    hooks.on_at_risk = [&] {
+      print_error(verb + " " + target +
+                  ": lock at risk (renewals late, less than half the TTL left); sending " +
+                  signal_name(*invocation.at_risk_signal) + " to process group " +
+                  std::to_string(spawned.pid));
+    };
+  }
   hooks.on_grace_expired = [&] {
     print_error(verb + " " + target + ": the command outlived the " +
                 std::to_string(grace.count()) + " ms grace period; sent SIGKILL");
