@@ -123,6 +123,7 @@ TEST(MetricsSnapshot, CopiesEveryCounterAndNodeInCreationOrder) {
   metrics.renewals_ok = 6;
   metrics.renewals_failed = 7;
   metrics.locks_lost = 8;
+  metrics.at_risk = 29;
   metrics.fenced_out = 9;
   metrics.acquire_wait.observe(Microseconds{10});
   metrics.hold_time.observe(Microseconds{20});
@@ -142,6 +143,7 @@ TEST(MetricsSnapshot, CopiesEveryCounterAndNodeInCreationOrder) {
   EXPECT_EQ(snapshot.renewals_ok, 6U);
   EXPECT_EQ(snapshot.renewals_failed, 7U);
   EXPECT_EQ(snapshot.locks_lost, 8U);
+  EXPECT_EQ(snapshot.at_risk, 29U);
   EXPECT_EQ(snapshot.fenced_out, 9U);
   EXPECT_EQ(snapshot.acquire_wait.sum, Microseconds{10});
   EXPECT_EQ(snapshot.hold_time.sum, Microseconds{20});
@@ -423,6 +425,7 @@ void fill(Metrics& metrics) {
   metrics.renewals_ok = 16;
   metrics.renewals_failed = 17;
   metrics.locks_lost = 18;
+  metrics.at_risk = 39;
   metrics.fenced_out = 19;
   for (const int us : {50, 100, 100, 2600, 12'000'000})
     metrics.acquire_wait.observe(Microseconds{us});
@@ -459,6 +462,7 @@ TEST(Prometheus, ExposesTheDocumentedFamiliesEachWithHelp) {
       {"redlock_releases_total", "counter"},
       {"redlock_renewals_total", "counter"},
       {"redlock_locks_lost_total", "counter"},
+      {"redlock_at_risk_total", "counter"},
       {"redlock_fenced_out_total", "counter"},
       {"redlock_acquire_wait_seconds", "histogram"},
       {"redlock_hold_seconds", "histogram"},
@@ -552,6 +556,7 @@ TEST(Prometheus, ValuesMatchTheSnapshot) {
   EXPECT_EQ(value_of(exposition, "redlock_renewals_total", {{"result", "failed"}}),
             as_double(snapshot.renewals_failed));
   EXPECT_EQ(value_of(exposition, "redlock_locks_lost_total"), as_double(snapshot.locks_lost));
+  EXPECT_EQ(value_of(exposition, "redlock_at_risk_total"), as_double(snapshot.at_risk));
   EXPECT_EQ(value_of(exposition, "redlock_fenced_out_total"), as_double(snapshot.fenced_out));
 
   const auto check_histogram = [&](const std::string& family,
