@@ -79,13 +79,31 @@ void RecoveryOperation::act() {
     // max_ttl this client's recovery delay is.
     std::uint8_t bytes[8];
     fill_random(bytes, sizeof bytes);
-    const std::string marker = marker_value(to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
+    const std::string incarnation = to_hex(bytes, sizeof bytes);
+    const std::string marker = plan_.first_init
+                                   ? first_init_marker_value(incarnation, effective_max_ttl(lock))
+                                   : marker_value(incarnation, effective_max_ttl(lock));
     // The script takes a variable number of arguments; build them here.
-    std::vector<std::string> args{delay, marker, "recovering"};
+    std::vector<std::string> args{delay, marker, recovering_note()};
     append_counters(args, plan_.merged_fence);
     core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker_name, recovering, fence},
                                      args, writes_.started(), self, writes_.tag());
   }
+}
+
+std::string RecoveryOperation::recovering_note() const {
+  if (!plan_.first_init) return "recovering";
+  // What happened, for whoever finds the node waiting (redlock status, a
+  // refused acquire's note): names only, escaped where they are printed.
+  std::string silent;
+  for (std::size_t i : plan_.silent) {
+    if (i >= core_.config().nodes.size()) continue;
+    if (!silent.empty()) silent += ", ";
+    silent += core_.config().nodes[i].name;
+  }
+  return std::string(kFirstInitRecovering) + silent +
+         " did not answer when the quorum was first used; a majority that lost its data looks "
+         "the same, so the nodes that answered grant nothing until max_ttl has passed";
 }
 
 void RecoveryOperation::remerge() {

@@ -26,6 +26,9 @@ class RecoveryOperation final : public Operation {
   void act();
   // The second merge of nodes recovered with a delay (plan_second_merge).
   void remerge();
+  // The recovering key's value: "recovering", or after a first
+  // initialisation that not every node answered, what happened.
+  [[nodiscard]] std::string recovering_note() const;
   void finish(bool progressed);
 
   // Two rounds that wait for every node rather than a majority: the probe

@@ -110,6 +110,10 @@ RecoveryPlan plan_recovery(const std::vector<NodeProbe>& probes) {
       // apart. Marked now, but with the delay.
       plan.action = RecoveryAction::recover;
       plan.delayed = true;
+      plan.first_init = true;
+      for (std::size_t i = 0; i < probes.size(); ++i) {
+        if (!probes[i].answered) plan.silent.push_back(i);
+      }
       plan.reason = "every node that answered is empty, but only " + std::to_string(answered) +
                     " of " + std::to_string(nodes) +
                     " answered (a majority that lost its data looks the same): recovering with "

@@ -38,7 +38,12 @@ struct RecoveryPlan {
   std::vector<std::size_t> targets;  // the nodes to write
   FenceEntries merged_fence;         // field-wise max over the sources
   bool delayed = false;              // set the recovering key for max_ttl
-  std::string reason;                // for reports and node outcomes
+  // A first initialisation while some nodes did not answer (`silent`):
+  // its markers are tagged (scripts.hpp, first_init_marker_value) and its
+  // recovering key says so, for `redlock init`.
+  bool first_init = false;
+  std::vector<std::size_t> silent;
+  std::string reason;  // for reports and node outcomes
 };
 
 // How many nodes, other than the ones that lost data, must be read so that

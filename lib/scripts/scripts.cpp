@@ -61,6 +61,28 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua";
 
+constexpr std::string_view kDeclareNew = R"lua(
+local marker = redis.call('GET', KEYS[1])
+if marker and string.sub(marker, 1, #ARGV[2]) ~= ARGV[2] then
+  return {0, 'marker'}
+end
+for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
+  if field ~= '' then return {0, 'counters'} end
+end
+for i = 3, #ARGV do
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', ARGV[i], 'COUNT', 1000)
+    cursor = page[1]
+    if #page[2] > 0 then return {0, 'locks'} end
+  until cursor == '0'
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[3], '')
+return {1, ''}
+)lua";
+
 // The second merge of a node recovered with a delay (docs/algorithm.md,
 // "The amnesia defence"). KEYS: the recovering key, the fence hash; ARGV:
 // field, counter pairs (the field-wise maximum over other nodes, read
@@ -531,6 +553,8 @@ const std::array<Script, kScriptCount>& script_table() {
        sha1_hex(kQueueLeaveBody), false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::pass_turn), "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
        kScriptReplyBytes},
+      {table_number(ScriptId::declare_new), "declare_new", kDeclareNew, sha1_hex(kDeclareNew),
+       false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::acquire_set),
        "acquire_set",
        {},
@@ -555,6 +579,15 @@ constexpr std::string_view kMaxTtlField = " max_ttl_ms=";
 std::string marker_value(std::string_view incarnation, Milliseconds max_ttl) {
   return "redlock-node-" + std::string(incarnation) + std::string(kMaxTtlField) +
          std::to_string(max_ttl.count());
+}
+
+std::string first_init_marker_value(std::string_view incarnation, Milliseconds max_ttl) {
+  return std::string(kFirstInitMarkerPrefix) + std::string(incarnation) +
+         std::string(kMaxTtlField) + std::to_string(max_ttl.count());
+}
+
+bool is_first_init_marker(std::string_view value) noexcept {
+  return value.substr(0, kFirstInitMarkerPrefix.size()) == kFirstInitMarkerPrefix;
 }
 
 std::optional<Milliseconds> marker_max_ttl(std::string_view value) {

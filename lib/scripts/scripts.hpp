@@ -79,11 +79,13 @@ enum class ScriptId : std::uint8_t {
   // A rejoined releaser's turn handed on (docs/algorithm.md,
   // "Waiting in line", rejoining).
   pass_turn,
+  // `redlock init`: a node declared part of a brand-new quorum.
+  declare_new,
   // The acquire sent as plain commands in one transaction (no script):
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 26;
+inline constexpr std::size_t kScriptCount = 27;
 
 static_assert(kScriptCount <= kMaxScripts, "a session's loaded set holds every script");
 
@@ -158,6 +160,14 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   marker exists (someone recovered the node first); otherwise merges,
 //   sets the recovering key for the delay (none when 0), writes the marker,
 //   answers 1.
+// declare_new — KEYS: node marker, recovering key, fence hash. ARGV: the
+//   marker to write, the first-init marker prefix, then the patterns of
+//   the keys that hold locks (as probe's). When the node shows no sign of
+//   use — no marker, or one a first initialisation that never completed
+//   wrote (it starts with the prefix); no fence counter (the hash's empty
+//   field, a second merge's flag, aside); no lock key — writes the marker,
+//   deletes the recovering key and the empty field, and answers {1, ""};
+//   else changes nothing and answers {0, "marker" | "counters" | "locks"}.
 [[nodiscard]] const Script& script(ScriptId id);
 // Every script, in ScriptId order; each node is given all of them at
 // connect (SCRIPT LOAD).
@@ -170,6 +180,18 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // client applies — so `redlock status` can name nodes marked under another
 // max_ttl than its own.
 [[nodiscard]] std::string marker_value(std::string_view incarnation, Milliseconds max_ttl);
+// The marker a first initialisation writes when not every node answered
+// (a majority that lost its data would look the same, so it also sets the
+// recovery delay): tagged so that `redlock init` can tell it from the
+// marker of a quorum in use.
+inline constexpr std::string_view kFirstInitMarkerPrefix = "redlock-first-init-";
+[[nodiscard]] std::string first_init_marker_value(std::string_view incarnation,
+                                                  Milliseconds max_ttl);
+[[nodiscard]] bool is_first_init_marker(std::string_view value) noexcept;
+// The recovering key's value after such a first initialisation: what
+// happened, for `redlock status` and a refused acquire's note; it starts
+// with kFirstInitRecovering.
+inline constexpr std::string_view kFirstInitRecovering = "first-init: ";
 // The max_ttl a marker value records; none for a value without one (a
 // marker written by another version, or by hand).
 [[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);

@@ -68,8 +68,8 @@ struct SubcommandSpec {
 };
 
 // Which flags each subcommand accepts (--help is accepted by all).
-const std::array<SubcommandSpec, 9>& subcommand_specs() {
-  static const std::array<SubcommandSpec, 9> specs{{
+const std::array<SubcommandSpec, 10>& subcommand_specs() {
+  static const std::array<SubcommandSpec, 10> specs{{
       {"run",
        Subcommand::run,
        {Flag::config, Flag::node, Flag::resource, Flag::semaphore, Flag::permits, Flag::ttl,
@@ -96,6 +96,7 @@ const std::array<SubcommandSpec, 9>& subcommand_specs() {
         Flag::at_risk_signal}},
       {"leader", Subcommand::leader, {Flag::config, Flag::node, Flag::name}},
       {"check-config", Subcommand::check_config, {}},
+      {"init", Subcommand::init, {Flag::config, Flag::node}},
   }};
   return specs;
 }
@@ -275,6 +276,7 @@ class InvocationBuilder {
                 "--value V is required (the value printed by `redlock acquire`)");
         break;
       case Subcommand::status:
+      case Subcommand::init:
         break;
       case Subcommand::inspect:
         check_inspected();
@@ -520,7 +522,7 @@ ParseResult parse_arguments(std::span<const std::string_view> arguments) {
   if (arguments.empty()) {
     return UsageError{std::nullopt,
                       "expected a subcommand: run, acquire, extend, release, "
-                      "status, inspect, campaign, leader or check-config"};
+                      "status, inspect, campaign, leader, check-config or init"};
   }
   const std::string_view first = arguments.front();
   if (is_help(first)) return HelpRequest{};

@@ -32,7 +32,8 @@ enum class Subcommand {
   inspect,
   campaign,
   leader,
-  check_config
+  check_config,
+  init
 };
 
 // The subcommand as typed on the command line ("check-config", ...).

@@ -15,5 +15,6 @@ namespace redlock::cli {
 // `redlock leader` (leader_command.cpp); `campaign` is run_command's.
 [[nodiscard]] int leader_command(const Invocation& invocation);
 [[nodiscard]] int check_config_command(const Invocation& invocation);
+[[nodiscard]] int init_command(const Invocation& invocation);
 
 }  // namespace redlock::cli

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "first_use.hpp"
 #include "json_writer.hpp"
 #include "quorum_setup.hpp"
 #include "redlock/blocking_client.hpp"
@@ -87,6 +88,7 @@ int acquire_command(const Invocation& invocation) {
     print_error("acquire: " + problem);
     return exit_code::usage;
   }
+  const QuorumConfig quorum = *config;
   BlockingClient client(std::move(*config));
   const AcquireResult result = acquire_named(client, invocation, acquire_options(invocation));
   const std::optional<Lock> lock = result.ok() ? result.lock : std::nullopt;
@@ -119,6 +121,7 @@ int acquire_command(const Invocation& invocation) {
     print_error(failure_line("acquire", invocation, error));
   }
   (void)print_node_faults("acquire", result.nodes);
+  print_first_use_note(quorum, result.nodes);
   return exit_code_for(error);
 }
 

@@ -38,6 +38,8 @@ int dispatch(const Invocation& invocation) {
       return leader_command(invocation);
     case Subcommand::check_config:
       return check_config_command(invocation);
+    case Subcommand::init:
+      return init_command(invocation);
   }
   return exit_code::usage;
 }

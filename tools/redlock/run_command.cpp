@@ -28,6 +28,7 @@
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "first_use.hpp"
 #include "quorum_setup.hpp"
 #include "redlock/blocking_client.hpp"
 #include "report.hpp"
@@ -196,6 +197,7 @@ int run_command(const Invocation& invocation) {
   const Milliseconds grace = invocation.grace.value_or(kDefaultGrace);
   std::vector<std::string> hidden_variables = password_variables(*config);
 
+  const QuorumConfig quorum = *config;
   BlockingClient client(std::move(*config));
   GuardOptions options;
   options.acquire = acquire_options(invocation);
@@ -218,6 +220,7 @@ int run_command(const Invocation& invocation) {
     const std::string mismatch = permits_mismatch(invocation, guard.acquired().nodes);
     print_error(verb + " " + target + ": " + (mismatch.empty() ? describe(error) : mismatch));
     (void)print_node_faults("acquire", guard.acquired().nodes);
+    print_first_use_note(quorum, guard.acquired().nodes);
     return exit_code_for(error);
   }
 

@@ -20,6 +20,7 @@ constexpr std::string_view kOverview =
     "  campaign      run a command while leader of an election (REDLOCK_TERM set)\n"
     "  leader        the current leader of an election, as JSON (read only)\n"
     "  check-config  validate a quorum file\n"
+    "  init          declare a quorum brand-new (its first use found a node down)\n"
     "\n"
     "The nodes come from --config FILE, else $REDLOCK_CONFIG, else ./redlock.toml,\n"
     "or from --node HOST:PORT flags (repeatable) instead of a file.\n"
@@ -226,6 +227,26 @@ constexpr std::string_view kCheckConfig =
     "\n"
     "exit: 0 valid; 78 invalid (FILE:LINE:COL: what was expected); 64 usage.\n";
 
+constexpr std::string_view kInit =
+    "usage: redlock init [--config F | --node H:P ...]\n"
+    "\n"
+    "Declares the quorum brand-new: marks every node that answers as initialised\n"
+    "and clears the recovery delay a first use put there. A first use with a node\n"
+    "down cannot tell a new quorum from a majority that lost its data, so the nodes\n"
+    "that answered grant nothing for max_ttl; init is the operator's word that the\n"
+    "nodes are new. It is taken only when a majority answers and no node that\n"
+    "answers shows a sign of use: no lock key, no fence counter, and no identity\n"
+    "marker but one a first use wrote. An empty node beside nodes in use is a\n"
+    "restarted one: recovery, not init, brings it back.\n"
+    "\n"
+    "options:\n"
+    "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
+    "  --node H:P     a node address, repeatable, instead of a file\n"
+    "\n"
+    "exit: 0 declared (a majority marked); 75 refused, naming the nodes and what\n"
+    "they hold (nothing written), or fewer than a majority marked; 78\n"
+    "configuration; 64 usage.\n";
+
 constexpr std::string_view kCampaign =
     "usage: redlock campaign [--config F | --node H:P ...] --name N [--payload P]\n"
     "                        [--ttl MS] [--wait MS] [--grace MS] -- CMD [ARGS...]\n"
@@ -297,6 +318,8 @@ std::string_view help_text(std::optional<Subcommand> subcommand) noexcept {
       return kLeader;
     case Subcommand::check_config:
       return kCheckConfig;
+    case Subcommand::init:
+      return kInit;
   }
   return kOverview;
 }
