@@ -38,6 +38,14 @@ TEST_F(InitTest, AFirstUseWithANodeDownThenInitThenLocks) {
                              "docs/operations.md#first-use"),
             std::string::npos)
       << refused.err;
+  // status tells the same story, with the next step.
+  const CliResult status = run_cli(command("status", file));
+  EXPECT_NE(status.err.find("ms more: " + cluster_.node(4).address() +
+                            " did not answer when the quorum was first used"),
+            std::string::npos)
+      << status.err;
+  EXPECT_NE(status.err.find("next step: docs/operations.md#first-use"), std::string::npos)
+      << status.err;
   // The first use tagged its markers.
   EXPECT_TRUE(detail::is_first_init_marker(marker_on(0))) << marker_on(0);
 

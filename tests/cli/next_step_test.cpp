@@ -82,6 +82,7 @@ TEST_F(NextStepTest, TheDocumentHasTheSectionsTheToolsName) {
   // only if it does.
   EXPECT_EQ(anchors_.count("access-auth-acl-passwords"), 1U);
   EXPECT_EQ(anchors_.count("checking-the-quorum-redlock-status"), 1U);
+  EXPECT_EQ(anchors_.count("first-use"), 1U);
 }
 
 TEST_F(NextStepTest, CheckConfigsWarningsAndNotesEachNameTheirNextStep) {

@@ -69,6 +69,13 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
   if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
       reply && reply->type == REDIS_REPLY_INTEGER && reply->integer != -2) {
     report.recovering_ms = reply->integer;
+    if (ReplyPtr note = session.command({"GET", key_prefix + "recovering"});
+        note && note->type == REDIS_REPLY_STRING) {
+      const std::string_view value(note->str, note->len);
+      if (value.substr(0, detail::kFirstInitRecovering.size()) == detail::kFirstInitRecovering) {
+        report.first_use_note = std::string(value.substr(detail::kFirstInitRecovering.size()));
+      }
+    }
   }
 }
 

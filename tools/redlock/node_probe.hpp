@@ -39,6 +39,9 @@ struct NodeReport {
   // (unset without a marker, or a marker that records none).
   std::optional<Milliseconds> marker_max_ttl;
   std::optional<std::int64_t> recovering_ms;
+  // While recovering after a first use that not every node answered: what
+  // happened (the recovering key's note, scripts.hpp kFirstInitRecovering).
+  std::optional<std::string> first_use_note;
 
   // With a resource: PTTL of its lock key (-2 no key, -1 no expiry), the
   // holder's value, and this node's fence counter for it. Unset when the

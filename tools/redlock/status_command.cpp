@@ -252,6 +252,15 @@ int status_command(const Invocation& invocation) {
                 "delay is shorter than some lock" +
                 next_step("restarts-and-the-amnesia-defence"));
   }
+  for (const NodeReport& report : reports) {
+    if (!report.first_use_note || !report.recovering_ms) continue;
+    print_error("status: warning: node " + detail::escape_text(report.name) +
+                " grants nothing for " + std::to_string(*report.recovering_ms) +
+                " ms more: " + detail::escape_text(*report.first_use_note) +
+                "; if the quorum is brand-new, `redlock init` declares it so" +
+                next_step("first-use"));
+    break;  // the same story on every node that answered: told once
+  }
   if (summary.reachable >= summary.quorum) return exit_code::success;
   print_error("status: only " + std::to_string(summary.reachable) + " of " +
               std::to_string(reports.size()) + " nodes reachable; a quorum needs " +
