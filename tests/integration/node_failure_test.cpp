@@ -11,7 +11,7 @@ namespace redlock::test {
 namespace {
 
 using std::chrono::milliseconds;
-using Stopwatch = std::chrono::steady_clock;
+using Stopwatch = SteadyClock;
 
 std::size_t count_status(const AcquireResult& result, NodeStatus status) {
   std::size_t count = 0;

@@ -19,7 +19,7 @@ namespace redlock::test {
 namespace {
 
 using std::chrono::milliseconds;
-using Stopwatch = std::chrono::steady_clock;
+using Stopwatch = SteadyClock;
 
 TEST(Wakeup, WaiterWithALongRetryDelayAcquiresPromptlyAfterRelease) {
   RedisCluster cluster{3};
