@@ -28,8 +28,7 @@ void print_first_use_note(const QuorumConfig& config, const std::vector<NodeOutc
     if (value.substr(0, detail::kFirstInitRecovering.size()) != detail::kFirstInitRecovering) {
       continue;
     }
-    print_error("note: " +
-                detail::escape_text(value.substr(detail::kFirstInitRecovering.size())) +
+    print_error("note: " + detail::escape_text(value.substr(detail::kFirstInitRecovering.size())) +
                 ". If this quorum is brand-new, `redlock init` declares it so; next step: "
                 "docs/operations.md#first-use");
     return;
