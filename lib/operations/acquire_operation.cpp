@@ -433,8 +433,7 @@ void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& r
 
 void AcquireOperation::note_marker(std::size_t node, const NodeOutcome& outcome) {
   // Let through by the node rules: the node is marked (scripts.hpp,
-  // acquire_set); refused for want of its marker: it is not. Whether the
-  // answer still counts does not matter: it says what the node holds.
+  // acquire_set); refused for want of its marker: it is not.
   if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::busy) {
     core_.note_marked(node, true);
   } else if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {

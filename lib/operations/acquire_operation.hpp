@@ -248,7 +248,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   void pause_then_attempt(Microseconds delay);
   void stop_waiting_for_release();
   [[nodiscard]] bool saw_unmarked_node();
-  // What an answer (counted or not) shows of the node's identity marker,
+  // What a counted answer shows of the node's identity marker,
   // kept for the node's current session (ClientCore::seen_marked).
   void note_marker(std::size_t node, const NodeOutcome& outcome);
   void note_if_unmarked(const NodeOutcome& outcome);

@@ -36,7 +36,12 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   std::int64_t drawn = 0;  // (a fair refusal's draw: too late to count)
   parse_acquire_response(response, 0, outcome, kind_ == LockKind::fair ? &drawn : nullptr);
   note_if_unmarked(outcome);
-  note_marker(node, outcome);
+  // A late answer may say the marker is gone (the next acquire then goes
+  // as the script, which is always safe); it does not mark the node: only
+  // a counted answer does, as before the decision.
+  if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {
+    core_.note_marked(node, false);
+  }
   const bool granted = outcome.status == NodeStatus::granted;
   if (found != abandoned_.end()) {
     // A refusal stored nothing; an error reply may have (a script that

@@ -196,8 +196,8 @@ TEST_F(Interleaving, ALateGrantOfAnEarlierAttemptNeverVotesAndIsUndone) {
 
 // The first attempt of an unfenced lock goes as a transaction only on a
 // node whose current session has shown its identity marker: not before
-// the first answer, not after a session reset, not after an answer that
-// says the marker is gone (even one that came after the decision).
+// a counted answer showed it, not after a session reset, not after an
+// answer that says the marker is gone (even one after the decision).
 TEST_F(Interleaving, TheTransactionIsUsedOnlyWhereThisSessionHasSeenTheMarker) {
   start(3);
   const auto sent_as = [&](std::size_t node) {
@@ -205,8 +205,8 @@ TEST_F(Interleaving, TheTransactionIsUsedOnlyWhereThisSessionHasSeenTheMarker) {
     return request ? request->id() : ScriptId::probe;
   };
   // Answers the attempts on `order`'s nodes in that order. The first two
-  // grants decide; the third answer comes after the decision and still
-  // shows its node's marker.
+  // grants decide; the third comes after the decision and marks nothing
+  // (only a counted answer does).
   const auto grant_in = [&](std::vector<std::size_t> order) {
     for (std::size_t n : order) {
       if (SentRequest* request = attempt(n)) fake_.reply(*request, resp_integers({kGranted, 0}));
@@ -219,8 +219,13 @@ TEST_F(Interleaving, TheTransactionIsUsedOnlyWhereThisSessionHasSeenTheMarker) {
   for (std::size_t n = 0; n < 3; ++n) EXPECT_EQ(sent_as(n), ScriptId::acquire) << n;
   grant_in({0, 1, 2});
   acquire(Resource("b"), try_once());
-  for (std::size_t n = 0; n < 3; ++n) EXPECT_EQ(sent_as(n), ScriptId::acquire_set) << n;
+  EXPECT_EQ(sent_as(0), ScriptId::acquire_set);
+  EXPECT_EQ(sent_as(1), ScriptId::acquire_set);
+  EXPECT_EQ(sent_as(2), ScriptId::acquire);
   grant_in({2, 0, 1});
+  acquire(Resource("b2"), try_once());
+  for (std::size_t n = 0; n < 3; ++n) EXPECT_EQ(sent_as(n), ScriptId::acquire_set) << n;
+  grant_in({0, 1, 2});
   fake_.lock(1).new_session();
   acquire(Resource("c"), try_once());
   EXPECT_EQ(sent_as(0), ScriptId::acquire_set);
