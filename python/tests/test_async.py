@@ -96,7 +96,8 @@ async def test_a_loss_sets_the_event_and_cancel_on_loss_ends_the_block(nodes, ad
 
 @pytest.mark.asyncio
 async def test_at_risk_is_an_event_set_while_renewals_are_late(nodes, addresses):
-    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100) as client:
+    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100,
+                reconnect_max_ms=100) as client:
         async with client.lock_async("at-risk", at_risk_share=0.6) as guard:
             assert isinstance(guard.at_risk, asyncio.Event)
             assert not guard.at_risk.is_set()

@@ -93,7 +93,8 @@ def test_at_risk_is_set_while_renewals_are_late_and_cleared_by_a_renewal(nodes, 
     # Renewals fail fast and retry (node timeout 100 ms) while two of three
     # nodes are stopped; with 60 % of a 3 s TTL as the share, an episode
     # begins about 1.2 s after the last renewal, long before the loss.
-    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100) as client:
+    with Client(nodes=addresses, ttl_ms=3000, node_timeout_ms=100,
+                reconnect_max_ms=100) as client:
         guard = client.lock("at-risk", at_risk_share=0.6)
         assert isinstance(guard.at_risk, threading.Event)
         assert not guard.at_risk.is_set()

@@ -229,7 +229,9 @@ TEST_P(RunLossTest, LossKillsTheCommandAndExits69) {
 // nodes resumed, a renewal succeeds and the command ends normally under
 // its lock.
 TEST_F(RunTest, AtRiskSignalReachesTheCommandBeforeAnyLoss) {
-  const auto file = config(milliseconds(3000));
+  // A connection reset while its node was paused comes back soon after the
+  // node resumes (the default backoff may reach 2 s, close to the deadline).
+  const auto file = config(milliseconds(3000), "reconnect_max_ms = 100\n");
   const auto started = work_ / "started";
   const auto risk = work_ / "risk";
   const auto done = work_ / "done";

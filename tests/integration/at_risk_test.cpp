@@ -99,6 +99,9 @@ TEST_F(AtRiskTest, FiresOnceBeforeTheLossWhileRenewalsHang) {
 TEST_F(AtRiskTest, ARenewalThatSucceedsEndsTheEpisodeAndTheNextStallIsAnother) {
   QuorumConfig config = config_for(cluster, milliseconds(3000));
   config.lock.node_timeout = milliseconds(100);  // failed renewals retry soon
+  // A connection reset while its node was paused comes back soon after the
+  // node resumes (the default backoff may reach 2 s, close to the deadline).
+  config.lock.reconnect_max = milliseconds(100);
   BlockingClient client(config, metrics);
   GuardOptions options = watched(0.6);
   Guard guard = client.lock(Resource("job"), options);
