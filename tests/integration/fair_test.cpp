@@ -538,8 +538,15 @@ TEST_F(FairTest, AReleaserStoppedAfterItsReleaseHoldsNoOneUp) {
     const AcquireResult b_got = b_waiting.get();
     if (!b_got.ok()) return;
     const TimePoint b_got_at = SteadyClock::now();
-    const Reply claims = cluster.node(0).probe().command({"HKEYS", "redlock:queue-claim:job"});
-    if (claims.elements.size() == 1) pre_claimed_place = claims.elements[0].text;
+    // A's release returned at a majority: node 0 may run it a moment later.
+    (void)eventually(
+        [&] {
+          const Reply claims =
+              cluster.node(0).probe().command({"HKEYS", "redlock:queue-claim:job"});
+          if (claims.elements.size() == 1) pre_claimed_place = claims.elements[0].text;
+          return !pre_claimed_place.empty();
+        },
+        milliseconds(2000));
     std::future<AcquireResult> c_waiting = std::async(std::launch::async, [&] {
       AcquireResult got = c.acquire(Resource("job"), fair());
       c_got_at = SteadyClock::now();
