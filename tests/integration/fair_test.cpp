@@ -7,6 +7,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -534,19 +535,29 @@ TEST_F(FairTest, AReleaserStoppedAfterItsReleaseHoldsNoOneUp) {
     std::future<AcquireResult> b_waiting =
         std::async(std::launch::async, [&] { return b.acquire(Resource("job"), fair()); });
     if (!every_node_queues("job", 2)) return;  // B waits behind A
+    // A's first place and B's: the pre-claim A's release makes is a third.
+    const Reply places =
+        cluster.node(0).probe().command({"ZRANGE", "redlock:queue:job", "0", "-1"});
+    std::set<std::string> known;
+    for (const Reply& place : places.elements) known.insert(place.text);
     (void)holder.release(*held.lock);
+    // Watched from the release on: the pre-claim lives a short lease unless
+    // an acquire of A's renews it, and A is stopped.
+    (void)eventually(
+        [&] {
+          for (std::size_t i = 0; i < cluster.size(); ++i) {
+            const Reply claims =
+                cluster.node(i).probe().command({"HKEYS", "redlock:queue-claim:job"});
+            for (const Reply& claim : claims.elements) {
+              if (known.count(claim.text) == 0) pre_claimed_place = claim.text;
+            }
+          }
+          return !pre_claimed_place.empty();
+        },
+        milliseconds(5000));
     const AcquireResult b_got = b_waiting.get();
     if (!b_got.ok()) return;
     const TimePoint b_got_at = SteadyClock::now();
-    // A's release returned at a majority: node 0 may run it a moment later.
-    (void)eventually(
-        [&] {
-          const Reply claims =
-              cluster.node(0).probe().command({"HKEYS", "redlock:queue-claim:job"});
-          if (claims.elements.size() == 1) pre_claimed_place = claims.elements[0].text;
-          return !pre_claimed_place.empty();
-        },
-        milliseconds(2000));
     std::future<AcquireResult> c_waiting = std::async(std::launch::async, [&] {
       AcquireResult got = c.acquire(Resource("job"), fair());
       c_got_at = SteadyClock::now();
