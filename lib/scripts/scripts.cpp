@@ -586,6 +586,11 @@ std::string first_init_marker_value(std::string_view incarnation, Milliseconds m
          std::string(kMaxTtlField) + std::to_string(max_ttl.count());
 }
 
+std::string_view first_use_story(std::string_view recovering_value) noexcept {
+  if (recovering_value.substr(0, kFirstInitRecovering.size()) != kFirstInitRecovering) return {};
+  return recovering_value.substr(kFirstInitRecovering.size());
+}
+
 bool is_first_init_marker(std::string_view value) noexcept {
   return value.substr(0, kFirstInitMarkerPrefix.size()) == kFirstInitMarkerPrefix;
 }

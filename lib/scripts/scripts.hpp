@@ -192,6 +192,9 @@ inline constexpr std::string_view kFirstInitMarkerPrefix = "redlock-first-init-"
 // happened, for `redlock status` and a refused acquire's note; it starts
 // with kFirstInitRecovering.
 inline constexpr std::string_view kFirstInitRecovering = "first-init: ";
+// The story in a recovering key's value after such a first use (what
+// follows kFirstInitRecovering), or empty for any other value.
+[[nodiscard]] std::string_view first_use_story(std::string_view recovering_value) noexcept;
 // The max_ttl a marker value records; none for a value without one (a
 // marker written by another version, or by hand).
 [[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);

@@ -24,11 +24,9 @@ void print_first_use_note(const QuorumConfig& config, const std::vector<NodeOutc
     const detail::BlockingReply reply =
         session.command({"GET", detail::recovering_key(config.lock.key_prefix)});
     if (!reply || reply->type != REDIS_REPLY_STRING) continue;
-    const std::string_view value(reply->str, reply->len);
-    if (value.substr(0, detail::kFirstInitRecovering.size()) != detail::kFirstInitRecovering) {
-      continue;
-    }
-    print_error("note: " + detail::escape_text(value.substr(detail::kFirstInitRecovering.size())) +
+    const std::string_view story = detail::first_use_story({reply->str, reply->len});
+    if (story.empty()) continue;
+    print_error("note: " + detail::escape_text(story) +
                 ". If this quorum is brand-new, `redlock init` declares it so; next step: "
                 "docs/operations.md#first-use");
     return;

@@ -71,10 +71,8 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
     report.recovering_ms = reply->integer;
     if (ReplyPtr note = session.command({"GET", key_prefix + "recovering"});
         note && note->type == REDIS_REPLY_STRING) {
-      const std::string_view value(note->str, note->len);
-      if (value.substr(0, detail::kFirstInitRecovering.size()) == detail::kFirstInitRecovering) {
-        report.first_use_note = std::string(value.substr(detail::kFirstInitRecovering.size()));
-      }
+      const std::string_view story = detail::first_use_story({note->str, note->len});
+      if (!story.empty()) report.first_use_note = std::string(story);
     }
   }
 }
