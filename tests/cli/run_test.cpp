@@ -235,9 +235,12 @@ TEST_F(RunTest, AtRiskSignalReachesTheCommandBeforeAnyLoss) {
   const auto started = work_ / "started";
   const auto risk = work_ / "risk";
   const auto done = work_ / "done";
+  // The signal goes to the whole process group: a `sleep` it kills leaves
+  // 138 as the loop's status when `done` appears right after, so the script
+  // ends with its own status rather than the last sleep's.
   const std::string script = "trap 'echo risk >> \"" + risk.string() + "\"' USR1; touch '" +
                              started.string() + "'; while [ ! -e '" + done.string() +
-                             "' ]; do sleep 0.05; done";
+                             "' ]; do sleep 0.05; done; exit 0";
   CliProcess run(command("run", file,
                          {"--resource", "at-risk", "--ttl", "3000", "--at-risk-signal", "USR1",
                           "--", "sh", "-c", script}));
