@@ -7,10 +7,10 @@
 #include <string>
 #include <thread>
 
+#include "kinds/kind.hpp"
 #include "operations/extend_operation.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/clock.hpp"
-#include "scripts/lock_calls.hpp"
 
 namespace redlock::detail {
 

@@ -24,17 +24,12 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
     argument_problem_ = make_error_code(errc::invalid_argument);
     return;
   }
-  attempt_call_.script = &script(ScriptId::acquire_all);
-  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_};
-  attempt_call_.args = {"", ttl_text_, std::string(defence_flag_), fenced_ ? "1" : "0"};
+  set_attempt_call();
   channels_.clear();
   for (const Resource& each : resources_) {
-    lock_keys_.push_back(lock_key(core.config().lock, each.str()));
-    if (is_bookkeeping_key(prefix, lock_keys_.back())) {
+    if (is_bookkeeping_key(prefix, lock_key(core.config().lock, each.str()))) {
       argument_problem_ = make_error_code(errc::invalid_argument);
     }
-    attempt_call_.keys.push_back(lock_keys_.back());
-    attempt_call_.args.push_back(each.str());
     channels_.push_back(release_channel(prefix, each.str()));
   }
 }
@@ -54,46 +49,26 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
     argument_problem_ = make_error_code(errc::invalid_argument);
     return;
   }
-  count_key_ = permit_count_key(prefix, resource_.str());
   permit_prefix_ = permit_key_prefix(prefix, resource_.str());
   permit_fence_prefix_ = permit_fence_prefix(resource_.str());
-  attempt_call_.script = &script(ScriptId::permit_acquire);
-  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_, count_key_};
-  attempt_call_.args = {"",
-                        ttl_text_,
-                        std::string(defence_flag_),
-                        std::to_string(permits_),
-                        "0",
-                        permit_prefix_,
-                        fenced_ ? permit_fence_prefix_ : std::string()};
+  set_attempt_call();
 }
 
 ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
                                        std::int64_t permit) const {
-  const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
-  ScriptCall call;
-  if (kind_ == LockKind::shared) {
-    call.script = &script(ScriptId::read_release);
-    call.keys = {lock_key_};
-    call.args = {
-        value.str(), std::string(channel),
-        announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string()};
-    return call;
-  }
-  if (kind_ == LockKind::multi) {
-    // The set's own release (lock_calls.hpp), of this attempt's value.
-    Lock attempted{resource_, value, ttl_, TimePoint{}, TimePoint{}, std::nullopt};
-    attempted.resources = resources_;
+  // The kind's own release of this attempt's value (kinds/), or for a
+  // permit, of the permit the node granted.
+  Lock attempted = shape(value);
+  const bool any_permit =
+      kind_ == LockKind::permit && (permit < 0 || permit >= static_cast<std::int64_t>(permits_));
+  if (!any_permit) {
+    if (kind_ == LockKind::permit) attempted.permit = static_cast<std::uint32_t>(permit);
     return release_call(attempted, core_.config().lock, announce);
-  }
-  if (permit >= 0 && permit < static_cast<std::int64_t>(permits_)) {
-    call.script = &script(ScriptId::release);
-    call.keys = {permit_prefix_ + std::to_string(permit), marker_key_, recovering_key_};
-    call.args = {value.str(), std::string(channel), std::string(), std::string()};
-    return call;
   }
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.
+  const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
+  ScriptCall call;
   call.script = &script(ScriptId::release_all);
   call.keys = {marker_key_, recovering_key_};
   call.args = {value.str()};

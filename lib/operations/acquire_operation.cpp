@@ -40,15 +40,36 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
     become_fair();
     keep_retry_budget_as_wait();
   }
-  if (options.shared) {
-    // The read side (reader_scripts.hpp): the mutex's round on the same
-    // key, with the readers' script.
-    kind_ = LockKind::shared;
-    attempt_call_.script = &script(ScriptId::read_acquire);
-    attempt_call_.keys = {marker_key_, recovering_key_, fence_key_, lock_key_};
-    attempt_call_.args = {"", ttl_text_, fenced_ ? resource_.str() : std::string(),
-                          std::string(defence_flag_)};
+  // The read side (kinds/read_write.cpp): the mutex's round on the same
+  // key, with the readers' call.
+  if (options.shared) kind_ = LockKind::shared;
+  set_attempt_call();
+}
+
+Lock AcquireOperation::shape(const LockValue& value) const {
+  Lock lock{resource_, value, ttl_, TimePoint{}, TimePoint{}, std::nullopt};
+  switch (kind_) {
+    case LockKind::single:
+      break;
+    case LockKind::multi:
+      lock.resources = resources_;
+      break;
+    case LockKind::permit:
+      lock.permits = permits_;
+      break;
+    case LockKind::shared:
+      lock.shared = true;
+      break;
+    case LockKind::fair:
+      lock.queue_id = queue_id_;
+      break;
   }
+  return lock;
+}
+
+void AcquireOperation::set_attempt_call() {
+  attempt_call_ = rules_of(kind_).attempt_call(shape(LockValue("")), core_.config().lock,
+                                               AttemptSetup{ttl_text_, fenced_});
 }
 
 void AcquireOperation::become_fair() {
@@ -66,12 +87,7 @@ void AcquireOperation::become_fair() {
   queue_due_key_ = queue_due_key(prefix, resource_.str());
   queue_claims_key_ = queue_claims_key(prefix, resource_.str());
   ticket_field_ = ticket_field(resource_.str());
-  attempt_call_.script = &script(ScriptId::fair_acquire);
-  attempt_call_.keys = {marker_key_, recovering_key_, fence_key_,       lock_key_,
-                        queue_key_,  queue_due_key_,  queue_claims_key_};
-  attempt_call_.args = {
-      "",        ttl_text_, fenced_ ? resource_.str() : std::string(), std::string(defence_flag_),
-      queue_id_, "",        std::to_string(kQueueEntryTtl.count()),    ""};
+  set_attempt_call();
 }
 
 void AcquireOperation::keep_retry_budget_as_wait() {
@@ -196,6 +212,7 @@ void AcquireOperation::send_attempt() {
     // call WAIT follows.
     const bool plain = !lining_up && !fenced_;
     const bool needs_marker = defence_flag_ == "1";
+    bool script_set = false;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       auto& node = nodes[i];
       if (plain && node->min_replicas() == 0 && !node->refused_transaction() &&
@@ -205,10 +222,13 @@ void AcquireOperation::send_attempt() {
                    attempt_.tag());
         continue;
       }
-      node->send(script(ScriptId::acquire), {lock_key_, marker_key_, recovering_key_, fence_key_},
-                 {value_.str(), ttl_text_, fenced_ ? resource_.str() : std::string_view(),
-                  defence_flag_, line},
-                 true, attempt_.started(), self, attempt_.tag());
+      // The kind's call (kinds/mutex.cpp): this attempt's value and place.
+      if (!script_set) {
+        attempt_call_.args[0] = value_.str();
+        attempt_call_.args[4] = line;
+        script_set = true;
+      }
+      node->send_call(attempt_call_, true, attempt_.started(), self, attempt_.tag());
     }
     in_line_ = in_line_ || lining_up;
     return;
@@ -558,17 +578,13 @@ void AcquireOperation::retry_or_finish(std::error_code why, std::optional<Micros
 
 void AcquireOperation::succeed(Microseconds validity) {
   const TimePoint started = attempt_.started();
-  Lock lock{resource_, value_, ttl_, started, started + validity, token_};
-  if (kind_ == LockKind::multi) {
-    lock.resources = resources_;
-    if (token_) lock.fences.assign(resources_.size(), *token_);
-  } else if (kind_ == LockKind::permit) {
-    lock.permit = permit_;
-    lock.permits = permits_;
-  } else if (kind_ == LockKind::shared) {
-    lock.shared = true;
-  } else if (kind_ == LockKind::fair) {
-    lock.queue_id = queue_id_;
+  Lock lock = shape(value_);
+  lock.started = started;
+  lock.valid_until = started + validity;
+  lock.fence = token_;
+  if (kind_ == LockKind::multi && token_) lock.fences.assign(resources_.size(), *token_);
+  if (kind_ == LockKind::permit) lock.permit = permit_;
+  if (kind_ == LockKind::fair) {
     queued_ = false;    // the place goes with the lock's release
     claiming_ = false;  // the claim is the lock
   }

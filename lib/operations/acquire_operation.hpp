@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "kinds/fair.hpp"
+#include "kinds/multi.hpp"
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
@@ -15,7 +17,6 @@
 #include "protocol/quorum.hpp"
 #include "protocol/retry_policy.hpp"
 #include "redlock/config.hpp"
-#include "scripts/lock_calls.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -115,6 +116,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The settings every kind shares; the kind's keys are set up by its
   // constructor.
   void configure(const AcquireOptions& options);
+  // The lock this acquire would hand out, with `value` and no times or
+  // token: its kind's fields (resources, permit count, shared, queue id)
+  // set, so that its kind's calls (kinds/kind.hpp) apply to it.
+  [[nodiscard]] Lock shape(const LockValue& value) const;
+  // The attempt's call from the kind's rules (KindRules::attempt_call).
+  void set_attempt_call();
   // Sets the acquire up as a fair waiter's (the fair queue's script and
   // keys, its id in the queue).
   void become_fair();
@@ -259,17 +266,15 @@ class AcquireOperation final : public Operation, public Wakeable {
   LockKind kind_ = LockKind::single;
   // The resource (multi: the first; permit: the semaphore's name).
   Resource resource_;
-  // multi: every resource, its lock key and fence field.
+  // multi: every resource.
   std::vector<Resource> resources_;
-  std::vector<std::string> lock_keys_;
-  std::vector<std::string> fence_fields_;
-  // permit: the count, the count key, the permits' key and fence prefixes.
+  // permit: the count, the permits' key and fence prefixes.
   std::uint32_t permits_ = 0;
-  std::string count_key_;
   std::string permit_prefix_;
   std::string permit_fence_prefix_;
-  // multi and permit: the attempt's script call, built once; each attempt
-  // sets its value (and for a permit the permit tried first).
+  // Every kind but the mutex: the attempt's script call, built once by the
+  // kind's rules; each attempt sets its value (and for a permit the permit
+  // tried first, for a fair waiter its ticket and counter field).
   ScriptCall attempt_call_;
   // Every channel a release of something this acquire waits for is
   // published on (single and permit: one; multi: one per resource).

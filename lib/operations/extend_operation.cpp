@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "kinds/kind.hpp"
 #include "protocol/validity.hpp"
-#include "scripts/lock_calls.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {

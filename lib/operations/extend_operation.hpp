@@ -57,7 +57,7 @@ class ExtendOperation final : public Operation {
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                   AsyncClient::ExtendCallback callback);
   // The same round with `call` sent instead of the lock's extend, its
-  // answers read as an extend's (a set's adopt_all, lock_calls.hpp); the
+  // answers read as an extend's (a set's adopt_all, kinds/multi.hpp); the
   // lock it hands back starts at the round's start, the attempt that won.
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                   AsyncClient::ExtendCallback callback, ScriptCall call);

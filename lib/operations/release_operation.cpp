@@ -1,6 +1,6 @@
 #include "operations/release_operation.hpp"
 
-#include "scripts/lock_calls.hpp"
+#include "kinds/fair.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {

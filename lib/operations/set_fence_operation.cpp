@@ -2,8 +2,8 @@
 
 #include <utility>
 
+#include "kinds/multi.hpp"
 #include "redlock/error.hpp"
-#include "scripts/lock_calls.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {

@@ -4,12 +4,12 @@
 #include <numeric>
 #include <utility>
 
+#include "kinds/multi.hpp"
 #include "operations/acquire_operation.hpp"
 #include "operations/extend_operation.hpp"
 #include "operations/launch.hpp"
 #include "operations/set_fence_operation.hpp"
 #include "protocol/validity.hpp"
-#include "scripts/lock_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {

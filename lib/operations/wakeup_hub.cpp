@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "scripts/lock_calls.hpp"
+#include "kinds/fair.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {

@@ -77,12 +77,6 @@
 
 namespace redlock::detail {
 
-// A fair waiter's place in a queue lives this long on a node unless its
-// waiter renews it (AcquireOperation, a record at least every 100 ms): a
-// waiter that died holds the queue up for at most this long
-// (docs/safety.md, "Fair locks"). A pre-claimed place lives as long.
-inline constexpr Milliseconds kFairQueueEntryTtl{400};
-
 class Wakeable {
  public:
   // Loop thread: a release was published on the channel being waited on.

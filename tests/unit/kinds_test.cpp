@@ -1,7 +1,12 @@
-// Which script calls extend and release a held lock of each kind.
-#include "scripts/lock_calls.hpp"
-
+// Each lock kind's calls (kinds/): which script calls attempt, extend and
+// release a lock of each kind, and that each call gives its script every
+// key and argument the script reads.
 #include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "kinds/multi.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -31,13 +36,13 @@ Lock permit() {
   return lock;
 }
 
-TEST(LockCalls, EachKindIsRecognised) {
+TEST(Kinds, EachKindIsRecognised) {
   EXPECT_EQ(kind_of(single()), LockKind::single);
   EXPECT_EQ(kind_of(multi()), LockKind::multi);
   EXPECT_EQ(kind_of(permit()), LockKind::permit);
 }
 
-TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
+TEST(Kinds, ASingleLockUsesTheBatchedScripts) {
   const ScriptCall extend = extend_call(single(), keys(), Milliseconds(500));
   EXPECT_EQ(id_of(*extend.script), ScriptId::extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r"}));
@@ -57,7 +62,7 @@ TEST(LockCalls, ASingleLockUsesTheBatchedScripts) {
             (std::vector<std::string>{"v", "", "", ""}));
 }
 
-TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
+TEST(Kinds, ASetIsExtendedAndReleasedWhole) {
   const ScriptCall extend = extend_call(multi(), keys(), Milliseconds(500));
   EXPECT_EQ(id_of(*extend.script), ScriptId::extend_all);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:lock:r", "p:lock:s"}));
@@ -72,7 +77,7 @@ TEST(LockCalls, ASetIsExtendedAndReleasedWhole) {
                                                     "p:released:s", "p:waiting:s"}));
 }
 
-TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
+TEST(Kinds, ASetAdoptsEachMembersOwnValueKeyByKey) {
   const ScriptCall adopt = adopt_call(multi(), {LockValue("vr"), LockValue("vs")}, keys());
   EXPECT_EQ(id_of(*adopt.script), ScriptId::adopt_all);
   EXPECT_EQ(adopt.keys,
@@ -81,7 +86,7 @@ TEST(LockCalls, ASetAdoptsEachMembersOwnValueKeyByKey) {
                                                   keys().amnesia_defence ? "1" : "0", "vr", "vs"}));
 }
 
-TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
+TEST(Kinds, APermitKeepsItsCountRecordedWhileExtended) {
   const ScriptCall extend = extend_call(permit(), keys(), Milliseconds(500));
   EXPECT_EQ(id_of(*extend.script), ScriptId::permit_extend);
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));
@@ -93,7 +98,7 @@ TEST(LockCalls, APermitKeepsItsCountRecordedWhileExtended) {
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:sem:pool", "", ""}));
 }
 
-TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
+TEST(Kinds, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   const ScriptCall extend = extend_call(multi(), keys("{resource}"), Milliseconds(500));
   EXPECT_EQ(extend.keys, (std::vector<std::string>{"r", "s"}));
   const ScriptCall release = release_call(single(), keys("{resource}"), true);
@@ -111,7 +116,7 @@ TEST(LockCalls, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
             (std::vector<std::string>{"p:sem:pool:2", "p:permits:pool"}));
 }
 
-TEST(LockCalls, ALockWhoseKeyIsTheLibrarysOwnIsRefused) {
+TEST(Kinds, ALockWhoseKeyIsTheLibrarysOwnIsRefused) {
   EXPECT_TRUE(lock_keys_allowed(single(), keys("{resource}")));
   Lock fence = single();
   fence.resource = Resource("p:fence");
@@ -124,7 +129,7 @@ TEST(LockCalls, ALockWhoseKeyIsTheLibrarysOwnIsRefused) {
   EXPECT_TRUE(lock_keys_allowed(pool, keys("{resource}")));
 }
 
-TEST(LockCalls, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {
+TEST(Kinds, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {
   EXPECT_TRUE(well_formed(single()));
   EXPECT_TRUE(well_formed(multi()));
   EXPECT_TRUE(well_formed(permit()));
@@ -146,6 +151,102 @@ TEST(LockCalls, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {
   Lock no_count = permit();
   no_count.permits = 0;
   EXPECT_FALSE(well_formed(no_count));
+}
+
+Lock shared() {
+  Lock lock = single();
+  lock.shared = true;
+  return lock;
+}
+
+Lock fair() {
+  Lock lock = single();
+  lock.queue_id = "@c 7";
+  return lock;
+}
+
+// The highest literal index `table`[n] (KEYS or ARGV) the script's body
+// reads, and whether it also reads a variable number (#KEYS, #ARGV).
+struct Reads {
+  std::size_t highest = 0;
+  bool variable = false;
+};
+Reads reads(std::string_view body, const std::string& table) {
+  Reads found;
+  const std::string text(body);
+  const std::regex literal(table + R"(\[(\d+)\])");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), literal);
+       it != std::sregex_iterator(); ++it) {
+    found.highest = std::max<std::size_t>(found.highest, std::stoul((*it)[1].str()));
+  }
+  found.variable = text.find("#" + table) != std::string::npos;
+  return found;
+}
+
+// A call gives its script exactly the keys and arguments the body reads by
+// index; a script that also loops over the rest reads at least those. A
+// batched script reads each request's slice of the call at computed
+// places: a request of it carries the shared keys, its own key and the
+// script's arguments per request.
+void expect_call_fits_its_script(const ScriptCall& call, const std::string& what) {
+  ASSERT_NE(call.script, nullptr) << what;
+  if (call.script->batched) {
+    EXPECT_EQ(call.keys.size(), call.script->shared_keys + 1) << what;
+    EXPECT_EQ(call.args.size(), call.script->args_per_request) << what;
+    return;
+  }
+  for (const auto& [table, size] :
+       {std::pair<std::string, std::size_t>{"KEYS", call.keys.size()},
+        std::pair<std::string, std::size_t>{"ARGV", call.args.size()}}) {
+    const Reads found = reads(call.script->body, table);
+    if (found.variable) {
+      EXPECT_LE(found.highest, size) << what << ": " << table;
+    } else {
+      EXPECT_EQ(found.highest, size) << what << ": " << table;
+    }
+  }
+}
+
+TEST(Kinds, EachKindsAttemptGivesItsScriptEveryKeyAndArgumentItReads) {
+  const std::pair<const char*, Lock> shapes[] = {
+      {"mutex", single()}, {"fair", fair()},        {"read-write", shared()},
+      {"multi", multi()},  {"semaphore", permit()},
+  };
+  for (const auto& [name, shape] : shapes) {
+    for (const bool fenced : {false, true}) {
+      const ScriptCall call =
+          rules_of(kind_of(shape)).attempt_call(shape, keys(), AttemptSetup{"1000", fenced});
+      expect_call_fits_its_script(call, std::string(name) + (fenced ? " fenced" : ""));
+      // The attempt's value goes first; the acquire sets it per attempt.
+      ASSERT_FALSE(call.args.empty());
+      EXPECT_EQ(call.args[0], "") << name;
+      EXPECT_EQ(call.args[1], "1000") << name;
+    }
+  }
+}
+
+TEST(Kinds, EachKindsReleaseAndExtendGiveTheirScriptsWhatTheyRead) {
+  const std::pair<const char*, Lock> locks[] = {{"mutex", single()},
+                                                {"fair", fair()},
+                                                {"read-write", shared()},
+                                                {"multi", multi()},
+                                                {"semaphore", permit()}};
+  for (const auto& [name, lock] : locks) {
+    for (const bool announce : {false, true}) {
+      expect_call_fits_its_script(release_call(lock, keys(), announce), name);
+    }
+    expect_call_fits_its_script(extend_call(lock, keys(), Milliseconds(500)), name);
+  }
+}
+
+TEST(Kinds, TheTableMapsEveryKindToItsOwnRules) {
+  EXPECT_EQ(&rules_of(LockKind::single), &mutex_rules());
+  EXPECT_EQ(&rules_of(LockKind::fair), &fair_rules());
+  EXPECT_EQ(&rules_of(LockKind::shared), &read_write_rules());
+  EXPECT_EQ(&rules_of(LockKind::multi), &multi_rules());
+  EXPECT_EQ(&rules_of(LockKind::permit), &semaphore_rules());
+  EXPECT_EQ(kind_of(shared()), LockKind::shared);
+  EXPECT_EQ(kind_of(fair()), LockKind::fair);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// The one table of lock kinds: a new kind is one entry here and one file
+// of its own beside this one (kind.hpp).
+#include "kinds/kind.hpp"
+
+namespace redlock::detail {
+
+const KindRules& rules_of(LockKind kind) noexcept {
+  switch (kind) {
+    case LockKind::single:
+      return mutex_rules();
+    case LockKind::fair:
+      return fair_rules();
+    case LockKind::shared:
+      return read_write_rules();
+    case LockKind::multi:
+      return multi_rules();
+    case LockKind::permit:
+      return semaphore_rules();
+  }
+  return mutex_rules();
+}
+
+LockKind kind_of(const Lock& lock) noexcept {
+  if (lock.permit) return LockKind::permit;
+  if (lock.shared) return LockKind::shared;
+  if (!lock.queue_id.empty()) return LockKind::fair;
+  if (!lock.resources.empty()) return LockKind::multi;
+  return LockKind::single;
+}
+
+bool KindRules::keys_allowed(const Lock& lock, const LockConfig& keys) const {
+  return key_allowed(lock.resource, keys);
+}
+
+bool KindRules::key_allowed(const Resource& resource, const LockConfig& keys) {
+  return !is_bookkeeping_key(keys.key_prefix, lock_key(keys, resource.str()));
+}
+
+bool well_formed(const Lock& lock) noexcept {
+  if (lock.value.empty() || lock.resource.empty()) return false;
+  return rules_of(kind_of(lock)).well_formed(lock);
+}
+
+bool lock_keys_allowed(const Lock& lock, const LockConfig& keys) {
+  return rules_of(kind_of(lock)).keys_allowed(lock, keys);
+}
+
+ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl) {
+  return rules_of(kind_of(lock)).extend_call(lock, keys, std::to_string(ttl.count()));
+}
+
+ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+                        std::string_view rejoin) {
+  return rules_of(kind_of(lock)).release_call(lock, keys, announce, rejoin);
+}
+
+}  // namespace redlock::detail
