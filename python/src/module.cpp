@@ -73,6 +73,10 @@ py::dict lock_record(const Lock& lock) {
   out["ttl_ms"] = lock.ttl.count();
   out["fence"] = lock.fence ? py::cast(*lock.fence) : py::none();
   out["valid_until"] = monotonic_seconds(lock.valid_until);
+  // A lock won in the fair queue (asked for, or turned fair while it
+  // waited) says so: its release is the queue's, which serves the next
+  // waiter; released as a mutex, it would leave its place first in line.
+  out["queue_id"] = lock.queue_id;
   return out;
 }
 
@@ -582,6 +586,7 @@ class PyClient {
                                                 std::chrono::duration<double>(left));
     lock.started = lock.valid_until - lock.ttl;
     if (!record["fence"].is_none()) lock.fence = record["fence"].cast<std::uint64_t>();
+    if (record.contains("queue_id")) lock.queue_id = record["queue_id"].cast<std::string>();
     return lock;
   }
 

@@ -134,6 +134,34 @@ def test_acquire_extend_release_without_a_block(nodes, addresses):
         assert client.release(longer) == 3
 
 
+def test_threads_of_one_client_taking_turns_with_acquire_and_release_all_get_the_lock(addresses):
+    # A contended acquire waits in the fair queue, and the lock it wins
+    # there must be released as the queue's, which removes the winner's
+    # place: released as a plain lock (its record without the queue id),
+    # that place stayed first in line for the lock's TTL, and every other
+    # thread's wait ran out.
+    with Client(nodes=addresses, max_ttl_ms=60000) as client:
+        counts = [0] * 4
+        failures = []
+
+        def take_turns(index):
+            try:
+                for _ in range(15):
+                    lock = client.acquire("turns", ttl_ms=60000, wait_ms=10000)
+                    counts[index] += 1
+                    client.release(lock)
+            except NotAcquired as error:
+                failures.append(str(error))
+
+        threads = [threading.Thread(target=take_turns, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert counts == [15, 15, 15, 15]
+
+
 def test_an_invalid_argument_is_a_value_error_not_a_busy_lock(addresses):
     with Client(nodes=addresses) as client:
         for bad in ({"ttl_ms": 0}, {"ttl_ms": -5}, {"wait_ms": -1}):
