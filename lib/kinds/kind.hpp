@@ -59,8 +59,12 @@ class KindRules {
                                                 bool announce, std::string_view rejoin) const = 0;
 
  protected:
-  // The first lock key of `lock` is not a bookkeeping key.
+  // The lock key of `resource` is not a bookkeeping key.
   [[nodiscard]] static bool key_allowed(const Resource& resource, const LockConfig& keys);
+  // `id` on the lock's one key with ARGV value, ttl ms: the extend of a
+  // kind held on one key (the mutex's batched extend, the readers').
+  [[nodiscard]] static ScriptCall one_key_extend(ScriptId id, const Lock& lock,
+                                                 const LockConfig& keys, std::string ttl_text);
 };
 
 // Each kind's rules (one per file of this folder).

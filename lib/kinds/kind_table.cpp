@@ -36,6 +36,15 @@ bool KindRules::key_allowed(const Resource& resource, const LockConfig& keys) {
   return !is_bookkeeping_key(keys.key_prefix, lock_key(keys, resource.str()));
 }
 
+ScriptCall KindRules::one_key_extend(ScriptId id, const Lock& lock, const LockConfig& keys,
+                                     std::string ttl_text) {
+  ScriptCall call;
+  call.script = &script(id);
+  call.keys = {lock_key(keys, lock.resource.str())};
+  call.args = {lock.value.str(), std::move(ttl_text)};
+  return call;
+}
+
 bool well_formed(const Lock& lock) noexcept {
   if (lock.value.empty() || lock.resource.empty()) return false;
   return rules_of(kind_of(lock)).well_formed(lock);

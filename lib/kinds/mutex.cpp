@@ -29,11 +29,7 @@ class MutexRules final : public KindRules {
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                        std::string ttl_text) const override {
-    ScriptCall call;
-    call.script = &script(ScriptId::extend);
-    call.keys = {lock_key(keys, lock.resource.str())};
-    call.args = {lock.value.str(), std::move(ttl_text)};
-    return call;
+    return one_key_extend(ScriptId::extend, lock, keys, std::move(ttl_text));
   }
 
   [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,

@@ -29,11 +29,7 @@ class ReadWriteRules final : public KindRules {
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                        std::string ttl_text) const override {
-    ScriptCall call;
-    call.script = &script(ScriptId::read_extend);
-    call.keys = {lock_key(keys, lock.resource.str())};
-    call.args = {lock.value.str(), std::move(ttl_text)};
-    return call;
+    return one_key_extend(ScriptId::read_extend, lock, keys, std::move(ttl_text));
   }
 
   // read_release — KEYS: lock key. ARGV: value, release channel, waiting

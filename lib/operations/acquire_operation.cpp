@@ -43,7 +43,10 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   // The read side (kinds/read_write.cpp): the mutex's round on the same
   // key, with the readers' call.
   if (options.shared) kind_ = LockKind::shared;
-  set_attempt_call();
+  // The mutex's script form is built when an attempt first needs it
+  // (send_attempt): most go as the plain transaction, and this is the
+  // acquire's hot path.
+  if (kind_ != LockKind::single) set_attempt_call();
 }
 
 Lock AcquireOperation::shape(const LockValue& value) const {
@@ -224,6 +227,7 @@ void AcquireOperation::send_attempt() {
       }
       // The kind's call (kinds/mutex.cpp): this attempt's value and place.
       if (!script_set) {
+        if (attempt_call_.script == nullptr) set_attempt_call();
         attempt_call_.args[0] = value_.str();
         attempt_call_.args[4] = line;
         script_set = true;
