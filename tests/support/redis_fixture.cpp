@@ -78,7 +78,7 @@ std::string redis_server_binary() {
 }
 
 std::vector<std::string> command_line(const RedisServerOptions& options, std::uint16_t port,
-                                      std::uint16_t tls_port,
+                                      std::uint16_t tls_port, std::uint16_t cluster_port,
                                       const std::filesystem::path& directory,
                                       const std::filesystem::path& log) {
   std::vector<std::string> args{redis_server_binary(), "--port", std::to_string(port), "--bind",
@@ -107,6 +107,12 @@ std::vector<std::string> command_line(const RedisServerOptions& options, std::ui
                              options.tls->cert_file, "--tls-key-file", options.tls->key_file,
                              "--tls-ca-cert-file", options.tls->ca_file, "--tls-auth-clients",
                              options.tls->auth_clients ? "yes" : "no"});
+  }
+  if (options.cluster_node_timeout) {
+    args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
+                             (directory / "nodes.conf").string(), "--cluster-port",
+                             std::to_string(cluster_port), "--cluster-node-timeout",
+                             std::to_string(options.cluster_node_timeout->count())});
   }
   if (options.unix_socket) {
     args.insert(args.end(),
@@ -206,6 +212,11 @@ void RedisServer::start_on_free_port() {
         tls_port_ = pick_free_port();
       } while (tls_port_ == port_);
     }
+    if (options_.cluster_node_timeout) {
+      do {
+        cluster_port_ = pick_free_port();
+      } while (cluster_port_ == port_ || cluster_port_ == tls_port_);
+    }
     if (start_on_current_port() == StartResult::ready) return;
     if (attempt == kPortAttempts) {
       throw RedisServerError("redis-server lost the race for a free port " +
@@ -247,7 +258,8 @@ RedisServer::StartResult RedisServer::start_on_current_port() {
 }
 
 void RedisServer::spawn() {
-  std::vector<std::string> args = command_line(options_, port_, tls_port_, directory_, log_path());
+  std::vector<std::string> args =
+      command_line(options_, port_, tls_port_, cluster_port_, directory_, log_path());
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());

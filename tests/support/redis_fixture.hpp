@@ -64,6 +64,11 @@ struct RedisServerOptions {
   std::optional<TlsServerOptions> tls;
   // Also listen on a Unix socket in the node's directory (unix_path()).
   bool unix_socket = false;
+  // Start in cluster mode (cluster-enabled yes, its nodes.conf in the
+  // node's directory, its cluster bus on a second free port,
+  // cluster_port()) with this cluster-node-timeout. Default: not a cluster
+  // node. ShardedMember (cluster_member.hpp) makes a cluster of such nodes.
+  std::optional<std::chrono::milliseconds> cluster_node_timeout;
   // Appended to the command line, e.g. {"--requirepass", "secret"}.
   std::vector<std::string> extra_arguments;
   // "NAME=value" entries set in the server's environment on top of the
@@ -119,6 +124,8 @@ class RedisServer {
   [[nodiscard]] std::string address() const;
   // With options.tls: the TLS port, and "rediss://127.0.0.1:<tls port>".
   [[nodiscard]] std::uint16_t tls_port() const noexcept { return tls_port_; }
+  // With options.cluster_node_timeout: the cluster bus port.
+  [[nodiscard]] std::uint16_t cluster_port() const noexcept { return cluster_port_; }
   [[nodiscard]] std::string tls_address() const;
   // With options.unix_socket: the socket's path, and "unix://<path>".
   [[nodiscard]] std::filesystem::path unix_path() const { return directory_ / "redis.sock"; }
@@ -162,6 +169,7 @@ class RedisServer {
   std::filesystem::path directory_;
   std::uint16_t port_ = 0;
   std::uint16_t tls_port_ = 0;
+  std::uint16_t cluster_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   std::chrono::steady_clock::time_point stop_deadline_;

@@ -1,0 +1,25 @@
+// Which hash slot of a Redis Cluster a key lives in (docs/algorithm.md,
+// "A cluster as a member"): CRC16 (XMODEM: polynomial 0x1021, initial 0)
+// of the key, or of its hash tag, modulo 16384. The hash tag is the text
+// between the first '{' and the first '}' after it, when that text is not
+// empty; keys that share a tag share a slot, which is what lets one script
+// touch several keys on a cluster. Pure logic.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace redlock::detail {
+
+inline constexpr std::uint16_t kClusterSlots = 16384;
+
+// CRC16/XMODEM of `bytes`.
+[[nodiscard]] std::uint16_t crc16_xmodem(std::string_view bytes) noexcept;
+
+// The part of `key` that is hashed: its hash tag, or the whole key.
+[[nodiscard]] std::string_view hashed_part(std::string_view key) noexcept;
+
+// The slot of `key`, in [0, kClusterSlots).
+[[nodiscard]] std::uint16_t hash_slot(std::string_view key) noexcept;
+
+}  // namespace redlock::detail

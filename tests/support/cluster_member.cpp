@@ -1,0 +1,220 @@
+#include "cluster_member.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+constexpr int kSlots = 16384;
+
+// Polls `condition` every 20 ms until it holds or `timeout` passes.
+template <typename Condition>
+bool within(milliseconds timeout, Condition condition) {
+  const auto deadline = steady_clock::now() + timeout;
+  for (;;) {
+    if (condition()) return true;
+    if (steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
+// The value of `field` in an INFO-style "field:value\r\n" text.
+std::string info_field(const std::string& text, const std::string& field) {
+  const std::string prefix = field + ":";
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.starts_with(prefix)) return line.substr(prefix.size());
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string my_id(RedisServer& server) { return server.probe().command({"CLUSTER", "MYID"}).text; }
+
+// How many lines of CLUSTER NODES name a server that finished its
+// handshake (no "handshake" or "noaddr" flag).
+std::size_t known_nodes(RedisServer& server) {
+  const Reply nodes = server.probe().command({"CLUSTER", "NODES"});
+  if (nodes.failed()) return 0;
+  std::size_t known = 0;
+  std::size_t at = 0;
+  while (at < nodes.text.size()) {
+    const std::size_t end = nodes.text.find('\n', at);
+    const std::string line = nodes.text.substr(at, end - at);
+    if (!line.empty() && line.find("handshake") == std::string::npos &&
+        line.find("noaddr") == std::string::npos) {
+      ++known;
+    }
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return known;
+}
+
+// The port of the master that `server`'s CLUSTER SLOTS names for `slot`;
+// 0 when it names none.
+long long master_port_for(RedisServer& server, int slot) {
+  const Reply slots = server.probe().command({"CLUSTER", "SLOTS"});
+  if (slots.kind != Reply::Kind::array) return 0;
+  for (const Reply& range : slots.elements) {
+    if (range.elements.size() < 3) continue;
+    if (range.elements[0].integer <= slot && slot <= range.elements[1].integer &&
+        range.elements[2].elements.size() >= 2) {
+      return range.elements[2].elements[1].integer;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+ShardedMember::ShardedMember(ShardedMemberOptions options) {
+  if (options.shards == 0) throw RedisServerError("a cluster needs at least one shard");
+  RedisServerOptions server = options.server;
+  server.cluster_node_timeout = options.node_timeout;
+  server.master_port.reset();
+  for (std::size_t shard = 0; shard < options.shards; ++shard) {
+    Shard made;
+    made.first = static_cast<int>(shard * kSlots / options.shards);
+    made.last = static_cast<int>((shard + 1) * kSlots / options.shards) - 1;
+    for (std::size_t i = 0; i <= options.replicas_per_shard; ++i) {
+      made.servers.push_back(std::make_unique<RedisServer>(server));
+    }
+    shards_.push_back(std::move(made));
+  }
+  form(options);
+}
+
+void ShardedMember::form(const ShardedMemberOptions& options) {
+  const auto fail = [](const std::string& step, RedisServer& server, const Reply& reply) {
+    throw RedisServerError("cluster: " + step + " on " + server.address() + ": " + reply.text +
+                           "\n" + server.log_tail());
+  };
+  for (Shard& shard : shards_) {
+    RedisServer& master = *shard.servers.front();
+    const Reply added = master.probe().command(
+        {"CLUSTER", "ADDSLOTSRANGE", std::to_string(shard.first), std::to_string(shard.last)});
+    if (!added.is_ok()) fail("ADDSLOTSRANGE", master, added);
+  }
+  std::vector<RedisServer*> all = servers();
+  RedisServer& first = *all.front();
+  for (RedisServer* other : all) {
+    if (other == &first) continue;
+    const Reply met =
+        first.probe().command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(other->port()),
+                               std::to_string(other->cluster_port())});
+    if (!met.is_ok()) fail("MEET", first, met);
+  }
+  const bool everyone_known = within(options.form_timeout, [&] {
+    return std::all_of(all.begin(), all.end(),
+                       [&](RedisServer* s) { return known_nodes(*s) == all.size(); });
+  });
+  if (!everyone_known) {
+    throw RedisServerError("cluster: the servers did not all meet within the form timeout");
+  }
+  for (Shard& shard : shards_) {
+    const std::string master_id = my_id(*shard.servers.front());
+    for (std::size_t i = 1; i < shard.servers.size(); ++i) {
+      RedisServer& replica = *shard.servers[i];
+      // A replica must know the master's id first; MEET spreads it by gossip.
+      Reply replicated;
+      const bool done = within(options.form_timeout, [&] {
+        replicated = replica.probe().command({"CLUSTER", "REPLICATE", master_id});
+        return replicated.is_ok();
+      });
+      if (!done) fail("REPLICATE", replica, replicated);
+    }
+  }
+  for (Shard& shard : shards_) {
+    for (std::size_t i = 1; i < shard.servers.size(); ++i) {
+      RedisServer& replica = *shard.servers[i];
+      const bool linked = within(options.form_timeout, [&] {
+        const Reply info = replica.probe().command({"INFO", "replication"});
+        return !info.failed() && info_field(info.text, "master_link_status") == "up";
+      });
+      if (!linked) {
+        throw RedisServerError("cluster: replica " + shard.servers[i]->address() +
+                               " never linked to its master\n" + shard.servers[i]->log_tail());
+      }
+    }
+  }
+  if (!settled(options.form_timeout)) {
+    throw RedisServerError("cluster: cluster_state never became ok");
+  }
+}
+
+std::pair<int, int> ShardedMember::slots_of(std::size_t shard) const {
+  return {shards_.at(shard).first, shards_.at(shard).last};
+}
+
+RedisServer& ShardedMember::master(std::size_t shard) { return *shards_.at(shard).servers.front(); }
+
+std::vector<RedisServer*> ShardedMember::replicas(std::size_t shard) {
+  std::vector<RedisServer*> out;
+  auto& servers = shards_.at(shard).servers;
+  for (std::size_t i = 1; i < servers.size(); ++i) out.push_back(servers[i].get());
+  return out;
+}
+
+std::vector<RedisServer*> ShardedMember::servers() {
+  std::vector<RedisServer*> out;
+  for (Shard& shard : shards_) {
+    for (auto& server : shard.servers) out.push_back(server.get());
+  }
+  return out;
+}
+
+std::vector<std::string> ShardedMember::seeds() const {
+  std::vector<std::string> out;
+  for (const Shard& shard : shards_) {
+    for (const auto& server : shard.servers) out.push_back(server->address());
+  }
+  return out;
+}
+
+RedisServer* ShardedMember::server_on(std::uint16_t port) {
+  for (RedisServer* server : servers()) {
+    if (server->port() == port) return server;
+  }
+  return nullptr;
+}
+
+bool ShardedMember::fail_over(std::size_t shard, bool force, milliseconds timeout) {
+  Shard& target = shards_.at(shard);
+  if (target.servers.size() < 2) return false;
+  RedisServer& promoted = *target.servers[1];
+  std::vector<std::string> command{"CLUSTER", "FAILOVER"};
+  if (force) command.emplace_back("FORCE");
+  if (!promoted.probe().command(command).is_ok()) return false;
+  const bool named = within(timeout, [&] {
+    for (RedisServer* server : servers()) {
+      if (!server->running() || server->paused()) continue;
+      if (master_port_for(*server, target.first) != promoted.port()) return false;
+    }
+    return true;
+  });
+  if (!named) return false;
+  std::swap(target.servers[0], target.servers[1]);
+  return true;
+}
+
+bool ShardedMember::settled(milliseconds timeout) {
+  return within(timeout, [&] {
+    for (RedisServer* server : servers()) {
+      if (!server->running() || server->paused()) continue;
+      const Reply info = server->probe().command({"CLUSTER", "INFO"});
+      if (info.failed() || info_field(info.text, "cluster_state") != "ok") return false;
+    }
+    return true;
+  });
+}
+
+}  // namespace redlock::test
