@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace redlock::detail {
@@ -21,5 +22,17 @@ inline constexpr std::uint16_t kClusterSlots = 16384;
 
 // The slot of `key`, in [0, kClusterSlots).
 [[nodiscard]] std::uint16_t hash_slot(std::string_view key) noexcept;
+
+// A short text whose slot is `slot` (its hash tag is itself): "{<tag>}"
+// appended to a key without braces puts that key in `slot`. The shortest
+// such text of lowercase letters and digits, the first in length-then-
+// alphabetical order; computed once for every slot, on first use.
+[[nodiscard]] std::string_view slot_tag(std::uint16_t slot);
+
+// `key` placed in `slot`: the key itself when it is there already, else
+// the key with "{<slot_tag(slot)>}" appended when it has no '{' (which
+// would make a tag of its own); empty when it cannot be placed (the
+// key's own braces decide its slot, and it is another).
+[[nodiscard]] std::string key_in_slot(std::string_view key, std::uint16_t slot);
 
 }  // namespace redlock::detail

@@ -95,6 +95,12 @@ TEST(ClusterMember, OurHashSlotIsTheClustersForEveryShapeOfKey) {
     ASSERT_EQ(slot.kind, Reply::Kind::integer) << slot.text;
     EXPECT_EQ(slot.integer, hash_slot(key)) << "key of " << key.size() << " bytes";
   }
+  // A key placed in a slot by its tag is in that slot (every 7th slot).
+  for (std::uint32_t slot = 0; slot < detail::kClusterSlots; slot += 7) {
+    const std::string key = detail::key_in_slot("redlock:node", static_cast<std::uint16_t>(slot));
+    const Reply placed = probe.command({"CLUSTER", "KEYSLOT", key});
+    ASSERT_EQ(placed.integer, static_cast<long long>(slot)) << key;
+  }
 }
 
 TEST(ClusterMember, TheMapReadOffTheWireSendsEachKeyToTheMasterThatTakesIt) {

@@ -35,6 +35,33 @@ TEST(HashSlot, SlotsAreInRange) {
   }
 }
 
+TEST(HashSlot, EverySlotHasAShortTagOfItsOwn) {
+  for (std::uint32_t slot = 0; slot < kClusterSlots; ++slot) {
+    const std::string_view tag = slot_tag(static_cast<std::uint16_t>(slot));
+    ASSERT_FALSE(tag.empty()) << slot;
+    EXPECT_LE(tag.size(), 4U) << slot;
+    EXPECT_EQ(hash_slot(tag), slot);
+    EXPECT_EQ(tag.find_first_of("{}"), std::string_view::npos);
+  }
+}
+
+TEST(HashSlot, AKeyIsPlacedInASlotByATagOrNotAtAll) {
+  const std::uint16_t slot = hash_slot("redlock:lock:job");
+  // Already there: unchanged.
+  EXPECT_EQ(key_in_slot("redlock:lock:job", slot), "redlock:lock:job");
+  // Elsewhere and without braces: the slot's tag appended.
+  const std::string placed = key_in_slot("redlock:fence", slot);
+  EXPECT_EQ(placed, "redlock:fence{" + std::string(slot_tag(slot)) + "}");
+  EXPECT_EQ(hash_slot(placed), slot);
+  // Its own braces decide, and they say another slot: it cannot be placed.
+  const std::string tagged = "redlock:lock:{user1}";
+  if (hash_slot(tagged) != slot) {
+    EXPECT_EQ(key_in_slot(tagged, slot), "");
+  }
+  // Its own braces say this slot: unchanged.
+  EXPECT_EQ(key_in_slot(tagged, hash_slot(tagged)), tagged);
+}
+
 ShardEndpoint at(std::uint16_t port) { return ShardEndpoint{"127.0.0.1", port, ""}; }
 
 TEST(SlotMap, EachSlotGoesToTheMasterOfItsRange) {
