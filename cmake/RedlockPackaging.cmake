@@ -55,7 +55,7 @@ set(REDLOCK_DEB_MAINTAINER "redlock maintainers <maintainers@redlock.invalid>"
 set(REDLOCK_DEB_RELEASE "1" CACHE STRING "The Debian revision of the packages")
 mark_as_advanced(REDLOCK_DEB_MAINTAINER REDLOCK_DEB_RELEASE)
 set(REDLOCK_DEB_VERSION "${PROJECT_VERSION}-${REDLOCK_DEB_RELEASE}")
-set(REDLOCK_SOVERSION "${PROJECT_VERSION_MAJOR}")
+set(REDLOCK_SOVERSION "${REDLOCK_ABI}")
 
 set(_redlock_lib_package "libredlock${REDLOCK_SOVERSION}")
 get_target_property(_redlock_type redlock TYPE)

@@ -67,7 +67,16 @@ struct TlsConfig {
   bool verify = true;
 };
 
-// One Redis master of the quorum.
+// One server of a cluster member's seed list (NodeConfig::cluster): a TCP
+// endpoint, or a Unix socket's path (a cluster's slot map announces TCP
+// endpoints, so only a seed may be a socket).
+struct ClusterSeed {
+  std::string host;
+  std::uint16_t port = 6379;
+  std::string unix_path;
+};
+
+// One member of the quorum: one Redis master, or a Redis Cluster (cluster).
 struct NodeConfig {
   // Shown in results, errors and metrics. Default: "host:port".
   std::string name;
@@ -94,6 +103,13 @@ struct NodeConfig {
   int min_replicas = 0;
   // WAIT's timeout. Unset: the node's request timeout.
   std::optional<Milliseconds> replica_timeout;
+  // A member that is a Redis Cluster (`cluster = [...]` in the quorum file,
+  // `redis+cluster://host:port,host:port` for the CLI; docs/algorithm.md,
+  // "A cluster as a member"): the seeds its slot map is read from. Empty:
+  // the member is one server. For a cluster, host, port and unix_path are
+  // its first seed's, db is 0, and every other setting (credentials, TLS,
+  // timeouts) applies to each of its servers.
+  std::vector<ClusterSeed> cluster;
 };
 
 // Timing and behaviour shared by every lock taken with this configuration.

@@ -168,6 +168,51 @@ std::string address_label(std::size_t index) {
   out.append(std::to_string(index + 1));
   return out;
 }
+constexpr std::string_view kClusterScheme = "redis+cluster://";
+
+bool is_cluster_address(std::string_view text) {
+  if (text.size() < kClusterScheme.size()) return false;
+  for (std::size_t i = 0; i < kClusterScheme.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kClusterScheme[i]) return false;
+  }
+  return true;
+}
+
+// "redis+cluster://host:port,host:port": a cluster member's seeds, TCP
+// endpoints only; what went wrong, quoting nothing, in `error`.
+std::optional<NodeConfig> cluster_from_address(std::string_view text, std::string& error) {
+  const std::string_view list = text.substr(kClusterScheme.size());
+  if (list.find('@') != std::string_view::npos || list.find('/') != std::string_view::npos) {
+    error =
+        "a redis+cluster:// address lists host:port seeds only (no user, password or "
+        "database); give credentials in a quorum file's [[node]] table";
+    return std::nullopt;
+  }
+  std::vector<ParsedAddress> seeds;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', at);
+    const std::string_view seed =
+        list.substr(at, comma == std::string_view::npos ? comma : comma - at);
+    AddressResult parsed = detail::parse_cluster_seed(seed);
+    if (!parsed.address) {
+      error = "seed #" + std::to_string(seeds.size() + 1) + ": " + parsed.error;
+      return std::nullopt;
+    }
+    seeds.push_back(std::move(*parsed.address));
+    if (seeds.size() > detail::kMaxClusterSeeds) {
+      error = "too many seeds: a cluster member lists at most " +
+              std::to_string(detail::kMaxClusterSeeds);
+      return std::nullopt;
+    }
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  return detail::node_from_seeds(std::move(seeds));
+}
+
 }  // namespace
 
 ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
@@ -184,8 +229,15 @@ ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
     QuorumConfig config;
     config.source = std::string(kSource);
     for (std::size_t index = 0; index < addresses.size(); ++index) {
-      AddressResult parsed = parse_address(addresses[index]);
       const std::string label = address_label(index) + ": ";
+      if (is_cluster_address(addresses[index])) {
+        std::string error;
+        std::optional<NodeConfig> member = cluster_from_address(addresses[index], error);
+        if (!member) return failure(error_without_position(kSource, label + escape_text(error)));
+        config.nodes.push_back(std::move(*member));
+        continue;
+      }
+      AddressResult parsed = parse_address(addresses[index]);
       if (!parsed.address) {
         return failure(error_without_position(kSource, label + escape_text(parsed.error)));
       }
@@ -195,7 +247,11 @@ ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
       }
       config.nodes.push_back(node_from_address(std::move(*parsed.address)));
     }
-    if (const auto repeated = find_repeated(config.nodes, endpoint_identity)) {
+    if (const auto repeated = detail::find_shared_server(config.nodes)) {
+      if (repeated->earlier == repeated->later) {
+        return failure(error_without_position(
+            kSource, address_label(repeated->later) + ": the same seed is listed twice"));
+      }
       return failure(error_without_position(
           kSource, address_label(repeated->later) + ": same host and port as " +
                        address_label(repeated->earlier) +

@@ -61,6 +61,8 @@ struct NodeDraft {
   const toml::table* table = nullptr;
   std::string path;  // "node[0]"
   std::optional<ParsedAddress> address;
+  // `cluster`: a Redis Cluster's seeds (each a host:port or unix:// address).
+  std::optional<std::vector<ParsedAddress>> cluster;
   std::optional<std::string> name;
   std::optional<std::string> username;
   std::optional<std::string> password_env;
@@ -74,6 +76,18 @@ struct NodeDraft {
 // A node with the host, port, credentials and database of `address`, named
 // after its host and port.
 [[nodiscard]] NodeConfig node_from_address(ParsedAddress address);
+
+// The most seeds one cluster member lists.
+inline constexpr std::size_t kMaxClusterSeeds = 64;
+
+// A seed of a cluster member: "host[:port]", "[ipv6][:port]" or
+// "unix:///path" (no scheme with credentials, TLS or a database: those are
+// the member's keys). The error says what was expected, quoting nothing.
+[[nodiscard]] AddressResult parse_cluster_seed(std::string_view text);
+
+// A cluster member with these seeds, named "redis+cluster://" and its
+// first seed.
+[[nodiscard]] NodeConfig node_from_seeds(std::vector<ParsedAddress> seeds);
 
 // Two spellings of one endpoint compare equal: host names ignore case and a
 // final '.', IPv6 literals are compared in canonical form ("0:0::1" is
@@ -101,6 +115,13 @@ std::optional<RepeatedEntry> find_repeated(const std::vector<NodeConfig>& nodes,
   return std::nullopt;
 }
 
+// Every endpoint identity of `node`: its address's, or each seed's.
+[[nodiscard]] std::vector<std::string> endpoint_identities(const NodeConfig& node);
+
+// The first member that shares a server with an earlier one (or lists one
+// seed twice: then earlier == later).
+[[nodiscard]] std::optional<RepeatedEntry> find_shared_server(const std::vector<NodeConfig>& nodes);
+
 // Reads one parsed TOML document against the quorum-file schema; `reader_`
 // does the typed reads and keeps the first error, after which every step
 // returns false and the caller stops.
@@ -121,9 +142,13 @@ class QuorumFileReader {
   bool read_node_key(const toml::key& key, const toml::node& value, NodeDraft& draft);
   bool read_address(const toml::node& value, const std::string& path,
                     std::optional<ParsedAddress>& out);
+  bool read_cluster(const toml::node& value, const std::string& path,
+                    std::optional<std::vector<ParsedAddress>>& out);
   bool read_password_env(const toml::node& value, const std::string& path,
                          std::optional<std::string>& out);
   bool finish_node(NodeDraft draft);
+  bool finish_member(NodeDraft draft, NodeConfig node, bool url_has_username,
+                     bool url_has_password);
 
   // ---- [lock] (config_lock.cpp) ----
 

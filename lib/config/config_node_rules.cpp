@@ -4,6 +4,7 @@
 // variable its password_env names.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -22,12 +23,15 @@ std::string lowercase(std::string_view text) {
 
 }  // namespace
 
-std::string endpoint_identity(const NodeConfig& node) {
+namespace {
+
+std::string identity_of(const std::string& host_text, std::uint16_t port,
+                        const std::string& unix_path) {
   // "/run/redis//redis.sock" and "/run/redis/./redis.sock" are one socket.
-  if (!node.unix_path.empty()) {
-    return "unix " + std::filesystem::path(node.unix_path).lexically_normal().string();
+  if (!unix_path.empty()) {
+    return "unix " + std::filesystem::path(unix_path).lexically_normal().string();
   }
-  std::string host = lowercase(node.host);
+  std::string host = lowercase(host_text);
   // "redis-a." is the fully qualified spelling of "redis-a".
   if (host.size() > 1 && host.back() == '.') host.pop_back();
   in6_addr ipv6{};
@@ -42,7 +46,34 @@ std::string endpoint_identity(const NodeConfig& node) {
       host = canonical;
     }
   }
-  return host + " " + std::to_string(node.port);
+  return host + " " + std::to_string(port);
+}
+
+}  // namespace
+
+std::string endpoint_identity(const NodeConfig& node) {
+  return identity_of(node.host, node.port, node.unix_path);
+}
+
+std::vector<std::string> endpoint_identities(const NodeConfig& node) {
+  if (node.cluster.empty()) return {endpoint_identity(node)};
+  std::vector<std::string> out;
+  out.reserve(node.cluster.size());
+  for (const ClusterSeed& seed : node.cluster) {
+    out.push_back(identity_of(seed.host, seed.port, seed.unix_path));
+  }
+  return out;
+}
+
+std::optional<RepeatedEntry> find_shared_server(const std::vector<NodeConfig>& nodes) {
+  std::unordered_map<std::string, std::size_t> member_of;
+  for (std::size_t later = 0; later < nodes.size(); ++later) {
+    for (std::string& identity : endpoint_identities(nodes[later])) {
+      const auto [entry, inserted] = member_of.emplace(std::move(identity), later);
+      if (!inserted) return RepeatedEntry{entry->second, later};
+    }
+  }
+  return std::nullopt;
 }
 
 bool QuorumFileReader::check_node_timeout(std::size_t index, std::string_view key,
@@ -61,11 +92,32 @@ bool QuorumFileReader::check_node_rules() {
       return false;
     }
   }
-  if (const auto repeated = find_repeated(nodes_, endpoint_identity)) {
-    return reader_.fail(where(node_tables_[repeated->later], "address"),
-                        "node[" + std::to_string(repeated->later) + "].address",
-                        "same host and port as node[" + std::to_string(repeated->earlier) +
-                            "]; every node must be a different Redis master");
+  const bool any_cluster = std::any_of(
+      nodes_.begin(), nodes_.end(), [](const NodeConfig& node) { return !node.cluster.empty(); });
+  if (any_cluster && lock_.key_prefix.find_first_of("{}") != std::string::npos) {
+    return reader_.fail(where(lock_table_, "key_prefix"), "lock.key_prefix",
+                        "expected no '{' or '}' with a cluster member: the library puts each "
+                        "call's keys in its resource's slot with a hash tag of its own, which a "
+                        "brace in the prefix would override");
+  }
+  if (const auto repeated = find_shared_server(nodes_)) {
+    const bool cluster = !nodes_[repeated->later].cluster.empty();
+    const std::string key = cluster ? "cluster" : "address";
+    const std::string path = "node[" + std::to_string(repeated->later) + "]." + key;
+    if (repeated->earlier == repeated->later) {
+      return reader_.fail(where(node_tables_[repeated->later], key), path,
+                          "the same seed is listed twice");
+    }
+    const bool earlier_cluster = !nodes_[repeated->earlier].cluster.empty();
+    if (!cluster && !earlier_cluster) {
+      return reader_.fail(where(node_tables_[repeated->later], key), path,
+                          "same host and port as node[" + std::to_string(repeated->earlier) +
+                              "]; every node must be a different Redis master");
+    }
+    return reader_.fail(where(node_tables_[repeated->later], key), path,
+                        "names a server that node[" + std::to_string(repeated->earlier) +
+                            "] names too; every member must be a different Redis master or "
+                            "cluster");
   }
   if (const auto repeated =
           find_repeated(nodes_, [](const NodeConfig& node) { return node.name; })) {

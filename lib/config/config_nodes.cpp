@@ -9,14 +9,11 @@
 namespace redlock::detail {
 namespace {
 
-constexpr std::string_view kNodeKeys[] = {"address",      "name",
-                                          "username",     "password_env",
-                                          "db",           "timeout_ms",
-                                          "min_replicas", "replica_timeout_ms",
-                                          "tls",          "tls_ca_file",
-                                          "tls_ca_dir",   "tls_cert_file",
-                                          "tls_key_file", "tls_server_name",
-                                          "tls_verify"};
+constexpr std::string_view kNodeKeys[] = {
+    "address",     "cluster",    "name",          "username",           "password_env",
+    "db",          "timeout_ms", "min_replicas",  "replica_timeout_ms", "tls",
+    "tls_ca_file", "tls_ca_dir", "tls_cert_file", "tls_key_file",       "tls_server_name",
+    "tls_verify"};
 
 std::string default_node_name(const std::string& host, std::uint16_t port) {
   const bool ipv6 = host.find(':') != std::string::npos;
@@ -30,7 +27,38 @@ bool is_environment_variable_name(std::string_view name) noexcept {
   });
 }
 
+bool starts_with_scheme(std::string_view text, std::string_view scheme) {
+  if (text.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != scheme[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+AddressResult parse_cluster_seed(std::string_view text) {
+  if (starts_with_scheme(text, "redis://") || starts_with_scheme(text, "rediss://")) {
+    return {std::nullopt,
+            "expected a seed as host[:port], [ipv6][:port] or unix:///path, got a redis:// URL "
+            "(a cluster member's user, password_env, tls and the like are keys of its [[node]] "
+            "table)"};
+  }
+  return parse_address(text);
+}
+
+NodeConfig node_from_seeds(std::vector<ParsedAddress> seeds) {
+  NodeConfig node = node_from_address(seeds.front());
+  node.name = "redis+cluster://" + node.name;
+  for (ParsedAddress& seed : seeds) {
+    node.cluster.push_back(ClusterSeed{std::move(seed.host),
+                                       seed.unix_path.empty() ? seed.port : std::uint16_t{0},
+                                       std::move(seed.unix_path)});
+  }
+  return node;
+}
 
 NodeConfig node_from_address(ParsedAddress address) {
   NodeConfig node;
@@ -91,6 +119,7 @@ bool QuorumFileReader::read_node_key(const toml::key& key, const toml::node& val
   const std::string_view name = key.str();
   const std::string path = draft.path + "." + std::string(name);
   if (name == "address") return read_address(value, path, draft.address);
+  if (name == "cluster") return read_cluster(value, path, draft.cluster);
   if (name == "name") return reader_.read_string(value, path, false, draft.name);
   if (name == "username") return reader_.read_string(value, path, false, draft.username);
   if (name == "password_env") return read_password_env(value, path, draft.password_env);
@@ -128,6 +157,38 @@ bool QuorumFileReader::read_address(const toml::node& value, const std::string& 
   return true;
 }
 
+bool QuorumFileReader::read_cluster(const toml::node& value, const std::string& path,
+                                    std::optional<std::vector<ParsedAddress>>& out) {
+  const toml::array* seeds = value.as_array();
+  if (seeds == nullptr) {
+    return reader_.fail(value.source(), path,
+                        "expected an array of seed addresses, e.g. cluster = [\"127.0.0.1:7000\", "
+                        "\"127.0.0.1:7001\"], got " +
+                            std::string(toml_type_name(value.type())));
+  }
+  if (seeds->empty()) {
+    return reader_.fail(value.source(), path,
+                        "expected at least one seed address of the cluster, got an empty array");
+  }
+  if (seeds->size() > kMaxClusterSeeds) {
+    return reader_.fail(
+        seeds->get(kMaxClusterSeeds)->source(), path,
+        "too many seeds: a cluster member lists at most " + std::to_string(kMaxClusterSeeds));
+  }
+  std::vector<ParsedAddress> parsed_seeds;
+  for (std::size_t index = 0; index < seeds->size(); ++index) {
+    const toml::node& element = *seeds->get(index);
+    const std::string element_path = path + "[" + std::to_string(index) + "]";
+    std::string text;
+    if (!reader_.read_string(element, element_path, false, text)) return false;
+    AddressResult parsed = parse_cluster_seed(text);
+    if (!parsed.address) return reader_.fail(element.source(), element_path, parsed.error);
+    parsed_seeds.push_back(std::move(*parsed.address));
+  }
+  out = std::move(parsed_seeds);
+  return true;
+}
+
 bool QuorumFileReader::read_password_env(const toml::node& value, const std::string& path,
                                          std::optional<std::string>& out) {
   std::string variable;
@@ -146,15 +207,45 @@ bool QuorumFileReader::read_password_env(const toml::node& value, const std::str
 bool QuorumFileReader::finish_node(NodeDraft draft) {
   const toml::table* table = draft.table;
   const std::string& path = draft.path;
+  if (draft.cluster) {
+    if (draft.address) {
+      return reader_.fail(where(table, "cluster"), path + ".cluster",
+                          "give either address (one server) or cluster (a Redis Cluster's seeds), "
+                          "not both");
+    }
+    if (draft.db && *draft.db != 0) {
+      return reader_.fail(where(table, "db"), path + ".db",
+                          "a Redis Cluster has database 0 only; remove db or set it to 0");
+    }
+    NodeConfig node = node_from_seeds(std::move(*draft.cluster));
+    node.db = 0;
+    return finish_member(std::move(draft), std::move(node), false, false);
+  }
   if (!draft.address) {
     return reader_.fail(table->source(), path,
                         "missing key address: expected the node's address, e.g. "
-                        "address = \"127.0.0.1:6379\"");
+                        "address = \"127.0.0.1:6379\" (or a Redis Cluster's seeds, "
+                        "cluster = [\"127.0.0.1:7000\", ...])");
   }
   const bool url_has_username = !draft.address->username.empty();
   const bool url_has_password = !draft.address->password.empty();
   const bool url_has_db = draft.address->db.has_value();
   NodeConfig node = node_from_address(std::move(*draft.address));
+  if (draft.db) {
+    if (url_has_db) {
+      return reader_.fail(where(table, "db"), path + ".db",
+                          "the address already selects a database; give it in one place only");
+    }
+    node.db = *draft.db;
+  }
+  return finish_member(std::move(draft), std::move(node), url_has_username, url_has_password);
+}
+
+// The keys every member takes, merged with what its address said.
+bool QuorumFileReader::finish_member(NodeDraft draft, NodeConfig node, bool url_has_username,
+                                     bool url_has_password) {
+  const toml::table* table = draft.table;
+  const std::string& path = draft.path;
   if (draft.username) {
     if (url_has_username) {
       return reader_.fail(where(table, "username"), path + ".username",
@@ -168,13 +259,6 @@ bool QuorumFileReader::finish_node(NodeDraft draft) {
                           "the address already carries a password; give it in one place only");
     }
     node.password_env = std::move(*draft.password_env);
-  }
-  if (draft.db) {
-    if (url_has_db) {
-      return reader_.fail(where(table, "db"), path + ".db",
-                          "the address already selects a database; give it in one place only");
-    }
-    node.db = *draft.db;
   }
   if (!node.username.empty() && !url_has_password && node.password_env.empty()) {
     const bool key_given = table->contains("username");

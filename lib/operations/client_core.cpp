@@ -19,6 +19,13 @@ std::string validate(const QuorumConfig& config) {
   if (config.lock.connect_timeout.count() <= 0) return "connect timeout must be positive";
   for (const NodeConfig& node : config.nodes) {
     if (node.host.empty() && node.unix_path.empty()) return "node " + node.name + " has no host";
+    // Read and checked by the configuration, not yet connected to: its
+    // requests must be routed by slot, every key of a call in one slot
+    // (docs/algorithm.md, "A cluster as a member").
+    if (!node.cluster.empty()) {
+      return "node " + node.name +
+             " is a Redis Cluster, which this version of the client does not route over yet";
+    }
   }
   return {};
 }

@@ -467,7 +467,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "node[0]: expected a table, got string"},
         ErrorCase{"MissingAddress", "[[node]]\nname = \"a\"\n", 1, 1,
                   "node[0]: missing key address: expected the node's address, e.g. address = "
-                  "\"127.0.0.1:6379\""},
+                  "\"127.0.0.1:6379\" (or a Redis Cluster's seeds, cluster = "
+                  "[\"127.0.0.1:7000\", ...])"},
         ErrorCase{"AddressIsANumber", "[[node]]\naddress = 7101\n", 2, 11,
                   "node[0].address: expected a non-empty string, got integer"},
         ErrorCase{"AddressIsEmpty", "[[node]]\naddress = \"\"\n", 2, 11,
@@ -479,7 +480,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownKeyMisspelt", "[[node]]\nadress = \"a:1\"\n", 2, 1,
                   "node[0].adress: unknown key; did you mean address?"},
         ErrorCase{"UnknownKey", kOneNode + "weight = 2\n", 3, 1,
-                  "node[0].weight: unknown key; expected one of address, name, username, "
+                  "node[0].weight: unknown key; expected one of address, cluster, name, username, "
                   "password_env, db, timeout_ms, min_replicas, replica_timeout_ms, tls, "
                   "tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name, "
                   "tls_verify"},
@@ -566,6 +567,75 @@ INSTANTIATE_TEST_SUITE_P(
                               "invalid TOML: ..."},
                     ErrorCase{"ValueMissing", kLock + "ttl_ms =\n", 4, 9, "invalid TOML: ..."}),
     CaseName<ErrorCase>);
+
+const std::string kCluster = "[[node]]\ncluster = [\"127.0.0.1:7000\", \"127.0.0.1:7001\"]\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    ClusterMember, ParseConfigError,
+    testing::Values(
+        ErrorCase{"AddressAndCluster", kOneNode + "cluster = [\"127.0.0.1:7000\"]\n", 3, 11,
+                  "node[0].cluster: give either address (one server) or cluster (a Redis "
+                  "Cluster's seeds), not both"},
+        ErrorCase{"ClusterIsAString", "[[node]]\ncluster = \"127.0.0.1:7000\"\n", 2, 11,
+                  "node[0].cluster: expected an array of seed addresses, e.g. cluster = "
+                  "[\"127.0.0.1:7000\", \"127.0.0.1:7001\"], got string"},
+        ErrorCase{"ClusterIsEmpty", "[[node]]\ncluster = []\n", 2, 11,
+                  "node[0].cluster: expected at least one seed address of the cluster, got an "
+                  "empty array"},
+        ErrorCase{"SeedIsANumber", "[[node]]\ncluster = [\"a:1\", 7001]\n", 2, 19,
+                  "node[0].cluster[1]: expected a non-empty string, got integer"},
+        ErrorCase{"SeedPortIsOutOfRange", "[[node]]\ncluster = [\"a:1\", \"a:70000\"]\n", 2, 19,
+                  "node[0].cluster[1]: expected a port in 1..65535, got a number outside it"},
+        ErrorCase{"SeedIsAUrl", "[[node]]\ncluster = [\"redis://:secret@a:1\"]\n", 2, 12,
+                  "node[0].cluster[0]: expected a seed as host[:port], [ipv6][:port] or "
+                  "unix:///path, got a redis:// URL ..."},
+        ErrorCase{"DatabaseOtherThanZero", kCluster + "db = 1\n", 3, 6,
+                  "node[0].db: a Redis Cluster has database 0 only; remove db or set it to 0"},
+        ErrorCase{"SeedTwice", "[[node]]\ncluster = [\"a:1\", \"A:1\"]\n", 2, 11,
+                  "node[0].cluster: the same seed is listed twice"},
+        ErrorCase{"SeedIsAnotherMembersAddress",
+                  "[[node]]\naddress = \"b:2\"\n[[node]]\ncluster = [\"a:1\", \"b:2\"]\n", 4, 11,
+                  "node[1].cluster: names a server that node[0] names too; every member must "
+                  "be a different Redis master or cluster"},
+        ErrorCase{"AddressIsAClustersSeed",
+                  "[[node]]\ncluster = [\"a:1\", \"b:2\"]\n[[node]]\naddress = \"b:2\"\n", 4, 11,
+                  "node[1].address: names a server that node[0] names too; ..."},
+        ErrorCase{"BraceInThePrefix", kCluster + "[lock]\nkey_prefix = \"{app}:\"\n", 4, 14,
+                  "lock.key_prefix: expected no '{' or '}' with a cluster member: ..."},
+        ErrorCase{"TooManySeeds",
+                  [] {
+                    std::string text = "[[node]]\ncluster = [";
+                    for (int i = 0; i < 65; ++i) text += "\"a:" + std::to_string(i + 1) + "\",";
+                    return text + "]\n";
+                  }(),
+                  // The 65th seed: after "cluster = [" (11), 9 seeds of 6 and 55 of 7.
+                  2, 451, "node[0].cluster: too many seeds: a cluster member lists at most 64"}),
+    CaseName<ErrorCase>);
+
+TEST(ParseConfig, ReadsAClusterMember) {
+  const ScopedEnvironmentVariable password("REDLOCK_TEST_CLUSTER_PW", "pw");
+  const QuorumConfig config =
+      parse_ok(kCluster +
+               "username = \"app\"\npassword_env = \"REDLOCK_TEST_CLUSTER_PW\"\n"
+               "tls = true\ndb = 0\n[[node]]\ncluster = [\"unix:///run/r.sock\"]\n"
+               "[[node]]\naddress = \"127.0.0.1:7101\"\n");
+  ASSERT_EQ(config.nodes.size(), 3U);
+  const NodeConfig& member = config.nodes[0];
+  ASSERT_EQ(member.cluster.size(), 2U);
+  EXPECT_EQ(member.cluster[0].host, "127.0.0.1");
+  EXPECT_EQ(member.cluster[0].port, 7000);
+  EXPECT_EQ(member.cluster[1].port, 7001);
+  EXPECT_EQ(member.name, "redis+cluster://127.0.0.1:7000");
+  EXPECT_EQ(member.host, "127.0.0.1") << "the first seed's";
+  EXPECT_EQ(member.username, "app");
+  EXPECT_EQ(member.password, "pw") << "the member's password, for each of its servers";
+  EXPECT_TRUE(member.tls.enabled);
+  EXPECT_EQ(member.db, 0);
+  // A Unix socket seed.
+  ASSERT_EQ(config.nodes[1].cluster.size(), 1U);
+  EXPECT_EQ(config.nodes[1].cluster[0].unix_path, "/run/r.sock");
+  EXPECT_TRUE(config.nodes[2].cluster.empty());
+}
 
 TEST(ParseConfig, RequiresAtLeastOneNode) {
   const ConfigResult result = parse_config("[lock]\nttl_ms = 100\n", kSource);
@@ -700,6 +770,49 @@ TEST(ConfigFromAddresses, ErrorsNameTheBadAddressButNotItsPassword) {
     ASSERT_FALSE(result.ok()) << expected;
     EXPECT_EQ(result.error.file, "--node");
     EXPECT_EQ(result.error.to_string(), expected);
+  }
+}
+
+TEST(ConfigFromAddresses, ReadsAClusterMembersSeeds) {
+  const ConfigResult result = config_from_addresses(
+      {"redis+cluster://127.0.0.1:7000,[::1]:7001,h", "127.0.0.1:7101", "REDIS+CLUSTER://x:1"});
+  ASSERT_TRUE(result.ok()) << result.error.to_string();
+  const QuorumConfig& config = *result.config;
+  ASSERT_EQ(config.nodes.size(), 3U);
+  ASSERT_EQ(config.nodes[0].cluster.size(), 3U);
+  EXPECT_EQ(config.nodes[0].cluster[1].host, "::1");
+  EXPECT_EQ(config.nodes[0].cluster[1].port, 7001);
+  EXPECT_EQ(config.nodes[0].cluster[2].port, 6379);
+  EXPECT_EQ(config.nodes[0].name, "redis+cluster://127.0.0.1:7000");
+  EXPECT_TRUE(config.nodes[1].cluster.empty());
+  EXPECT_EQ(config.nodes[2].cluster.size(), 1U);
+}
+
+TEST(ConfigFromAddresses, AClusterAddressCarriesSeedsOnly) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"redis+cluster://u:secret@a:1"},
+       "--node: address #1: a redis+cluster:// address lists host:port seeds only (no user, "
+       "password or database); give credentials in a quorum file's [[node]] table"},
+      {{"redis+cluster://a:1/2"},
+       "--node: address #1: a redis+cluster:// address lists host:port seeds only (no user, "
+       "password or database); give credentials in a quorum file's [[node]] table"},
+      {{"redis+cluster://"}, "--node: address #1: seed #1: expected ..."},
+      {{"redis+cluster://a:1,,b:2"}, "--node: address #1: seed #2: expected ..."},
+      {{"redis+cluster://a:1,a:1"}, "--node: address #1: the same seed is listed twice"},
+      {{"a:1", "redis+cluster://b:2,a:1"},
+       "--node: address #2: same host and port as address #1; every node must be a different "
+       "Redis master"},
+  };
+  for (const auto& [addresses, expected] : cases) {
+    const ConfigResult result = config_from_addresses(addresses);
+    ASSERT_FALSE(result.ok()) << expected;
+    const std::string message = result.error.to_string();
+    if (expected.ends_with("...")) {
+      EXPECT_EQ(message.substr(0, expected.size() - 3), expected.substr(0, expected.size() - 3));
+    } else {
+      EXPECT_EQ(message, expected);
+    }
+    EXPECT_EQ(message.find("secret"), std::string::npos);
   }
 }
 

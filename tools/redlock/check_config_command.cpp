@@ -29,15 +29,29 @@ std::string tls_text(const TlsConfig& tls) {
   return text;
 }
 
-std::string node_line(const QuorumConfig& config, const NodeConfig& node) {
-  const bool ipv6 = node.host.find(':') != std::string::npos;
-  const bool unix_socket = !node.unix_path.empty();
-  const std::string address =
-      unix_socket ? "unix://" + node.unix_path
-                  : (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
+std::string endpoint_text(const std::string& host, std::uint16_t port,
+                          const std::string& unix_path) {
   // A path is anyone's bytes: quoted.
-  std::string line = "  " + (unix_socket ? printable(address) : address);
-  if (node.name != address) line += " (" + printable(node.name) + ")";
+  if (!unix_path.empty()) return printable("unix://" + unix_path);
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string node_line(const QuorumConfig& config, const NodeConfig& node) {
+  std::string line;
+  if (node.cluster.empty()) {
+    const std::string address = endpoint_text(node.host, node.port, node.unix_path);
+    line = "  " + address;
+    if (node.name != address && printable(node.name) != address) {
+      line += " (" + printable(node.name) + ")";
+    }
+  } else {
+    line = "  " + printable(node.name) + ": a Redis Cluster, seeds";
+    for (const ClusterSeed& seed : node.cluster) {
+      line += " " + endpoint_text(seed.host, seed.port, seed.unix_path);
+    }
+    line += " (this version reads a cluster member but does not route over it yet)";
+  }
   if (node.tls.enabled) line += tls_text(node.tls);
   if (!node.username.empty()) line += ", user " + printable(node.username);
   if (!node.password_env.empty()) {

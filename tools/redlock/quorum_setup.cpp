@@ -32,6 +32,14 @@ std::optional<QuorumConfig> load_quorum(const Invocation& invocation) {
     print_error(loaded.error.to_string());
     return std::nullopt;
   }
+  for (const NodeConfig& node : loaded.config->nodes) {
+    if (node.cluster.empty()) continue;
+    // The client would refuse it with config_error alone; say why.
+    print_error(loaded.config->source + ": " + printable(node.name) +
+                " is a Redis Cluster member, which this version reads but does not route over "
+                "yet (docs/algorithm.md, \"A cluster as a member\")");
+    return std::nullopt;
+  }
   return std::move(loaded.config);
 }
 
