@@ -215,6 +215,9 @@ class NodeConnection final : public NodeLink, public Flushable {
   void append_request(const Slot& slot, bool use_eval);
   // Encodes slots_[index] alone: a batch of one for a lock script.
   void encode_lone(std::size_t index, bool use_eval);
+  // A plain command with its reply to `sink` (Request::command).
+  void send_plain_command(std::span<const std::string_view> words, TimePoint sent_at,
+                          std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   void send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
                              std::shared_ptr<ResponseSink> sink, std::uint32_t tag);
   void send_encoded(const Script& script, std::string tail, TailLayout layout,
@@ -236,7 +239,7 @@ class NodeConnection final : public NodeLink, public Flushable {
   [[nodiscard]] static std::string_view tail_of(const Slot& slot) noexcept;
   // Whether `next` may join the batch that `first` begins (the same script,
   // argument count and shared keys).
-  [[nodiscard]] static bool batches_with(const Slot& first, const Slot& next);
+  [[nodiscard]] bool batches_with(const Slot& first, const Slot& next) const;
   // Encodes slots_[first .. first + count), requests of a transaction
   // form (Script::transaction), as its one MULTI ... EXEC.
   void append_transaction(std::size_t first, std::size_t count);

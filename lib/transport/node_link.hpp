@@ -93,6 +93,10 @@ struct SessionSetup {
   // Loaded with SCRIPT LOAD, so the session's EVALSHA finds them; any
   // other script goes as EVAL the first time the session sends it.
   std::vector<const Script*> scripts;
+  // A server of a Redis Cluster: requests join one batched call only when
+  // their first keys share a hash slot (a call whose keys span slots is
+  // refused with CROSSSLOT).
+  bool one_slot_per_call = false;
   // Read appendonly, appendfsync and no-appendfsync-on-rewrite with CONFIG
   // GET (persistence()) at connect, and again every `persistence_recheck`
   // while connected; and the server's run_id (INFO server) at connect.
@@ -103,6 +107,10 @@ struct SessionSetup {
 // One request to a node: a script (or transaction form) with its keys and
 // arguments given one of three ways, and where its answer goes.
 struct Request {
+  // A plain command instead of a script (script null): its words, valid
+  // during send(); its reply goes to the sink as one reply (a slot map's
+  // CLUSTER SLOTS, a redirect's ASKING). Never a cleanup, never batched.
+  std::span<const std::string_view> command;
   const Script* script = nullptr;
   // Keys and arguments as views, valid during send() (`args_owned`, when
   // set, instead of `args`); or a call built at run time (`call`); or a

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/hash_slot.hpp"
 #include "protocol/validity.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
@@ -92,6 +93,10 @@ void PreparedRequest::encode(std::string tail) {
 }
 
 void NodeConnection::send(Request request) {
+  if (request.script == nullptr) {
+    send_plain_command(request.command, request.sent_at, std::move(request.sink), request.tag);
+    return;
+  }
   if (request.cleanup) {
     if (state_ == State::closed) return;
     DeferredCleanup cleanup{request.script, {}, {}, 0, 0, request.expires_at};
@@ -130,6 +135,27 @@ void NodeConnection::send(Request request) {
   }
   send_encoded(*request.script, std::move(tail), layout, key_count, 3 + key_count + arg_count,
                request.require_replicas, request.sent_at, std::move(request.sink), request.tag);
+}
+
+void NodeConnection::send_plain_command(std::span<const std::string_view> words, TimePoint sent_at,
+                                        std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
+  if (state_ == State::closed || words.empty()) {
+    fail_later(std::move(sink), tag, state_ == State::closed ? "connection closed" : "no command");
+    return;
+  }
+  if (unresponsive()) {
+    fail_later(std::move(sink), tag, unresponsive_text());
+    return;
+  }
+  Slot& slot = slots_.emplace_back();
+  slot.sink = std::move(sink);
+  slot.tag = tag;
+  // The whole command, encoded once: emit_pending and append_request write
+  // a slot without a script as its tail alone.
+  append_array_header(slot.tail, words.size());
+  for (const std::string_view word : words) append_bulk(slot.tail, word);
+  slot.argc = words.size();
+  queue_script(slot, sent_at, state_ != State::ready);
 }
 
 void NodeConnection::send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
@@ -299,7 +325,7 @@ void NodeConnection::emit_pending() {
   }
 }
 
-bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
+bool NodeConnection::batches_with(const Slot& first, const Slot& next) const {
   // The same script and number of arguments, and the same keys after the
   // first (they are sent once for the whole batch, scripts.hpp). Requests
   // queued before the session was ready include every kind: only a
@@ -310,6 +336,14 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) {
   }
   if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
     return false;
+  }
+  if (setup_.one_slot_per_call) {
+    std::size_t first_at = first.layout.keys_offset;
+    std::size_t next_at = next.layout.keys_offset;
+    if (hash_slot(next_tail_bulk(tail_of(first), first_at).bytes) !=
+        hash_slot(next_tail_bulk(tail_of(next), next_at).bytes)) {
+      return false;
+    }
   }
   const std::string_view mine = tail_of(first).substr(
       first.layout.second_key_offset, first.layout.args_offset - first.layout.second_key_offset);
@@ -369,7 +403,7 @@ void NodeConnection::append_transaction(std::size_t first, std::size_t count) {
 
 void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
   Slot& slot = slots_[index];
-  if (!slot.script->batched) {
+  if (slot.script == nullptr || !slot.script->batched) {
     append_request(slot, use_eval);
     return;
   }
@@ -385,6 +419,11 @@ void NodeConnection::encode_lone(std::size_t index, bool use_eval) {
 }
 
 void NodeConnection::append_request(const Slot& slot, bool use_eval) {
+  if (slot.script == nullptr) {
+    // A plain command (send_plain_command): its tail is all of it.
+    outbuf_ += slot.tail;
+    return;
+  }
   append_head(*slot.script, slot.argc, use_eval);
   outbuf_ += tail_of(slot);
   if (slot.with_wait) {

@@ -193,14 +193,25 @@ bool ShardedMember::fail_over(std::size_t shard, bool force, milliseconds timeou
   RedisServer& promoted = *target.servers[1];
   std::vector<std::string> command{"CLUSTER", "FAILOVER"};
   if (force) command.emplace_back("FORCE");
-  if (!promoted.probe().command(command).is_ok()) return false;
-  const bool named = within(timeout, [&] {
+  const auto names_promoted = [&] {
     for (RedisServer* server : servers()) {
       if (!server->running() || server->paused()) continue;
       if (master_port_for(*server, target.first) != promoted.port()) return false;
     }
     return true;
-  });
+  };
+  // A manual failover that does not end within its own limit (5 s: the
+  // replica must first catch up with the paused master) is abandoned by
+  // the server; it is asked again while time is left.
+  const auto deadline = steady_clock::now() + timeout;
+  bool named = false;
+  while (!named && steady_clock::now() < deadline) {
+    // (Refused once the replica is a master already, whose map is still
+    // spreading: the wait below sees it.)
+    (void)promoted.probe().command(command);
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady_clock::now());
+    named = within(std::min(left, milliseconds(6000)), names_promoted);
+  }
   if (!named) return false;
   std::swap(target.servers[0], target.servers[1]);
   return true;

@@ -1,0 +1,402 @@
+#include "transport/cluster_link.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "protocol/hash_slot.hpp"
+#include "transport/cluster_slots.hpp"
+#include "transport/loop_context.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+constexpr Microseconds kTryAgainPause{20000};
+
+std::string server_key(const std::string& host, std::uint16_t port, const std::string& unix_path) {
+  return unix_path.empty() ? host + " " + std::to_string(port) : "unix " + unix_path;
+}
+
+std::string_view error_text(const NodeResponse& response) {
+  if (response.kind != NodeResponse::Kind::reply || response.reply_count == 0) return {};
+  const redisReply* first = response.replies[0];
+  if (first == nullptr || first->type != REDIS_REPLY_ERROR) return {};
+  return {first->str, first->len};
+}
+
+}  // namespace
+
+// A request on its way, with what it needs to go again after a redirect:
+// its script, keys and arguments owned, its slot, and the caller's sink.
+struct ClusterLink::Routed final : ResponseSink {
+  ClusterLink* link = nullptr;
+  std::weak_ptr<Routed> self;
+  ScriptCall call;
+  std::vector<std::string> command;  // a plain command (call.script null)
+  bool require_replicas = false;
+  bool cleanup = false;
+  TimePoint sent_at{};
+  TimePoint expires_at{};
+  std::shared_ptr<ResponseSink> sink;
+  std::uint32_t tag = 0;
+  std::uint16_t slot = 0;
+  bool keyless = false;
+  int redirects = 0;
+  bool asking = false;   // the next send goes after ASKING
+  std::string ask_host;  // where an ASK sends it
+  std::uint16_t ask_port = 0;
+  bool answered = false;  // the caller's sink had its non-late response
+
+  void on_response(std::size_t, std::uint32_t, const NodeResponse& response) override {
+    if (auto kept = self.lock()) link->on_answer(kept, response);
+  }
+};
+
+// Receives CLUSTER SLOTS' answer.
+class ClusterLink::MapReader final : public ResponseSink {
+ public:
+  explicit MapReader(ClusterLink* link) : link_(link) {}
+  void on_response(std::size_t, std::uint32_t, const NodeResponse& response) override {
+    if (link_ != nullptr && !response.late) link_->on_map(response);
+  }
+  void detach() noexcept { link_ = nullptr; }
+
+ private:
+  ClusterLink* link_;
+};
+
+ClusterLink::ClusterLink(LoopContext& loop, NodeMetrics& stats, std::size_t index,
+                         const NodeConfig& member, const LockConfig& lock, SessionSetup setup)
+    : loop_(loop),
+      stats_(stats),
+      index_(index),
+      member_(member),
+      lock_(lock),
+      setup_(std::move(setup)),
+      map_reader_(std::make_shared<MapReader>(this)) {
+  setup_.one_slot_per_call = true;
+}
+
+ClusterLink::~ClusterLink() { map_reader_->detach(); }
+
+NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_t port,
+                                           const std::string& unix_path) {
+  const std::string key = server_key(host, port, unix_path);
+  for (auto& [known, connection] : servers_) {
+    if (known == key) return *connection;
+  }
+  // Each server of the member as the member itself: its name (outcomes and
+  // metrics speak of the member), credentials, TLS and timeouts.
+  NodeConfig server = member_;
+  server.cluster.clear();
+  server.host = host;
+  server.port = port;
+  server.unix_path = unix_path;
+  server.db = 0;
+  auto connection = std::make_unique<NodeConnection>(loop_, stats_, index_, server, lock_, setup_);
+  NodeConnection& made = *connection;
+  servers_.emplace_back(key, std::move(connection));
+  if (started_ && !closed_) made.start();
+  return made;
+}
+
+NodeConnection& ClusterLink::seed_connection() {
+  const ClusterSeed& seed = member_.cluster.front();
+  return connection_to(seed.host, seed.port, seed.unix_path);
+}
+
+void ClusterLink::start() {
+  if (started_ || closed_) return;
+  // Connections made from here on start as they are made.
+  for (auto& [key, connection] : servers_) connection->start();
+  started_ = true;
+  NodeConnection& seed = seed_connection();
+  if (push_handler_) seed.set_push_handler(push_handler_);
+  if (ready_handler_) seed.set_ready_handler(ready_handler_);
+  read_map();
+}
+
+void ClusterLink::read_map() {
+  if (reading_map_ || closed_ || member_.cluster.empty()) return;
+  reading_map_ = true;
+  map_wanted_ = false;
+  const ClusterSeed& seed = member_.cluster[next_seed_ % member_.cluster.size()];
+  static constexpr std::array<std::string_view, 2> kSlots{"CLUSTER", "SLOTS"};
+  Request request;
+  request.command = kSlots;
+  request.sent_at = loop_.clock().now();
+  request.sink = map_reader_;
+  connection_to(seed.host, seed.port, seed.unix_path).send(std::move(request));
+}
+
+void ClusterLink::on_map(const NodeResponse& response) {
+  reading_map_ = false;
+  if (closed_) return;
+  const ClusterSeed& seed = member_.cluster[next_seed_ % member_.cluster.size()];
+  std::string problem;
+  if (response.kind == NodeResponse::Kind::reply && response.reply_count > 0) {
+    const std::string answering = seed.unix_path.empty() ? seed.host : "127.0.0.1";
+    std::string error;
+    if (auto ranges = slot_ranges_from(*response.replies[0], answering, error)) {
+      if (auto map = SlotMap::from_ranges(*ranges, error)) {
+        map_ = std::move(map);
+        ++maps_read_;
+        seeds_tried_ = 0;
+        for (const ShardEndpoint& master : map_->masters()) {
+          (void)connection_to(master.host, master.port, {});
+        }
+        std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
+        for (const auto& routed : waiting) route(routed);
+        if (map_wanted_) read_map();
+        return;
+      }
+    }
+    problem = "its slot map: " + error;
+  } else {
+    problem = std::string(response.detail);
+  }
+  // This seed did not give a map: the next one is asked, once around.
+  last_seed_problem_ = "seed " + server_key(seed.host, seed.port, seed.unix_path) + ": " + problem;
+  next_seed_ = (next_seed_ + 1) % member_.cluster.size();
+  if (++seeds_tried_ < member_.cluster.size()) {
+    read_map();
+    return;
+  }
+  seeds_tried_ = 0;
+  std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
+  for (const auto& routed : waiting) {
+    fail(routed, "no seed of the cluster gave its slot map (" + last_seed_problem_ + ")");
+  }
+}
+
+void ClusterLink::send(Request request) {
+  auto routed = std::make_shared<Routed>();
+  routed->link = this;
+  routed->self = routed;
+  routed->require_replicas = request.require_replicas;
+  routed->cleanup = request.cleanup;
+  routed->sent_at = request.sent_at;
+  routed->expires_at = request.expires_at;
+  routed->sink = std::move(request.sink);
+  routed->tag = request.tag;
+  routed->call.script = request.script;
+  if (request.script == nullptr) {
+    routed->command.assign(request.command.begin(), request.command.end());
+    routed->keyless = true;
+  } else if (request.call != nullptr) {
+    routed->call.keys = request.call->keys;
+    routed->call.args = request.call->args;
+  } else if (request.prepared != nullptr) {
+    // "numkeys key... arg...", as this client encoded it.
+    const std::string_view tail = request.prepared->tail();
+    std::size_t offset = 0;
+    (void)next_tail_bulk(tail, offset);
+    for (std::size_t i = 0; offset < tail.size(); ++i) {
+      const std::string bytes(next_tail_bulk(tail, offset).bytes);
+      (i < request.prepared->key_count() ? routed->call.keys : routed->call.args).push_back(bytes);
+    }
+  } else {
+    routed->call.keys.assign(request.keys.begin(), request.keys.end());
+    if (request.args_owned != nullptr) {
+      routed->call.args = *request.args_owned;
+    } else {
+      routed->call.args.assign(request.args.begin(), request.args.end());
+    }
+  }
+  if (!routed->keyless) {
+    if (routed->call.keys.empty()) {
+      routed->keyless = true;
+    } else {
+      routed->slot = hash_slot(routed->call.keys.front());
+      for (const std::string& key : routed->call.keys) {
+        if (hash_slot(key) != routed->slot) {
+          fail(routed, "the request's keys span hash slots (a cluster runs a call in one slot)");
+          return;
+        }
+      }
+    }
+  }
+  if (closed_) {
+    fail(routed, "connection closed");
+    return;
+  }
+  if (!map_ && !routed->keyless) {
+    if (waiting_.size() >= kMaxWaitingForMap) {
+      fail(routed, "too many requests waiting for the cluster's slot map");
+      return;
+    }
+    waiting_.push_back(routed);
+    if (started_) read_map();
+    return;
+  }
+  route(routed);
+}
+
+void ClusterLink::route(const std::shared_ptr<Routed>& routed) {
+  NodeConnection* target = nullptr;
+  if (routed->keyless) {
+    target = &seed_connection();
+  } else if (routed->asking) {
+    target = &connection_to(routed->ask_host, routed->ask_port, {});
+  } else {
+    const ShardEndpoint* master = map_->master_of(routed->slot);
+    if (master == nullptr) {
+      fail(routed, "no master serves hash slot " + std::to_string(routed->slot) +
+                       " in the cluster's slot map");
+      return;
+    }
+    target = &connection_to(master->host, master->port, {});
+  }
+  if (routed->asking) {
+    routed->asking = false;
+    static constexpr std::array<std::string_view, 1> kAsking{"ASKING"};
+    Request asking;
+    asking.command = kAsking;
+    asking.sent_at = routed->sent_at;
+    target->send(std::move(asking));
+  }
+  Request request;
+  request.sent_at = routed->sent_at;
+  request.tag = routed->tag;
+  std::vector<std::string_view> words;
+  if (routed->call.script == nullptr) {
+    words.assign(routed->command.begin(), routed->command.end());
+    request.command = words;
+  } else {
+    request.script = routed->call.script;
+    request.call = &routed->call;
+    request.require_replicas = routed->require_replicas;
+  }
+  if (routed->cleanup) {
+    request.cleanup = true;
+    request.expires_at = routed->expires_at;
+  } else {
+    request.sink = routed;
+  }
+  target->send(std::move(request));
+}
+
+void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response) {
+  if (routed->answered) {
+    // A late answer after the caller was told `timeout`: passed on as such.
+    if (response.late && routed->sink) routed->sink->on_response(index_, routed->tag, response);
+    return;
+  }
+  const std::string_view error = error_text(response);
+  const bool in_time =
+      loop_.clock().now() < routed->sent_at + effective_node_timeout(lock_, member_);
+  if (!error.empty() && !closed_ && !routed->keyless && routed->redirects < kMaxRedirects &&
+      in_time) {
+    if (const std::optional<Redirect> redirect = parse_redirect(error)) {
+      ++routed->redirects;
+      const std::string host = redirect->host.empty() ? "127.0.0.1" : redirect->host;
+      if (redirect->kind == Redirect::Kind::moved) {
+        map_->move_slot(redirect->slot, ShardEndpoint{host, redirect->port, {}});
+        map_wanted_ = true;
+        read_map();
+      } else {
+        routed->asking = true;
+        routed->ask_host = host;
+        routed->ask_port = redirect->port;
+      }
+      route(routed);
+      return;
+    }
+    if (error.starts_with("TRYAGAIN")) {
+      ++routed->redirects;
+      std::weak_ptr<Routed> weak = routed;
+      loop_.timers().schedule_after(kTryAgainPause, [this, weak] {
+        if (auto again = weak.lock(); again && !closed_) route(again);
+      });
+      return;
+    }
+  }
+  routed->answered = !response.late;
+  if (routed->sink) routed->sink->on_response(index_, routed->tag, response);
+}
+
+void ClusterLink::fail(const std::shared_ptr<Routed>& routed, std::string why) {
+  if (routed->cleanup || !routed->sink) return;
+  routed->answered = true;
+  loop_.turn().post([sink = routed->sink, tag = routed->tag, index = index_, why = std::move(why)] {
+    NodeResponse response;
+    response.kind = NodeResponse::Kind::unreachable;
+    response.detail = why;
+    response.may_have_run = false;
+    sink->on_response(index, tag, response);
+  });
+}
+
+void ClusterLink::send_command(std::initializer_list<std::string_view> argv) {
+  if (!closed_) seed_connection().send_command(argv);
+}
+
+void ClusterLink::set_push_handler(
+    std::function<void(std::string_view channel, std::string_view payload)> handler) {
+  push_handler_ = std::move(handler);
+  if (!servers_.empty()) seed_connection().set_push_handler(push_handler_);
+}
+
+void ClusterLink::set_ready_handler(std::function<void()> handler) {
+  ready_handler_ = std::move(handler);
+  if (!servers_.empty()) seed_connection().set_ready_handler(ready_handler_);
+}
+
+void ClusterLink::close() {
+  if (closed_) return;
+  closed_ = true;
+  map_reader_->detach();
+  std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
+  for (const auto& routed : waiting) fail(routed, "connection closed");
+  for (auto& [key, connection] : servers_) connection->close();
+}
+
+bool ClusterLink::ready() const noexcept {
+  if (!map_) return false;
+  for (const ShardEndpoint& master : map_->masters()) {
+    const std::string key = server_key(master.host, master.port, {});
+    const auto found = std::find_if(servers_.begin(), servers_.end(),
+                                    [&](const auto& entry) { return entry.first == key; });
+    if (found == servers_.end() || !found->second->ready()) return false;
+  }
+  return true;
+}
+
+std::uint64_t ClusterLink::session() const noexcept {
+  std::uint64_t sum = maps_read_;
+  for (const auto& [key, connection] : servers_) sum += connection->session();
+  return sum;
+}
+
+bool ClusterLink::refused_transaction() const noexcept {
+  return std::any_of(servers_.begin(), servers_.end(),
+                     [](const auto& entry) { return entry.second->refused_transaction(); });
+}
+
+Persistence ClusterLink::persistence() const noexcept {
+  if (!map_ || map_->masters().empty()) return Persistence::unknown;
+  std::optional<Persistence> common;
+  for (const ShardEndpoint& master : map_->masters()) {
+    const std::string key = server_key(master.host, master.port, {});
+    const auto found = std::find_if(servers_.begin(), servers_.end(),
+                                    [&](const auto& entry) { return entry.first == key; });
+    if (found == servers_.end()) return Persistence::unknown;
+    const Persistence mine = found->second->persistence();
+    if (common && *common != mine) return Persistence::unknown;
+    common = mine;
+  }
+  return common.value_or(Persistence::unknown);
+}
+
+NodeHealth ClusterLink::health() const {
+  if (servers_.empty()) {
+    NodeHealth health;
+    health.name = member_.name;
+    health.last_error = "not started";
+    return health;
+  }
+  return servers_.front().second->health();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,122 @@
+// The link to a quorum member that is a Redis Cluster (docs/algorithm.md,
+// "A cluster as a member"): one NodeLink over a connection to each master
+// the cluster's slot map names, each request sent to the master of its
+// first key's hash slot. It carries requests and knows no lock: which keys
+// a call names, and that they share a slot, is the layer above's; a
+// request whose keys span slots is failed here, unsent.
+//
+// - The map is read with CLUSTER SLOTS from a seed (the next seed when one
+//   does not answer) before the first request leaves; requests sent before
+//   then wait for it (at most kMaxWaitingForMap; more fail at once), and
+//   fail as unreachable when no seed answers.
+// - A MOVED answer moves the slot in the map, has the map read again, and
+//   sends the request to the named master; an ASK answer sends it there
+//   once, after ASKING; TRYAGAIN sends it again after a short pause. Each
+//   only while the request's own deadline (from its sent_at) has not
+//   passed, and at most kMaxRedirects times: a redirect costs time the
+//   caller's validity already counts. Any other answer, CLUSTERDOWN
+//   included, is the request's answer.
+// - A cleanup goes to the master the map names, as any request does; a
+//   redirect of a cleanup is not followed (nothing sees its answer).
+// - Plain commands without keys (subscribe mode: SUBSCRIBE, a listening
+//   mark) go to the first seed's connection: a cluster carries PUBLISH to
+//   every server, so one subscription anywhere hears every release.
+//
+// Callback and lifetime contract: as NodeLink's. The caller's sink gets
+// exactly one non-late response per request, never from inside send().
+// Responses carry this link's index.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/slot_map.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/node_link.hpp"
+#include "transport/timer_queue.hpp"
+
+namespace redlock::detail {
+
+class ClusterLink final : public NodeLink {
+ public:
+  static constexpr std::size_t kMaxWaitingForMap = 4096;
+  static constexpr int kMaxRedirects = 5;
+
+  // `member.cluster` lists the seeds (at least one).
+  ClusterLink(LoopContext& loop, NodeMetrics& stats, std::size_t index, const NodeConfig& member,
+              const LockConfig& lock, SessionSetup setup);
+  ClusterLink(const ClusterLink&) = delete;
+  ClusterLink& operator=(const ClusterLink&) = delete;
+  ~ClusterLink() override;
+
+  void start() override;
+  using NodeLink::send;
+  void send(Request request) override;
+  void send_command(std::initializer_list<std::string_view> argv) override;
+  void set_push_handler(
+      std::function<void(std::string_view channel, std::string_view payload)> handler) override;
+  void set_ready_handler(std::function<void()> handler) override;
+  void close() override;
+
+  [[nodiscard]] std::size_t index() const noexcept override { return index_; }
+  [[nodiscard]] const NodeConfig& config() const noexcept override { return member_; }
+  // The map is known and the connection to each of its masters is ready.
+  [[nodiscard]] bool ready() const noexcept override;
+  [[nodiscard]] int min_replicas() const noexcept override { return member_.min_replicas; }
+  // Changes when any connection of the member is reset or the map is read
+  // again.
+  [[nodiscard]] std::uint64_t session() const noexcept override;
+  [[nodiscard]] bool refused_transaction() const noexcept override;
+  // The masters' persistence when they all say the same, else unknown.
+  [[nodiscard]] Persistence persistence() const noexcept override;
+  // The first seed's connection's.
+  [[nodiscard]] NodeHealth health() const override;
+
+  // The map as last read (nullptr before the first); for tests and
+  // diagnosis.
+  [[nodiscard]] const SlotMap* slot_map() const noexcept { return map_ ? &*map_ : nullptr; }
+  // How many times the map has been read.
+  [[nodiscard]] std::uint64_t maps_read() const noexcept { return maps_read_; }
+
+ private:
+  struct Routed;
+  class MapReader;
+
+  NodeConnection& connection_to(const std::string& host, std::uint16_t port,
+                                const std::string& unix_path);
+  NodeConnection& seed_connection();
+  void read_map();
+  void on_map(const NodeResponse& response);
+  void route(const std::shared_ptr<Routed>& routed);
+  void on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response);
+  // Fails `routed` as unreachable with `why`, from a posted task.
+  void fail(const std::shared_ptr<Routed>& routed, std::string why);
+
+  LoopContext& loop_;
+  NodeMetrics& stats_;
+  std::size_t index_;
+  NodeConfig member_;
+  LockConfig lock_;
+  SessionSetup setup_;
+  // Every server connected to, by "host port" (or "unix path").
+  std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> servers_;
+  std::optional<SlotMap> map_;
+  std::uint64_t maps_read_ = 0;
+  bool reading_map_ = false;
+  bool map_wanted_ = false;
+  std::size_t next_seed_ = 0;
+  std::size_t seeds_tried_ = 0;
+  std::string last_seed_problem_;
+  std::shared_ptr<MapReader> map_reader_;
+  std::vector<std::shared_ptr<Routed>> waiting_;
+  std::function<void(std::string_view, std::string_view)> push_handler_;
+  std::function<void()> ready_handler_;
+  bool started_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace redlock::detail

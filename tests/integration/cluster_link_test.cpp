@@ -1,0 +1,304 @@
+// The link to a cluster member (lib/transport/cluster_link.hpp) against real
+// Redis Clusters (the ShardedMember fixture): each request reaches the
+// master of its slot, batched calls stay within one slot, a failover's
+// MOVED and a migration's ASK are followed within the request, a request
+// whose keys span slots never leaves, and a member none of whose seeds
+// answers fails its requests, naming why.
+#include "transport/cluster_link.hpp"
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster_member.hpp"
+#include "harness.hpp"
+#include "protocol/hash_slot.hpp"
+#include "scripts/scripts.hpp"
+#include "scripts/sha1.hpp"
+#include "transport/loop_context.hpp"
+
+namespace redlock::test {
+namespace {
+
+using detail::ClusterLink;
+using detail::hash_slot;
+using detail::NodeResponse;
+using std::chrono::milliseconds;
+
+// A script of the test's own: SET KEYS[1] ARGV[1] (and touch KEYS[2] when
+// given), answering +OK. Its number is one the library's table leaves free.
+const detail::Script& set_script() {
+  static const detail::Script script = [] {
+    detail::Script made{};
+    made.number = detail::kMaxScripts - 1;
+    made.name = "test_set";
+    made.body =
+        "if KEYS[2] then redis.call('EXISTS', KEYS[2]) end "
+        "return redis.call('SET', KEYS[1], ARGV[1])";
+    made.sha1 = detail::sha1_hex(made.body);
+    made.batched = false;
+    made.shared_keys = 0;
+    made.args_per_request = 0;
+    made.max_reply_bytes = detail::kDefaultReplyBytes;
+    return made;
+  }();
+  return script;
+}
+
+// Every answer a request got, by tag.
+class Answers final : public detail::ResponseSink {
+ public:
+  struct Answer {
+    NodeResponse::Kind kind = NodeResponse::Kind::reply;
+    int type = 0;
+    long long integer = 0;
+    std::string text;
+    std::string detail;
+    bool may_have_run = true;
+  };
+  void on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) override {
+    if (response.late) return;
+    Answer answer;
+    answer.kind = response.kind;
+    answer.detail = std::string(response.detail);
+    answer.may_have_run = response.may_have_run;
+    if (response.kind == NodeResponse::Kind::reply && response.reply_count > 0) {
+      const redisReply* reply = response.replies[0];
+      answer.type = reply->type;
+      answer.integer = reply->integer;
+      if (reply->str != nullptr) answer.text.assign(reply->str, reply->len);
+    }
+    answers[tag] = answer;
+  }
+  std::map<std::uint32_t, Answer> answers;
+};
+
+// A ClusterLink on a private loop, closed (and the loop checked for leaks)
+// at the end.
+class LinkRun {
+ public:
+  explicit LinkRun(const std::vector<std::string>& seeds) {
+    std::string address = "redis+cluster://";
+    for (std::size_t i = 0; i < seeds.size(); ++i) address += (i == 0 ? "" : ",") + seeds[i];
+    const ConfigResult parsed = config_from_addresses({address});
+    if (!parsed.ok()) throw std::runtime_error(parsed.error.to_string());
+    member_ = parsed.config->nodes.front();
+    lock_.node_timeout = milliseconds(1000);
+    uv_loop_init(&loop_);
+    context_ = std::make_unique<detail::LoopContext>(&loop_, steady_clock_source());
+    detail::SessionSetup setup;
+    setup.scripts.push_back(&detail::script(detail::ScriptId::extend));
+    link_ = std::make_unique<ClusterLink>(*context_, metrics_, 0, member_, lock_, setup);
+    link_->start();
+  }
+  ~LinkRun() {
+    bool closed = false;
+    context_->close([&] { link_->close(); }, [&] { closed = true; });
+    while (!closed) uv_run(&loop_, UV_RUN_ONCE);
+    link_.reset();
+    context_.reset();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+  LinkRun(const LinkRun&) = delete;
+  LinkRun& operator=(const LinkRun&) = delete;
+
+  ClusterLink& link() { return *link_; }
+  bool run_until(const std::function<bool()>& condition,
+                 std::chrono::seconds limit = std::chrono::seconds(10)) {
+    const auto give_up = SteadyClock::now() + limit;
+    while (!condition() && SteadyClock::now() < give_up) uv_run(&loop_, UV_RUN_NOWAIT);
+    return condition();
+  }
+  void set(const std::string& key, const std::string& value, std::uint32_t tag,
+           const std::shared_ptr<Answers>& answers) {
+    link_->send(set_script(), {key}, {value}, false, steady_clock_source().now(), answers, tag);
+  }
+
+ private:
+  uv_loop_t loop_{};
+  NodeConfig member_;
+  LockConfig lock_;
+  NodeMetrics metrics_{"member"};
+  std::unique_ptr<detail::LoopContext> context_;
+  std::unique_ptr<ClusterLink> link_;
+};
+
+// The shard whose slots hold `key`.
+std::size_t shard_of(ShardedMember& cluster, const std::string& key) {
+  const int slot = hash_slot(key);
+  for (std::size_t shard = 0; shard < cluster.shards(); ++shard) {
+    const auto [first, last] = cluster.slots_of(shard);
+    if (first <= slot && slot <= last) return shard;
+  }
+  return cluster.shards();
+}
+
+// The first key "prefix<n>" whose slot is in `shard`.
+std::string key_in_shard(ShardedMember& cluster, std::size_t shard, const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    const std::string key = prefix + std::to_string(i);
+    if (shard_of(cluster, key) == shard) return key;
+  }
+}
+
+ShardedMemberOptions masters_only() {
+  ShardedMemberOptions options;
+  options.replicas_per_shard = 0;
+  return options;
+}
+
+TEST(ClusterLink, EachRequestReachesTheMasterOfItsSlot) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  constexpr std::uint32_t kKeys = 60;
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    run.set("redlock:lock:r" + std::to_string(i), "v" + std::to_string(i), i, answers);
+  }
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.size() == kKeys; }));
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    const Answers::Answer& answer = answers->answers[i];
+    ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
+    EXPECT_EQ(answer.text, "OK") << i;
+    const std::string key = "redlock:lock:r" + std::to_string(i);
+    EXPECT_EQ(cluster.master(shard_of(cluster, key)).probe().get(key), "v" + std::to_string(i));
+  }
+  EXPECT_EQ(run.link().maps_read(), 1U) << "one map, read before the first request left";
+  EXPECT_TRUE(run.link().ready());
+}
+
+// The mutex's extend is a batched script: requests queued in one loop turn
+// go as one call, which a cluster refuses (CROSSSLOT) when their keys span
+// slots. Each extend here must find its key and answer 1.
+TEST(ClusterLink, BatchedRequestsShareACallOnlyWithinASlot) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  constexpr std::uint32_t kKeys = 48;
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    run.set("redlock:lock:e" + std::to_string(i), "v", i, answers);
+  }
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.size() == kKeys; }));
+  auto extended = std::make_shared<Answers>();
+  const auto batched_before = command_calls(cluster.master(0), {"evalsha", "eval"});
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    run.link().send(detail::script(detail::ScriptId::extend),
+                    {"redlock:lock:e" + std::to_string(i)}, {"v", "60000"}, false,
+                    steady_clock_source().now(), extended, i);
+  }
+  ASSERT_TRUE(run.run_until([&] { return extended->answers.size() == kKeys; }));
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    const Answers::Answer& answer = extended->answers[i];
+    ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
+    EXPECT_EQ(answer.type, REDIS_REPLY_INTEGER) << i << ": " << answer.text;
+    EXPECT_EQ(answer.integer, 1) << i;
+    const std::string key = "redlock:lock:e" + std::to_string(i);
+    EXPECT_GT(cluster.master(shard_of(cluster, key)).probe().pttl(key), 1000) << key;
+  }
+  // Shard 0 got fewer calls than requests of its own: some did share one.
+  std::uint32_t on_shard0 = 0;
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    if (shard_of(cluster, "redlock:lock:e" + std::to_string(i)) == 0) ++on_shard0;
+  }
+  EXPECT_LE(command_calls(cluster.master(0), {"evalsha", "eval"}) - batched_before, on_shard0);
+}
+
+TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
+  ShardedMember cluster;
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  const std::string key = key_in_shard(cluster, 0, "redlock:lock:m");
+  run.set(key, "before", 1, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  ASSERT_EQ(answers->answers[1].text, "OK") << answers->answers[1].detail;
+  const std::uint16_t promoted = cluster.replicas(0).front()->port();
+  ASSERT_TRUE(cluster.fail_over(0));
+  ASSERT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port,
+            cluster.replicas(0).front()->port())
+      << "the link's map still names the old master";
+
+  run.set(key, "after", 2, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(2) == 1; }));
+  const Answers::Answer& answer = answers->answers[2];
+  ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
+  EXPECT_EQ(answer.text, "OK") << "the MOVED was followed, not handed to the caller";
+  EXPECT_EQ(cluster.master(0).port(), promoted);
+  EXPECT_EQ(cluster.master(0).probe().get(key), "after");
+  ASSERT_TRUE(run.run_until([&] { return run.link().maps_read() >= 2; }))
+      << "a MOVED has the map read again";
+  EXPECT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port, promoted);
+}
+
+TEST(ClusterLink, AnAskIsFollowedOnceToTheImportingMaster) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  const std::string key = key_in_shard(cluster, 0, "redlock:lock:a");
+  const std::string slot = std::to_string(hash_slot(key));
+  // The slot starts moving from shard 0 to shard 1: the key is not on
+  // shard 0, which therefore answers ASK.
+  const std::string from = cluster.master(0).probe().command({"CLUSTER", "MYID"}).text;
+  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
+  ASSERT_TRUE(
+      cluster.master(1).probe().command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from}).is_ok());
+  ASSERT_TRUE(
+      cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok());
+
+  run.set(key, "asked", 1, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  const Answers::Answer& answer = answers->answers[1];
+  ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
+  EXPECT_EQ(answer.text, "OK") << "the ASK was followed, not handed to the caller";
+  EXPECT_EQ(cluster.master(1).probe().command({"CLUSTER", "COUNTKEYSINSLOT", slot}).integer, 1);
+  EXPECT_EQ(cluster.master(0).probe().command({"CLUSTER", "COUNTKEYSINSLOT", slot}).integer, 0);
+  EXPECT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port, cluster.master(0).port())
+      << "an ASK moves nothing in the map";
+}
+
+TEST(ClusterLink, ARequestWhoseKeysSpanSlotsNeverLeaves) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  const std::string first = key_in_shard(cluster, 0, "redlock:lock:x");
+  const std::string second = key_in_shard(cluster, 1, "redlock:lock:y");
+  const long long calls = command_calls(cluster.master(0), {"evalsha", "eval"});
+  run.link().send(set_script(), {first, second}, {"v"}, false, steady_clock_source().now(), answers,
+                  7);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(7) == 1; }));
+  const Answers::Answer& answer = answers->answers[7];
+  EXPECT_EQ(answer.kind, NodeResponse::Kind::unreachable);
+  EXPECT_NE(answer.detail.find("span hash slots"), std::string::npos) << answer.detail;
+  EXPECT_FALSE(answer.may_have_run);
+  EXPECT_EQ(command_calls(cluster.master(0), {"evalsha", "eval"}), calls);
+  EXPECT_FALSE(cluster.master(0).probe().exists(first));
+}
+
+TEST(ClusterLink, AMemberNoSeedOfWhichAnswersFailsItsRequestsSayingWhy) {
+  // Two ports nothing listens on: a server started and stopped.
+  std::vector<std::string> seeds;
+  for (int i = 0; i < 2; ++i) {
+    RedisServer gone;
+    seeds.push_back(gone.address());
+  }
+  LinkRun run(seeds);
+  auto answers = std::make_shared<Answers>();
+  run.set("redlock:lock:none", "v", 1, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  const Answers::Answer& answer = answers->answers[1];
+  EXPECT_EQ(answer.kind, NodeResponse::Kind::unreachable);
+  EXPECT_NE(answer.detail.find("no seed of the cluster gave its slot map"), std::string::npos)
+      << answer.detail;
+  EXPECT_FALSE(answer.may_have_run);
+  EXPECT_EQ(run.link().slot_map(), nullptr);
+}
+
+}  // namespace
+}  // namespace redlock::test
