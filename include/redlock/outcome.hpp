@@ -62,6 +62,21 @@ struct NodeOutcome {
   std::string detail;
 };
 
+// What kind of lock a Lock record is (docs/api.md, "Lock kinds"): it says
+// which of the record's fields mean something and how the lock is extended
+// and released. A record whose fields do not fit its kind (a mutex with a
+// permit, a fair lock without its queue id) is refused by extend and
+// release, never taken for another kind.
+enum class LockKind : std::uint8_t {
+  mutex,   // one resource, exclusive (the default)
+  multi,   // several resources at once: `resources`
+  permit,  // a semaphore's permit: `permit` of `permits`
+  shared,  // the read side of a read-write lock
+  fair,    // a fair lock, won in line: `queue_id`
+};
+
+[[nodiscard]] REDLOCK_API std::string_view to_string(LockKind kind) noexcept;
+
 // One holding of a lock. Copyable: it is only a record; the guard type of
 // the library owns renewal and release.
 struct Lock {
@@ -94,6 +109,9 @@ struct Lock {
   // A fair lock (AcquireOptions::fair): the id of its waiter's place in the
   // resource's queue, which its release gives up. Empty otherwise.
   std::string queue_id{};
+  // Which of the fields above it uses. A record built by hand for a lock
+  // that is not a mutex must say so.
+  LockKind kind = LockKind::mutex;
 
   // The resources the lock holds: `resources`, or `resource` alone.
   [[nodiscard]] std::vector<Resource> all_resources() const {

@@ -34,6 +34,22 @@ std::string_view to_string(NodeStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(LockKind kind) noexcept {
+  switch (kind) {
+    case LockKind::mutex:
+      return "mutex";
+    case LockKind::multi:
+      return "multi";
+    case LockKind::permit:
+      return "permit";
+    case LockKind::shared:
+      return "shared";
+    case LockKind::fair:
+      return "fair";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Persistence persistence) noexcept {
   switch (persistence) {
     case Persistence::unknown:

@@ -13,11 +13,12 @@ PackedLock::PackedLock(Lock lock)
       valid_until_(lock.valid_until),
       fence_(lock.fence) {
   const bool rare = !lock.resources.empty() || !lock.fences.empty() || lock.permit.has_value() ||
-                    lock.permits != 0 || lock.shared || !lock.queue_id.empty();
+                    lock.permits != 0 || lock.shared || !lock.queue_id.empty() ||
+                    lock.kind != LockKind::mutex;
   if (rare) {
     rare_ = std::make_unique<const Rare>(Rare{std::move(lock.resources), std::move(lock.fences),
                                               lock.permit, lock.permits, lock.shared,
-                                              std::move(lock.queue_id)});
+                                              std::move(lock.queue_id), lock.kind});
   }
 }
 
@@ -35,6 +36,7 @@ Lock PackedLock::unpack() const {
     lock.permits = rare_->permits;
     lock.shared = rare_->shared;
     lock.queue_id = rare_->queue_id;
+    lock.kind = rare_->kind;
   }
   return lock;
 }

@@ -44,6 +44,7 @@ class PackedLock {
     std::uint32_t permits = 0;
     bool shared = false;
     std::string queue_id;
+    LockKind kind = LockKind::mutex;
   };
 
   // The resource's name and then the value, in one string: one allocation

@@ -90,6 +90,7 @@ ScriptCall claim_release_call(const Resource& resource, const LockValue& value, 
                               std::string_view queue_id, const LockConfig& keys, bool leave) {
   Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};
   claimed.queue_id = queue_id;
+  claimed.kind = LockKind::fair;
   ScriptCall call = fair_rules().release_call(claimed, keys, true, {});
   if (!leave) call.args[2].clear();
   return call;

@@ -20,7 +20,8 @@
 
 namespace redlock::detail {
 
-enum class LockKind : std::uint8_t { single, multi, permit, shared, fair };
+// The public LockKind (outcome.hpp): each kind's rules are in this folder.
+using redlock::LockKind;
 
 // What an acquire's attempt carries besides the lock's shape: the node
 // rules' settings (the amnesia defence), the TTL as sent, and whether a
@@ -76,8 +77,7 @@ class KindRules {
 
 // The table (kind_table.cpp).
 [[nodiscard]] const KindRules& rules_of(LockKind kind) noexcept;
-// The kind a record says it is: its permit, its shared flag, its queue id,
-// its resources, in that order; else a mutex.
+// The kind a record says it is (Lock::kind).
 [[nodiscard]] LockKind kind_of(const Lock& lock) noexcept;
 
 // Whether `lock` is a record some acquire could have handed out: a value, a

@@ -6,7 +6,7 @@ namespace redlock::detail {
 
 const KindRules& rules_of(LockKind kind) noexcept {
   switch (kind) {
-    case LockKind::single:
+    case LockKind::mutex:
       return mutex_rules();
     case LockKind::fair:
       return fair_rules();
@@ -20,13 +20,7 @@ const KindRules& rules_of(LockKind kind) noexcept {
   return mutex_rules();
 }
 
-LockKind kind_of(const Lock& lock) noexcept {
-  if (lock.permit) return LockKind::permit;
-  if (lock.shared) return LockKind::shared;
-  if (!lock.queue_id.empty()) return LockKind::fair;
-  if (!lock.resources.empty()) return LockKind::multi;
-  return LockKind::single;
-}
+LockKind kind_of(const Lock& lock) noexcept { return lock.kind; }
 
 bool KindRules::keys_allowed(const Lock& lock, const LockConfig& keys) const {
   return key_allowed(lock.resource, keys);
@@ -47,6 +41,17 @@ ScriptCall KindRules::one_key_extend(ScriptId id, const Lock& lock, const LockCo
 
 bool well_formed(const Lock& lock) noexcept {
   if (lock.value.empty() || lock.resource.empty()) return false;
+  // A kind this version does not know (a record from elsewhere) is no kind.
+  if (static_cast<int>(lock.kind) > static_cast<int>(LockKind::fair)) return false;
+  // The fields only one kind uses, set on a record of another: refused,
+  // never read as that other kind.
+  if (lock.shared != (lock.kind == LockKind::shared) ||
+      lock.permit.has_value() != (lock.kind == LockKind::permit) ||
+      (lock.kind != LockKind::permit && lock.permits != 0) ||
+      lock.queue_id.empty() == (lock.kind == LockKind::fair) ||
+      (lock.kind != LockKind::multi && (!lock.resources.empty() || !lock.fences.empty()))) {
+    return false;
+  }
   return rules_of(kind_of(lock)).well_formed(lock);
 }
 

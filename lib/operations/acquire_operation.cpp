@@ -46,13 +46,14 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   // The mutex's script form is built when an attempt first needs it
   // (send_attempt): most go as the plain transaction, and this is the
   // acquire's hot path.
-  if (kind_ != LockKind::single) set_attempt_call();
+  if (kind_ != LockKind::mutex) set_attempt_call();
 }
 
 Lock AcquireOperation::shape(const LockValue& value) const {
   Lock lock{resource_, value, ttl_, TimePoint{}, TimePoint{}, std::nullopt};
+  lock.kind = kind_;
   switch (kind_) {
-    case LockKind::single:
+    case LockKind::mutex:
       break;
     case LockKind::multi:
       lock.resources = resources_;
@@ -201,7 +202,7 @@ void AcquireOperation::begin_attempt() {
 void AcquireOperation::send_attempt() {
   auto& nodes = core_.nodes();
   auto self = shared_from_this();
-  if (kind_ == LockKind::single) {
+  if (kind_ == LockKind::mutex) {
     // A waiter that turns fair at its first refusal waits in the fair
     // queue, not in the mutex's line: it takes no place there.
     const bool lining_up = (!may_turn_fair_ || in_line_) && line_up();

@@ -263,7 +263,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   void request_recovery();
   void fail_later(std::error_code why);
 
-  LockKind kind_ = LockKind::single;
+  LockKind kind_ = LockKind::mutex;
   // The resource (multi: the first; permit: the semaphore's name).
   Resource resource_;
   // multi: every resource.

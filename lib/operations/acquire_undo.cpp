@@ -66,7 +66,7 @@ TimePoint AcquireOperation::grant_expiry() const {
 
 void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool announce,
                                   TimePoint expires_at, std::int64_t permit) {
-  if (kind_ == LockKind::single || kind_ == LockKind::fair) {
+  if (kind_ == LockKind::mutex || kind_ == LockKind::fair) {
     // (A fair waiter's failed grant is undone without giving up its place.)
     // (Announced, it names the next waiter in line as a release does.)
     const std::string line =

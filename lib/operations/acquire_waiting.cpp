@@ -459,7 +459,7 @@ void AcquireOperation::keep_line_mark() {
 }
 
 bool AcquireOperation::wait_in_rejoined_place() {
-  if (kind_ != LockKind::single || plan_.max_retries == 0) return false;
+  if (kind_ != LockKind::mutex || plan_.max_retries == 0) return false;
   const TimePoint now = core_.clock().now();
   std::optional<WakeupHub::Rejoined> taken = core_.wakeups().take_rejoined(channel_, now);
   if (!taken) return false;
@@ -545,7 +545,7 @@ std::size_t AcquireOperation::copies_needed() const {
 }
 
 bool AcquireOperation::named(std::size_t node, bool first_copy) {
-  if (kind_ == LockKind::single && in_line_ && phase_ == Phase::pausing &&
+  if (kind_ == LockKind::mutex && in_line_ && phase_ == Phase::pausing &&
       retry_timer_ != TimerQueue::kNone && node < kMaxNodes) {
     // Asleep in line: attempt once a majority of the nodes holding the
     // place named it, since a release reaches the nodes one at a time and

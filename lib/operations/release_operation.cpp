@@ -26,13 +26,13 @@ void ReleaseOperation::start() {
   // instead ("Fair locks", the next ticket drawn in the release).
   std::string rejoin;
   const LockKind kind = kind_of(lock_);
-  const bool comes_back = (kind == LockKind::single || kind == LockKind::fair) &&
+  const bool comes_back = (kind == LockKind::mutex || kind == LockKind::fair) &&
                           core_.wakeups().recent_contention().size() > 0;
   if (comes_back) {
     const std::string& prefix = core_.config().lock.key_prefix;
     channel_ = release_channel(prefix, lock_.resource.str());
     const TimePoint now = core_.clock().now();
-    if (kind == LockKind::single) {
+    if (kind == LockKind::mutex) {
       rejoin_ = core_.wakeups().offer_rejoin(channel_, lock_.resource.str(), now);
       if (rejoin_) rejoin = rejoin_argument(rejoin_->id, core_.wakeups().rejoin_lease());
     } else {

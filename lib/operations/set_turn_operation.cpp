@@ -158,6 +158,7 @@ void SetTurnOperation::adopt() {
   if (options_.payload) value.append(":").append(*options_.payload);
   Lock set{resources_.front(), LockValue(value), ttl_, started, valid_until, std::nullopt};
   set.resources = resources_;
+  set.kind = LockKind::multi;
   ScriptCall call = adopt_call(set, values, core_.config().lock);
   auto self = shared_from_this();
   current_ = launch<ExtendOperation>(

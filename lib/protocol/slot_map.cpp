@@ -91,7 +91,9 @@ std::optional<Redirect> parse_redirect(std::string_view error) {
   }
   std::string_view host = endpoint.substr(0, colon);
   if (host.find(' ') != std::string_view::npos) return std::nullopt;
-  redirect.host = std::string(host);
+  // "?": the server does not know the name it is reached by (a cluster
+  // with cluster-preferred-endpoint-type unknown-endpoint), as empty.
+  if (host != "?") redirect.host = std::string(host);
   return redirect;
 }
 

@@ -72,7 +72,8 @@ class SlotMap {
 // (the slot lives on that master now: read the map again) or "ASK <slot>
 // <host>:<port>" (this one request goes there, after ASKING). An empty
 // host means the host of the server that answered (a cluster that does not
-// know its endpoint's name announces ":<port>").
+// know its endpoint's name announces ":<port>" or "?:<port>"; both read as
+// empty).
 struct Redirect {
   enum class Kind { moved, ask };
   Kind kind = Kind::moved;

@@ -42,6 +42,9 @@ struct ClusterLink::Routed final : ResponseSink {
   std::uint32_t tag = 0;
   std::uint16_t slot = 0;
   bool keyless = false;
+  // The host of the server it went to last: an empty host in a redirect
+  // ("MOVED 42 :7001") is that server's.
+  std::string sent_host;
   int redirects = 0;
   bool asking = false;   // the next send goes after ASKING
   std::string ask_host;  // where an ASK sends it
@@ -136,7 +139,9 @@ void ClusterLink::on_map(const NodeResponse& response) {
   const ClusterSeed& seed = member_.cluster[next_seed_ % member_.cluster.size()];
   std::string problem;
   if (response.kind == NodeResponse::Kind::reply && response.reply_count > 0) {
-    const std::string answering = seed.unix_path.empty() ? seed.host : "127.0.0.1";
+    // A server reached by a Unix socket has no host to lend a master
+    // announced without one: such a map is refused (a TCP seed is needed).
+    const std::string answering = seed.unix_path.empty() ? seed.host : std::string();
     std::string error;
     if (auto ranges = slot_ranges_from(*response.replies[0], answering, error)) {
       if (auto map = SlotMap::from_ranges(*ranges, error)) {
@@ -248,6 +253,7 @@ void ClusterLink::route(const std::shared_ptr<Routed>& routed) {
     }
     target = &connection_to(master->host, master->port, {});
   }
+  routed->sent_host = target->config().unix_path.empty() ? target->config().host : std::string();
   if (routed->asking) {
     routed->asking = false;
     static constexpr std::array<std::string_view, 1> kAsking{"ASKING"};
@@ -284,13 +290,20 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
     return;
   }
   const std::string_view error = error_text(response);
-  const bool in_time =
-      loop_.clock().now() < routed->sent_at + effective_node_timeout(lock_, member_);
+  // The request's own deadline, as its connection counts it.
+  Microseconds timeout = effective_node_timeout(lock_, member_);
+  if (routed->call.script != nullptr) {
+    timeout = std::max<Microseconds>(timeout, routed->call.script->min_timeout);
+  }
+  const bool in_time = loop_.clock().now() < routed->sent_at + timeout;
   if (!error.empty() && !closed_ && !routed->keyless && routed->redirects < kMaxRedirects &&
       in_time) {
-    if (const std::optional<Redirect> redirect = parse_redirect(error)) {
+    const std::optional<Redirect> redirect = parse_redirect(error);
+    // An empty host is the answering server's; one reached by a Unix
+    // socket has no host to give, and the redirect is not followed.
+    if (redirect && (!redirect->host.empty() || !routed->sent_host.empty())) {
       ++routed->redirects;
-      const std::string host = redirect->host.empty() ? "127.0.0.1" : redirect->host;
+      const std::string host = redirect->host.empty() ? routed->sent_host : redirect->host;
       if (redirect->kind == Redirect::Kind::moved) {
         map_->move_slot(redirect->slot, ShardEndpoint{host, redirect->port, {}});
         map_wanted_ = true;
@@ -304,16 +317,28 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
       return;
     }
     if (error.starts_with("TRYAGAIN")) {
+      // Kept here while it pauses: nothing else holds it then.
       ++routed->redirects;
-      std::weak_ptr<Routed> weak = routed;
-      loop_.timers().schedule_after(kTryAgainPause, [this, weak] {
-        if (auto again = weak.lock(); again && !closed_) route(again);
+      const TimerQueue::Id timer = loop_.timers().schedule_after(kTryAgainPause, [this, routed] {
+        std::erase_if(pausing_, [&](const auto& entry) { return entry.second == routed; });
+        route(routed);
       });
+      pausing_.emplace_back(timer, routed);
       return;
     }
   }
   routed->answered = !response.late;
   if (routed->sink) routed->sink->on_response(index_, routed->tag, response);
+}
+
+void ClusterLink::fail_now(const std::shared_ptr<Routed>& routed, std::string_view why) {
+  if (routed->cleanup || !routed->sink || routed->answered) return;
+  routed->answered = true;
+  NodeResponse response;
+  response.kind = NodeResponse::Kind::unreachable;
+  response.detail = why;
+  response.may_have_run = false;
+  routed->sink->on_response(index_, routed->tag, response);
 }
 
 void ClusterLink::fail(const std::shared_ptr<Routed>& routed, std::string why) {
@@ -347,8 +372,17 @@ void ClusterLink::close() {
   if (closed_) return;
   closed_ = true;
   map_reader_->detach();
+  // Answered here, not from a posted task: close() runs after the loop
+  // turn has stopped taking tasks (LoopContext::close), and it is not
+  // send(). The connections fail what they hold the same way.
   std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
-  for (const auto& routed : waiting) fail(routed, "connection closed");
+  for (const auto& routed : waiting) fail_now(routed, "connection closed");
+  std::vector<std::pair<TimerQueue::Id, std::shared_ptr<Routed>>> pausing =
+      std::exchange(pausing_, {});
+  for (auto& [timer, routed] : pausing) {
+    loop_.timers().cancel(timer);
+    fail_now(routed, "connection closed");
+  }
   for (auto& [key, connection] : servers_) connection->close();
 }
 

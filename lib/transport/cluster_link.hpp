@@ -10,8 +10,10 @@
 //   then wait for it (at most kMaxWaitingForMap; more fail at once), and
 //   fail as unreachable when no seed answers.
 // - A MOVED answer moves the slot in the map, has the map read again, and
-//   sends the request to the named master; an ASK answer sends it there
-//   once, after ASKING; TRYAGAIN sends it again after a short pause. Each
+//   sends the request to the named master (an empty host in it is the
+//   answering server's); an ASK answer sends it there once, after ASKING;
+//   TRYAGAIN sends it again after a short pause (close() fails a request
+//   that is pausing, as it fails one waiting for the map). Each
 //   only while the request's own deadline (from its sent_at) has not
 //   passed, and at most kMaxRedirects times: a redirect costs time the
 //   caller's validity already counts. Any other answer, CLUSTERDOWN
@@ -95,6 +97,8 @@ class ClusterLink final : public NodeLink {
   void on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response);
   // Fails `routed` as unreachable with `why`, from a posted task.
   void fail(const std::shared_ptr<Routed>& routed, std::string why);
+  // The same, at once (close(): not from inside send()).
+  void fail_now(const std::shared_ptr<Routed>& routed, std::string_view why);
 
   LoopContext& loop_;
   NodeMetrics& stats_;
@@ -113,6 +117,8 @@ class ClusterLink final : public NodeLink {
   std::string last_seed_problem_;
   std::shared_ptr<MapReader> map_reader_;
   std::vector<std::shared_ptr<Routed>> waiting_;
+  // Requests pausing after TRYAGAIN, with their timers.
+  std::vector<std::pair<TimerQueue::Id, std::shared_ptr<Routed>>> pausing_;
   std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
   bool started_ = false;

@@ -13,13 +13,16 @@ std::optional<ShardEndpoint> endpoint_from(const redisReply& server,
   if (server.type != REDIS_REPLY_ARRAY || server.elements < 2) return std::nullopt;
   const redisReply& host = *server.element[0];
   const redisReply& port = *server.element[1];
-  if ((host.type != REDIS_REPLY_STRING && host.type != REDIS_REPLY_STATUS) ||
+  // A host the server does not know is empty, "?" or nil.
+  if ((host.type != REDIS_REPLY_STRING && host.type != REDIS_REPLY_STATUS &&
+       host.type != REDIS_REPLY_NIL) ||
       port.type != REDIS_REPLY_INTEGER || port.integer <= 0 || port.integer > 65535) {
     return std::nullopt;
   }
   ShardEndpoint endpoint;
-  endpoint.host = std::string(text_of(host));
+  if (host.type != REDIS_REPLY_NIL) endpoint.host = std::string(text_of(host));
   if (endpoint.host.empty() || endpoint.host == "?") endpoint.host = std::string(answering_host);
+  if (endpoint.host.empty()) return std::nullopt;
   endpoint.port = static_cast<std::uint16_t>(port.integer);
   if (server.elements >= 3 && server.element[2]->type == REDIS_REPLY_STRING) {
     endpoint.id = std::string(text_of(*server.element[2]));

@@ -2,8 +2,11 @@
 // lists (docs/algorithm.md, "A cluster as a member"). Each entry is
 // [first slot, last slot, master, replica...], each server [host, port,
 // node id, (Redis 7: a map of hostname and the like)]. A host that is
-// empty or "?" (a server that does not know the address it is reached at)
-// is `answering_host`, the host of the server that answered.
+// empty, "?" or nil (a server that does not know the address it is reached
+// at)
+// is `answering_host`, the host of the server that answered; when that is
+// empty too (a seed reached by a Unix socket), the entry names no master
+// the client could reach, and the map is refused.
 #pragma once
 
 #include <hiredis/hiredis.h>

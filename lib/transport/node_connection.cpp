@@ -483,6 +483,8 @@ void NodeConnection::fail_slots(Fifo<Slot>& slots, std::string_view why) {
 void NodeConnection::fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag,
                                 std::string why) {
   stats_.unreachable.fetch_add(1, std::memory_order_relaxed);
+  // (A plain command sent for its effect alone, ASKING, has no sink.)
+  if (!sink) return;
   loop_.turn().post([sink = std::move(sink), tag, why = std::move(why), index = index_] {
     NodeResponse response;
     response.kind = NodeResponse::Kind::unreachable;

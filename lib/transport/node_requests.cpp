@@ -139,14 +139,23 @@ void NodeConnection::send(Request request) {
 
 void NodeConnection::send_plain_command(std::span<const std::string_view> words, TimePoint sent_at,
                                         std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  if (state_ == State::closed || words.empty()) {
-    fail_later(std::move(sink), tag, state_ == State::closed ? "connection closed" : "no command");
+  if (words.empty()) {
+    fail_later(std::move(sink), tag, "no command");
+    return;
+  }
+  // As a script request: failed at once where it could not leave.
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
     return;
   }
   if (unresponsive()) {
     fail_later(std::move(sink), tag, unresponsive_text());
     return;
   }
+  // Encoded in queue order: what is pending goes out before this one (a
+  // reply is matched to its request by position).
+  emit_pending();
   Slot& slot = slots_.emplace_back();
   slot.sink = std::move(sink);
   slot.tag = tag;
@@ -337,7 +346,7 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) const {
   if (next.script != first.script || next.argc != first.argc || next.key_count != first.key_count) {
     return false;
   }
-  if (setup_.one_slot_per_call) {
+  if (setup_.one_slot_per_call && first.key_count > 0) {
     std::size_t first_at = first.layout.keys_offset;
     std::size_t next_at = next.layout.keys_offset;
     if (hash_slot(next_tail_bulk(tail_of(first), first_at).bytes) !=

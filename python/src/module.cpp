@@ -77,6 +77,7 @@ py::dict lock_record(const Lock& lock) {
   // waited) says so: its release is the queue's, which serves the next
   // waiter; released as a mutex, it would leave its place first in line.
   out["queue_id"] = lock.queue_id;
+  out["kind"] = std::string(to_string(lock.kind));
   return out;
 }
 
@@ -587,6 +588,18 @@ class PyClient {
     lock.started = lock.valid_until - lock.ttl;
     if (!record["fence"].is_none()) lock.fence = record["fence"].cast<std::uint64_t>();
     if (record.contains("queue_id")) lock.queue_id = record["queue_id"].cast<std::string>();
+    // The kind the record says (the binding's records are mutexes and fair
+    // locks); a record written without one is read by its queue id. A kind
+    // that does not fit the record is refused by the release, not guessed.
+    const std::string kind = record.contains("kind") ? record["kind"].cast<std::string>()
+                             : lock.queue_id.empty() ? "mutex"
+                                                     : "fair";
+    if (kind == "fair") {
+      lock.kind = LockKind::fair;
+    } else if (kind != "mutex") {
+      throw py::value_error("a lock record of kind \"" + kind +
+                            "\": this module takes mutexes and fair locks");
+    }
     return lock;
   }
 

@@ -6,10 +6,15 @@
 // answers fails its requests, naming why.
 #include "transport/cluster_link.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -23,6 +28,7 @@
 #include "scripts/scripts.hpp"
 #include "scripts/sha1.hpp"
 #include "transport/loop_context.hpp"
+#include "transport/node_connection.hpp"
 
 namespace redlock::test {
 namespace {
@@ -64,7 +70,11 @@ class Answers final : public detail::ResponseSink {
     bool may_have_run = true;
   };
   void on_response(std::size_t, std::uint32_t tag, const NodeResponse& response) override {
-    if (response.late) return;
+    ++count[tag];
+    if (response.late) {
+      ++late[tag];
+      return;
+    }
     Answer answer;
     answer.kind = response.kind;
     answer.detail = std::string(response.detail);
@@ -78,6 +88,15 @@ class Answers final : public detail::ResponseSink {
     answers[tag] = answer;
   }
   std::map<std::uint32_t, Answer> answers;
+  // Every response by tag, late ones too: a request answered twice shows.
+  std::map<std::uint32_t, int> count;
+  std::map<std::uint32_t, int> late;
+  [[nodiscard]] bool each_once() const {
+    for (const auto& [tag, n] : count) {
+      if (n - (late.count(tag) != 0 ? late.at(tag) : 0) != 1) return false;
+    }
+    return true;
+  }
 };
 
 // A ClusterLink on a private loop, closed (and the loop checked for leaks)
@@ -98,7 +117,11 @@ class LinkRun {
     link_ = std::make_unique<ClusterLink>(*context_, metrics_, 0, member_, lock_, setup);
     link_->start();
   }
-  ~LinkRun() {
+  ~LinkRun() { close(); }
+  // Closes the link (its waiting requests are answered) and the loop, and
+  // checks that no handle leaked.
+  void close() {
+    if (!context_) return;
     bool closed = false;
     context_->close([&] { link_->close(); }, [&] { closed = true; });
     while (!closed) uv_run(&loop_, UV_RUN_ONCE);
@@ -149,6 +172,28 @@ std::string key_in_shard(ShardedMember& cluster, std::size_t shard, const std::s
   }
 }
 
+// A loopback port bound and not listening, for as long as it lives.
+struct BoundPort {
+  BoundPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+      port = ntohs(address.sin_port);
+    }
+  }
+  ~BoundPort() {
+    if (fd >= 0) ::close(fd);
+  }
+  BoundPort(const BoundPort&) = delete;
+  BoundPort& operator=(const BoundPort&) = delete;
+  int fd = -1;
+  std::uint16_t port = 0;
+};
+
 ShardedMemberOptions masters_only() {
   ShardedMemberOptions options;
   options.replicas_per_shard = 0;
@@ -177,38 +222,40 @@ TEST(ClusterLink, EachRequestReachesTheMasterOfItsSlot) {
 
 // The mutex's extend is a batched script: requests queued in one loop turn
 // go as one call, which a cluster refuses (CROSSSLOT) when their keys span
-// slots. Each extend here must find its key and answer 1.
+// slots. Half the keys here share a slot (one hash tag), the others are
+// spread over the slots: each extend must find its key and answer 1, and
+// the shared slot's requests share calls.
 TEST(ClusterLink, BatchedRequestsShareACallOnlyWithinASlot) {
   ShardedMember cluster(masters_only());
   LinkRun run(cluster.seeds());
   auto answers = std::make_shared<Answers>();
   constexpr std::uint32_t kKeys = 48;
-  for (std::uint32_t i = 0; i < kKeys; ++i) {
-    run.set("redlock:lock:e" + std::to_string(i), "v", i, answers);
-  }
+  const auto key = [](std::uint32_t i) {
+    return i % 2 == 0 ? "redlock:lock:{together}" + std::to_string(i)
+                      : "redlock:lock:apart" + std::to_string(i);
+  };
+  for (std::uint32_t i = 0; i < kKeys; ++i) run.set(key(i), "v", i, answers);
   ASSERT_TRUE(run.run_until([&] { return answers->answers.size() == kKeys; }));
+  RedisServer& together = cluster.master(shard_of(cluster, key(0)));
+  const long long calls_before = command_calls(together, {"evalsha", "eval"});
   auto extended = std::make_shared<Answers>();
-  const auto batched_before = command_calls(cluster.master(0), {"evalsha", "eval"});
   for (std::uint32_t i = 0; i < kKeys; ++i) {
-    run.link().send(detail::script(detail::ScriptId::extend),
-                    {"redlock:lock:e" + std::to_string(i)}, {"v", "60000"}, false,
+    run.link().send(detail::script(detail::ScriptId::extend), {key(i)}, {"v", "60000"}, false,
                     steady_clock_source().now(), extended, i);
   }
   ASSERT_TRUE(run.run_until([&] { return extended->answers.size() == kKeys; }));
+  std::uint32_t on_together = 0;
   for (std::uint32_t i = 0; i < kKeys; ++i) {
     const Answers::Answer& answer = extended->answers[i];
     ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
     EXPECT_EQ(answer.type, REDIS_REPLY_INTEGER) << i << ": " << answer.text;
     EXPECT_EQ(answer.integer, 1) << i;
-    const std::string key = "redlock:lock:e" + std::to_string(i);
-    EXPECT_GT(cluster.master(shard_of(cluster, key)).probe().pttl(key), 1000) << key;
+    EXPECT_GT(cluster.master(shard_of(cluster, key(i))).probe().pttl(key(i)), 1000) << key(i);
+    if (&cluster.master(shard_of(cluster, key(i))) == &together) ++on_together;
   }
-  // Shard 0 got fewer calls than requests of its own: some did share one.
-  std::uint32_t on_shard0 = 0;
-  for (std::uint32_t i = 0; i < kKeys; ++i) {
-    if (shard_of(cluster, "redlock:lock:e" + std::to_string(i)) == 0) ++on_shard0;
-  }
-  EXPECT_LE(command_calls(cluster.master(0), {"evalsha", "eval"}) - batched_before, on_shard0);
+  EXPECT_TRUE(extended->each_once());
+  // The 24 requests of the shared slot went in fewer calls than that.
+  EXPECT_LT(command_calls(together, {"evalsha", "eval"}) - calls_before, on_together - 12);
 }
 
 TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
@@ -235,6 +282,30 @@ TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
   ASSERT_TRUE(run.run_until([&] { return run.link().maps_read() >= 2; }))
       << "a MOVED has the map read again";
   EXPECT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port, promoted);
+}
+
+// A cluster that does not know the names its servers are reached by
+// announces no host (empty, or "?") in its map and its redirects: each is
+// the host of the server that answered.
+TEST(ClusterLink, AClusterThatDoesNotNameItsHostsIsReachedAtTheAnsweringHost) {
+  ShardedMemberOptions options;
+  options.server.extra_arguments = {"--cluster-preferred-endpoint-type", "unknown-endpoint"};
+  ShardedMember cluster(options);
+  const Reply slots = cluster.master(0).probe().command({"CLUSTER", "SLOTS"});
+  ASSERT_FALSE(slots.elements.empty());
+  const std::string announced = slots.elements[0].elements[2].elements[0].text;
+  ASSERT_TRUE(announced.empty() || announced == "?") << "the map names host " << announced;
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  const std::string key = key_in_shard(cluster, 0, "redlock:lock:q");
+  run.set(key, "before", 1, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  ASSERT_EQ(answers->answers[1].text, "OK") << answers->answers[1].detail;
+  ASSERT_TRUE(cluster.fail_over(0));
+  run.set(key, "after", 2, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(2) == 1; }));
+  EXPECT_EQ(answers->answers[2].text, "OK") << answers->answers[2].detail;
+  EXPECT_EQ(cluster.master(0).probe().get(key), "after");
 }
 
 TEST(ClusterLink, AnAskIsFollowedOnceToTheImportingMaster) {
@@ -282,12 +353,11 @@ TEST(ClusterLink, ARequestWhoseKeysSpanSlotsNeverLeaves) {
 }
 
 TEST(ClusterLink, AMemberNoSeedOfWhichAnswersFailsItsRequestsSayingWhy) {
-  // Two ports nothing listens on: a server started and stopped.
+  // Two ports this test holds bound and never listens on: a connection is
+  // refused there, and no other test's server can take them meanwhile.
+  std::vector<BoundPort> ports(2);
   std::vector<std::string> seeds;
-  for (int i = 0; i < 2; ++i) {
-    RedisServer gone;
-    seeds.push_back(gone.address());
-  }
+  for (const BoundPort& port : ports) seeds.push_back("127.0.0.1:" + std::to_string(port.port));
   LinkRun run(seeds);
   auto answers = std::make_shared<Answers>();
   run.set("redlock:lock:none", "v", 1, answers);
@@ -298,6 +368,125 @@ TEST(ClusterLink, AMemberNoSeedOfWhichAnswersFailsItsRequestsSayingWhy) {
       << answer.detail;
   EXPECT_FALSE(answer.may_have_run);
   EXPECT_EQ(run.link().slot_map(), nullptr);
+}
+
+// A plain command (the map's CLUSTER SLOTS, a redirect's ASKING) sent while
+// batched requests wait for the turn's flush goes out after them: replies
+// are matched to requests by position, so each gets its own.
+TEST(ClusterLink, APlainCommandKeepsItsPlaceBehindPendingRequests) {
+  RedisServer server;
+  ASSERT_TRUE(server.probe().command({"SET", "redlock:lock:p", "v"}).is_ok());
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  {
+    detail::LoopContext context(&loop, steady_clock_source());
+    NodeMetrics metrics("node");
+    LockConfig lock;
+    lock.node_timeout = milliseconds(1000);
+    detail::SessionSetup setup;
+    setup.scripts.push_back(&detail::script(detail::ScriptId::extend));
+    detail::NodeConnection connection(context, metrics, 0, node_at(server.port()), lock, setup);
+    connection.start();
+    const auto run_until = [&](const std::function<bool()>& condition) {
+      const auto give_up = SteadyClock::now() + std::chrono::seconds(10);
+      while (!condition() && SteadyClock::now() < give_up) uv_run(&loop, UV_RUN_NOWAIT);
+      return condition();
+    };
+    ASSERT_TRUE(run_until([&] { return connection.ready(); }));
+    auto answers = std::make_shared<Answers>();
+    // Two extends (batched: pending until the flush), then ECHO, then one
+    // more extend.
+    for (std::uint32_t tag : {1U, 2U}) {
+      connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:p"}, {"v", "60000"},
+                      false, steady_clock_source().now(), answers, tag);
+    }
+    static constexpr std::array<std::string_view, 2> kEcho{"ECHO", "behind"};
+    detail::Request echo;
+    echo.command = kEcho;
+    echo.sent_at = steady_clock_source().now();
+    echo.sink = answers;
+    echo.tag = 3;
+    connection.send(std::move(echo));
+    connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:p"}, {"v", "60000"},
+                    false, steady_clock_source().now(), answers, 4);
+    ASSERT_TRUE(run_until([&] { return answers->answers.size() == 4; }));
+    for (std::uint32_t tag : {1U, 2U, 4U}) {
+      EXPECT_EQ(answers->answers[tag].type, REDIS_REPLY_INTEGER) << tag;
+      EXPECT_EQ(answers->answers[tag].integer, 1) << tag;
+    }
+    EXPECT_EQ(answers->answers[3].text, "behind");
+    EXPECT_TRUE(answers->each_once());
+    bool closed = false;
+    context.close([&] { connection.close(); }, [&] { closed = true; });
+    while (!closed) uv_run(&loop, UV_RUN_ONCE);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+// TRYAGAIN (a call whose keys are in a slot that is moving, some moved and
+// some not) is sent again after a pause, at most kMaxRedirects times
+// within the request's deadline, then handed over as the answer.
+TEST(ClusterLink, TryAgainIsSentAgainAfterAPauseThenHandedOver) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  // Two keys of one slot (one hash tag) in shard 0: one there, one not.
+  std::string tag;
+  for (int i = 0; tag.empty(); ++i) {
+    const std::string candidate = "t" + std::to_string(i);
+    if (shard_of(cluster, candidate) == 0) tag = candidate;
+  }
+  const std::string present = "redlock:lock:{" + tag + "}:a";
+  const std::string absent = "redlock:lock:{" + tag + "}:b";
+  ASSERT_TRUE(cluster.master(0).probe().command({"SET", present, "v"}).is_ok());
+  const std::string slot = std::to_string(hash_slot(present));
+  const std::string from = cluster.master(0).probe().command({"CLUSTER", "MYID"}).text;
+  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
+  ASSERT_TRUE(
+      cluster.master(1).probe().command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from}).is_ok());
+  ASSERT_TRUE(
+      cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok());
+
+  run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
+                  answers, 1);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  const Answers::Answer& answer = answers->answers[1];
+  ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
+  EXPECT_EQ(answer.type, REDIS_REPLY_ERROR);
+  EXPECT_TRUE(answer.text.starts_with("TRYAGAIN")) << answer.text;
+  EXPECT_TRUE(answers->each_once());
+  // Sent at least twice (the deadline is a second, the pause 20 ms), and
+  // at most once plus kMaxRedirects times.
+  const Reply stats = cluster.master(0).probe().command({"INFO", "commandstats"});
+  long long rejected = 0;
+  for (const std::string_view command : {"cmdstat_eval:", "cmdstat_evalsha:"}) {
+    const std::size_t at = stats.text.find(command);
+    if (at == std::string::npos) continue;
+    const std::size_t field = stats.text.find("rejected_calls=", at);
+    rejected += std::stoll(stats.text.substr(field + 15));
+  }
+  EXPECT_GE(rejected, 2);
+  EXPECT_LE(rejected, 1 + ClusterLink::kMaxRedirects);
+}
+
+// close() answers what waits for the map: a seed that never answers (a
+// stopped server) holds the map read until the link closes.
+TEST(ClusterLink, CloseAnswersTheRequestsWaitingForTheMap) {
+  RedisServer stopped;
+  stopped.pause();
+  LinkRun run({stopped.address()});
+  auto answers = std::make_shared<Answers>();
+  run.set("redlock:lock:w", "v", 1, answers);
+  run.set("redlock:lock:x", "v", 2, answers);
+  run.close();
+  ASSERT_EQ(answers->answers.size(), 2U);
+  for (const auto& [tag, answer] : answers->answers) {
+    EXPECT_EQ(answer.kind, NodeResponse::Kind::unreachable) << tag;
+    EXPECT_EQ(answer.detail, "connection closed") << tag;
+  }
+  EXPECT_TRUE(answers->each_once());
+  stopped.resume();
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ Lock permit() {
 }
 
 TEST(Kinds, EachKindIsRecognised) {
-  EXPECT_EQ(kind_of(single()), LockKind::single);
+  EXPECT_EQ(kind_of(single()), LockKind::mutex);
   EXPECT_EQ(kind_of(multi()), LockKind::multi);
   EXPECT_EQ(kind_of(permit()), LockKind::permit);
 }
@@ -240,7 +240,7 @@ TEST(Kinds, EachKindsReleaseAndExtendGiveTheirScriptsWhatTheyRead) {
 }
 
 TEST(Kinds, TheTableMapsEveryKindToItsOwnRules) {
-  EXPECT_EQ(&rules_of(LockKind::single), &mutex_rules());
+  EXPECT_EQ(&rules_of(LockKind::mutex), &mutex_rules());
   EXPECT_EQ(&rules_of(LockKind::fair), &fair_rules());
   EXPECT_EQ(&rules_of(LockKind::shared), &read_write_rules());
   EXPECT_EQ(&rules_of(LockKind::multi), &multi_rules());

@@ -128,6 +128,10 @@ TEST(Redirect, MovedAndAskAreRead) {
   const auto unnamed = parse_redirect("MOVED 1 :7000");
   ASSERT_TRUE(unnamed.has_value());
   EXPECT_EQ(unnamed->host, "");
+  const auto unknown = parse_redirect("ASK 1 ?:7000");
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_EQ(unknown->host, "");
+  EXPECT_EQ(unknown->port, 7000);
 }
 
 TEST(Redirect, AnythingElseIsNoRedirect) {

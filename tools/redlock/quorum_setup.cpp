@@ -156,11 +156,17 @@ Lock lock_from_value(const Invocation& invocation, Milliseconds ttl) {
   Lock lock{Resource(name), LockValue(invocation.value.value_or("")), ttl, now, now + ttl,
             std::nullopt};
   if (invocation.semaphore) {
+    lock.kind = LockKind::permit;
     lock.permit = invocation.permit.value_or(0);
     lock.permits = invocation.permits.value_or(*lock.permit + 1);
   } else if (invocation.resources.size() > 1) {
+    lock.kind = LockKind::multi;
     lock.resources = resources_of(invocation);
+  } else if (invocation.shared) {
+    lock.kind = LockKind::shared;
   }
+  // (Also on a permit or a set, which their kinds refuse: a mistake said,
+  // not dropped.)
   lock.shared = invocation.shared;
   return lock;
 }
