@@ -25,12 +25,14 @@ Lock single() {
 
 Lock multi() {
   Lock lock = single();
+  lock.kind = LockKind::multi;
   lock.resources = {Resource("r"), Resource("s")};
   return lock;
 }
 
 Lock permit() {
   Lock lock{Resource("pool"), LockValue("v"), Milliseconds(1000), {}, {}, std::nullopt};
+  lock.kind = LockKind::permit;
   lock.permit = 2;
   lock.permits = 3;
   return lock;
@@ -106,6 +108,7 @@ TEST(Kinds, ALockKeyPatternMovesTheLockKeysAndNothingElse) {
   // The release channel and the waiting line stay under the prefix.
   EXPECT_EQ(release.args, (std::vector<std::string>{"v", "p:released:r", "p:waiting:r", ""}));
   Lock fair = single();
+  fair.kind = LockKind::fair;
   fair.queue_id = "q";
   const ScriptCall fair_release = release_call(fair, keys("locks/{resource}"), true);
   EXPECT_EQ(fair_release.keys,
@@ -155,14 +158,52 @@ TEST(Kinds, OnlyRecordsAnAcquireCouldHaveHandedOutAreWellFormed) {
 
 Lock shared() {
   Lock lock = single();
+  lock.kind = LockKind::shared;
   lock.shared = true;
   return lock;
 }
 
 Lock fair() {
   Lock lock = single();
+  lock.kind = LockKind::fair;
   lock.queue_id = "@c 7";
   return lock;
+}
+
+// A record says its kind (Lock::kind); fields another kind uses, or a
+// kind's own fields missing, make it a record no acquire handed out: it is
+// refused, never read as another kind.
+TEST(Kinds, ARecordWhoseFieldsDoNotFitItsKindIsRefused) {
+  EXPECT_TRUE(well_formed(shared()));
+  EXPECT_TRUE(well_formed(fair()));
+  Lock fair_without_place = fair();
+  fair_without_place.queue_id.clear();
+  EXPECT_FALSE(well_formed(fair_without_place)) << "a fair lock is released through its place";
+  Lock mutex_with_place = single();
+  mutex_with_place.queue_id = "@c 7";
+  EXPECT_FALSE(well_formed(mutex_with_place)) << "a place says fair; the kind says mutex";
+  Lock mutex_with_permit = single();
+  mutex_with_permit.permit = 1;
+  mutex_with_permit.permits = 2;
+  EXPECT_FALSE(well_formed(mutex_with_permit));
+  Lock mutex_with_set = single();
+  mutex_with_set.resources = {Resource("r"), Resource("s")};
+  EXPECT_FALSE(well_formed(mutex_with_set));
+  Lock mutex_shared = single();
+  mutex_shared.shared = true;
+  EXPECT_FALSE(well_formed(mutex_shared));
+  Lock read_not_shared = shared();
+  read_not_shared.shared = false;
+  EXPECT_FALSE(well_formed(read_not_shared));
+  Lock permit_without_number = permit();
+  permit_without_number.permit.reset();
+  EXPECT_FALSE(well_formed(permit_without_number));
+  Lock set_shared = multi();
+  set_shared.shared = true;
+  EXPECT_FALSE(well_formed(set_shared));
+  Lock unknown = single();
+  unknown.kind = static_cast<LockKind>(9);
+  EXPECT_FALSE(well_formed(unknown)) << "a kind this version does not know";
 }
 
 // The highest literal index `table`[n] (KEYS or ARGV) the script's body
