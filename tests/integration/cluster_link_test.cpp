@@ -470,6 +470,36 @@ TEST(ClusterLink, TryAgainIsSentAgainAfterAPauseThenHandedOver) {
   EXPECT_LE(rejected, 1 + ClusterLink::kMaxRedirects);
 }
 
+// A request pausing after TRYAGAIN when the link closes is answered, once.
+TEST(ClusterLink, CloseAnswersARequestPausingAfterTryAgain) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  std::string tag;
+  for (int i = 0; tag.empty(); ++i) {
+    const std::string candidate = "t" + std::to_string(i);
+    if (shard_of(cluster, candidate) == 0) tag = candidate;
+  }
+  const std::string present = "redlock:lock:{" + tag + "}:a";
+  const std::string absent = "redlock:lock:{" + tag + "}:b";
+  ASSERT_TRUE(cluster.master(0).probe().command({"SET", present, "v"}).is_ok());
+  const std::string slot = std::to_string(hash_slot(present));
+  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
+  ASSERT_TRUE(
+      cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok());
+  auto answers = std::make_shared<Answers>();
+  run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
+                  answers, 1);
+  // Refused once: from then on it pauses 20 ms between tries.
+  const auto rejected = [&] {
+    const Reply stats = cluster.master(0).probe().command({"INFO", "commandstats"});
+    return stats.text.find("rejected_calls=1") != std::string::npos ||
+           stats.text.find("rejected_calls=2") != std::string::npos;
+  };
+  ASSERT_TRUE(run.run_until(rejected));
+  run.close();
+  EXPECT_EQ(answers->count[1], 1) << "answered exactly once";
+}
+
 // close() answers what waits for the map: a seed that never answers (a
 // stopped server) holds the map read until the link closes.
 TEST(ClusterLink, CloseAnswersTheRequestsWaitingForTheMap) {
