@@ -8,7 +8,9 @@
 // - The map is read with CLUSTER SLOTS from a seed (the next seed when one
 //   does not answer) before the first request leaves; requests sent before
 //   then wait for it (at most kMaxWaitingForMap; more fail at once), and
-//   fail as unreachable when no seed answers.
+//   fail as unreachable when no seed answers. They have no deadline of
+//   their own: the map read bounds them, each seed tried once within its
+//   connect and request timeouts.
 // - A MOVED answer moves the slot in the map, has the map read again, and
 //   sends the request to the named master (an empty host in it is the
 //   answering server's); an ASK answer sends it there once, after ASKING;

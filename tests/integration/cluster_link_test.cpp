@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <functional>
@@ -368,6 +369,33 @@ TEST(ClusterLink, AMemberNoSeedOfWhichAnswersFailsItsRequestsSayingWhy) {
       << answer.detail;
   EXPECT_FALSE(answer.may_have_run);
   EXPECT_EQ(run.link().slot_map(), nullptr);
+}
+
+// Subscribe mode goes to the first seed's connection: a cluster carries a
+// PUBLISH to every server, so a subscription there hears a release
+// published on any master.
+TEST(ClusterLink, ASubscriptionHearsWhatAnyMasterPublishes) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  std::vector<std::string> heard;
+  run.link().set_push_handler([&](std::string_view channel, std::string_view payload) {
+    heard.push_back(std::string(channel) + " " + std::string(payload));
+  });
+  ASSERT_TRUE(run.run_until([&] { return run.link().ready(); }));
+  run.link().send_command({"SUBSCRIBE", "redlock:released:job"});
+  ASSERT_TRUE(
+      run.run_until([&] { return subscribers(cluster.master(0), "redlock:released:job") == 1; }));
+  for (std::size_t shard = 0; shard < cluster.shards(); ++shard) {
+    (void)cluster.master(shard).probe().command(
+        {"PUBLISH", "redlock:released:job", "from-" + std::to_string(shard)});
+  }
+  ASSERT_TRUE(run.run_until([&] { return heard.size() == cluster.shards(); }));
+  for (std::size_t shard = 0; shard < cluster.shards(); ++shard) {
+    EXPECT_NE(
+        std::find(heard.begin(), heard.end(), "redlock:released:job from-" + std::to_string(shard)),
+        heard.end())
+        << shard;
+  }
 }
 
 // A plain command (the map's CLUSTER SLOTS, a redirect's ASKING) sent while
