@@ -170,16 +170,6 @@ std::string address_label(std::size_t index) {
 }
 constexpr std::string_view kClusterScheme = "redis+cluster://";
 
-bool is_cluster_address(std::string_view text) {
-  if (text.size() < kClusterScheme.size()) return false;
-  for (std::size_t i = 0; i < kClusterScheme.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != kClusterScheme[i]) return false;
-  }
-  return true;
-}
-
 // "redis+cluster://host:port,host:port": a cluster member's seeds, TCP
 // endpoints only; what went wrong, quoting nothing, in `error`.
 std::optional<NodeConfig> cluster_from_address(std::string_view text, std::string& error) {
@@ -230,7 +220,7 @@ ConfigResult config_from_addresses(const std::vector<std::string>& addresses) {
     config.source = std::string(kSource);
     for (std::size_t index = 0; index < addresses.size(); ++index) {
       const std::string label = address_label(index) + ": ";
-      if (is_cluster_address(addresses[index])) {
+      if (detail::has_scheme(addresses[index], kClusterScheme)) {
         std::string error;
         std::optional<NodeConfig> member = cluster_from_address(addresses[index], error);
         if (!member) return failure(error_without_position(kSource, label + escape_text(error)));

@@ -77,6 +77,9 @@ struct NodeDraft {
 // after its host and port.
 [[nodiscard]] NodeConfig node_from_address(ParsedAddress address);
 
+// Whether `text` begins with `scheme` ("redis://"), in any case.
+[[nodiscard]] bool has_scheme(std::string_view text, std::string_view scheme) noexcept;
+
 // The most seeds one cluster member lists.
 inline constexpr std::size_t kMaxClusterSeeds = 64;
 

@@ -27,7 +27,9 @@ bool is_environment_variable_name(std::string_view name) noexcept {
   });
 }
 
-bool starts_with_scheme(std::string_view text, std::string_view scheme) {
+}  // namespace
+
+bool has_scheme(std::string_view text, std::string_view scheme) noexcept {
   if (text.size() < scheme.size()) return false;
   for (std::size_t i = 0; i < scheme.size(); ++i) {
     char c = text[i];
@@ -37,10 +39,8 @@ bool starts_with_scheme(std::string_view text, std::string_view scheme) {
   return true;
 }
 
-}  // namespace
-
 AddressResult parse_cluster_seed(std::string_view text) {
-  if (starts_with_scheme(text, "redis://") || starts_with_scheme(text, "rediss://")) {
+  if (has_scheme(text, "redis://") || has_scheme(text, "rediss://")) {
     return {std::nullopt,
             "expected a seed as host[:port], [ipv6][:port] or unix:///path, got a redis:// URL "
             "(a cluster member's user, password_env, tls and the like are keys of its [[node]] "

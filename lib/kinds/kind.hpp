@@ -40,7 +40,8 @@ class KindRules {
   virtual ~KindRules() = default;
 
   // Whether `lock` (of this kind) is a record an acquire could have handed
-  // out; the value and resource are checked by well_formed() below.
+  // out; the value, the resource and the fields that belong to another
+  // kind are checked by well_formed() below, which alone calls this.
   [[nodiscard]] virtual bool well_formed(const Lock& lock) const noexcept = 0;
   // Whether no lock key of `lock` under `keys` is one of the library's own
   // keys (is_bookkeeping_key).

@@ -12,8 +12,7 @@ namespace {
 class MultiRules final : public KindRules {
  public:
   [[nodiscard]] bool well_formed(const Lock& lock) const noexcept override {
-    return !lock.shared && valid_resource_set(lock.resources) &&
-           lock.resources.front() == lock.resource &&
+    return valid_resource_set(lock.resources) && lock.resources.front() == lock.resource &&
            (lock.fences.empty() || lock.fences.size() == lock.resources.size());
   }
 

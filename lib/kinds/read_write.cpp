@@ -8,9 +8,8 @@ namespace {
 
 class ReadWriteRules final : public KindRules {
  public:
-  [[nodiscard]] bool well_formed(const Lock& lock) const noexcept override {
-    return lock.resources.empty() && lock.permits == 0 && lock.queue_id.empty();
-  }
+  // (`shared` set, and no other kind's field: the table's well_formed.)
+  [[nodiscard]] bool well_formed(const Lock& /*lock*/) const noexcept override { return true; }
 
   // read_acquire — KEYS: marker, recovering key, fence hash, lock key.
   // ARGV: value, ttl ms, fence field ("" unfenced), amnesia defence.

@@ -9,8 +9,10 @@ namespace {
 class SemaphoreRules final : public KindRules {
  public:
   [[nodiscard]] bool well_formed(const Lock& lock) const noexcept override {
+    // (The permit is set, and no other kind's field: the table's
+    // well_formed.)
     return lock.permits >= 1 && lock.permits <= Semaphore::kMaxPermits &&
-           *lock.permit < lock.permits && lock.resources.empty() && !lock.shared;
+           *lock.permit < lock.permits;
   }
 
   // A permit's keys are a semaphore's own.

@@ -386,15 +386,20 @@ void ClusterLink::close() {
   for (auto& [key, connection] : servers_) connection->close();
 }
 
+const NodeConnection* ClusterLink::connection_of(const ShardEndpoint& master) const noexcept {
+  const std::string key = server_key(master.host, master.port, {});
+  const auto found = std::find_if(servers_.begin(), servers_.end(),
+                                  [&](const auto& entry) { return entry.first == key; });
+  return found == servers_.end() ? nullptr : found->second.get();
+}
+
 bool ClusterLink::ready() const noexcept {
   if (!map_) return false;
-  for (const ShardEndpoint& master : map_->masters()) {
-    const std::string key = server_key(master.host, master.port, {});
-    const auto found = std::find_if(servers_.begin(), servers_.end(),
-                                    [&](const auto& entry) { return entry.first == key; });
-    if (found == servers_.end() || !found->second->ready()) return false;
-  }
-  return true;
+  return std::all_of(map_->masters().begin(), map_->masters().end(),
+                     [this](const ShardEndpoint& master) {
+                       const NodeConnection* connection = connection_of(master);
+                       return connection != nullptr && connection->ready();
+                     });
 }
 
 std::uint64_t ClusterLink::session() const noexcept {
@@ -412,11 +417,9 @@ Persistence ClusterLink::persistence() const noexcept {
   if (!map_ || map_->masters().empty()) return Persistence::unknown;
   std::optional<Persistence> common;
   for (const ShardEndpoint& master : map_->masters()) {
-    const std::string key = server_key(master.host, master.port, {});
-    const auto found = std::find_if(servers_.begin(), servers_.end(),
-                                    [&](const auto& entry) { return entry.first == key; });
-    if (found == servers_.end()) return Persistence::unknown;
-    const Persistence mine = found->second->persistence();
+    const NodeConnection* connection = connection_of(master);
+    if (connection == nullptr) return Persistence::unknown;
+    const Persistence mine = connection->persistence();
     if (common && *common != mine) return Persistence::unknown;
     common = mine;
   }

@@ -93,6 +93,8 @@ class ClusterLink final : public NodeLink {
   NodeConnection& connection_to(const std::string& host, std::uint16_t port,
                                 const std::string& unix_path);
   NodeConnection& seed_connection();
+  // The connection to `master`, if one was made.
+  [[nodiscard]] const NodeConnection* connection_of(const ShardEndpoint& master) const noexcept;
   void read_map();
   void on_map(const NodeResponse& response);
   void route(const std::shared_ptr<Routed>& routed);

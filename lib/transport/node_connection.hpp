@@ -209,6 +209,9 @@ class NodeConnection final : public NodeLink, public Flushable {
   void reset(std::string why);
   void fail_slots(Fifo<Slot>& slots, std::string_view why);
   void fail_later(std::shared_ptr<ResponseSink> sink, std::uint32_t tag, std::string why);
+  // A request that cannot be queued (no session, or the node owes too many
+  // answers) is failed from a posted task, its sink taken: true then.
+  [[nodiscard]] bool failed_before_queueing(std::shared_ptr<ResponseSink>& sink, std::uint32_t tag);
   void schedule_reconnect();
   // Appends the request of `slot` to the output, and nothing else (a
   // script that is not batched).

@@ -137,22 +137,27 @@ void NodeConnection::send(Request request) {
                request.require_replicas, request.sent_at, std::move(request.sink), request.tag);
 }
 
+bool NodeConnection::failed_before_queueing(std::shared_ptr<ResponseSink>& sink,
+                                            std::uint32_t tag) {
+  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
+    fail_later(std::move(sink), tag,
+               last_error_.empty() ? std::string("not connected") : last_error_);
+    return true;
+  }
+  if (unresponsive()) {
+    fail_later(std::move(sink), tag, unresponsive_text());
+    return true;
+  }
+  return false;
+}
+
 void NodeConnection::send_plain_command(std::span<const std::string_view> words, TimePoint sent_at,
                                         std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
   if (words.empty()) {
     fail_later(std::move(sink), tag, "no command");
     return;
   }
-  // As a script request: failed at once where it could not leave.
-  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
-    fail_later(std::move(sink), tag,
-               last_error_.empty() ? std::string("not connected") : last_error_);
-    return;
-  }
-  if (unresponsive()) {
-    fail_later(std::move(sink), tag, unresponsive_text());
-    return;
-  }
+  if (failed_before_queueing(sink, tag)) return;
   // Encoded in queue order: what is pending goes out before this one (a
   // reply is matched to its request by position).
   emit_pending();
@@ -169,15 +174,7 @@ void NodeConnection::send_plain_command(std::span<const std::string_view> words,
 
 void NodeConnection::send_prepared_request(const PreparedRequest& request, TimePoint sent_at,
                                            std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
-    fail_later(std::move(sink), tag,
-               last_error_.empty() ? std::string("not connected") : last_error_);
-    return;
-  }
-  if (unresponsive()) {
-    fail_later(std::move(sink), tag, unresponsive_text());
-    return;
-  }
+  if (failed_before_queueing(sink, tag)) return;
   // Built in its place in the queue: a slot is large, and moving it per
   // request was a measurable part of a renewal. An extend waits for the
   // turn's flush like the other batchable requests: the renewals of many
@@ -199,15 +196,7 @@ void NodeConnection::send_encoded(const Script& script, std::string tail, TailLa
                                   std::size_t key_count, std::size_t argc, bool require_replicas,
                                   TimePoint sent_at, std::shared_ptr<ResponseSink> sink,
                                   std::uint32_t tag) {
-  if (state_ == State::backoff || state_ == State::closed || state_ == State::idle) {
-    fail_later(std::move(sink), tag,
-               last_error_.empty() ? std::string("not connected") : last_error_);
-    return;
-  }
-  if (unresponsive()) {
-    fail_later(std::move(sink), tag, unresponsive_text());
-    return;
-  }
+  if (failed_before_queueing(sink, tag)) return;
   const bool with_wait = require_replicas && node_.min_replicas > 0;
   const bool batchable = !with_wait && script.batched;
   // Encoded in queue order: what is pending goes out before this one.

@@ -195,6 +195,32 @@ struct BoundPort {
   std::uint16_t port = 0;
 };
 
+// Two keys of one slot of shard 0 (one hash tag): `present` stored there,
+// `absent` not; then the slot starts moving to shard 1 (IMPORTING there,
+// MIGRATING here), so a call naming both is answered TRYAGAIN. Both empty
+// when a step failed.
+struct MovingSlot {
+  std::string present;
+  std::string absent;
+};
+MovingSlot start_moving_a_slot(ShardedMember& cluster) {
+  std::string tag;
+  for (int i = 0; tag.empty(); ++i) {
+    const std::string candidate = "t" + std::to_string(i);
+    if (shard_of(cluster, candidate) == 0) tag = candidate;
+  }
+  MovingSlot moving{"redlock:lock:{" + tag + "}:a", "redlock:lock:{" + tag + "}:b"};
+  const std::string slot = std::to_string(hash_slot(moving.present));
+  const std::string from = cluster.master(0).probe().command({"CLUSTER", "MYID"}).text;
+  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
+  if (!cluster.master(0).probe().command({"SET", moving.present, "v"}).is_ok() ||
+      !cluster.master(1).probe().command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from}).is_ok() ||
+      !cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok()) {
+    return {};
+  }
+  return moving;
+}
+
 ShardedMemberOptions masters_only() {
   ShardedMemberOptions options;
   options.replicas_per_shard = 0;
@@ -460,21 +486,10 @@ TEST(ClusterLink, TryAgainIsSentAgainAfterAPauseThenHandedOver) {
   LinkRun run(cluster.seeds());
   auto answers = std::make_shared<Answers>();
   // Two keys of one slot (one hash tag) in shard 0: one there, one not.
-  std::string tag;
-  for (int i = 0; tag.empty(); ++i) {
-    const std::string candidate = "t" + std::to_string(i);
-    if (shard_of(cluster, candidate) == 0) tag = candidate;
-  }
-  const std::string present = "redlock:lock:{" + tag + "}:a";
-  const std::string absent = "redlock:lock:{" + tag + "}:b";
-  ASSERT_TRUE(cluster.master(0).probe().command({"SET", present, "v"}).is_ok());
-  const std::string slot = std::to_string(hash_slot(present));
-  const std::string from = cluster.master(0).probe().command({"CLUSTER", "MYID"}).text;
-  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
-  ASSERT_TRUE(
-      cluster.master(1).probe().command({"CLUSTER", "SETSLOT", slot, "IMPORTING", from}).is_ok());
-  ASSERT_TRUE(
-      cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok());
+  const MovingSlot moving = start_moving_a_slot(cluster);
+  ASSERT_FALSE(moving.present.empty()) << "the slot did not start moving";
+  const std::string& present = moving.present;
+  const std::string& absent = moving.absent;
 
   run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
                   answers, 1);
@@ -502,18 +517,10 @@ TEST(ClusterLink, TryAgainIsSentAgainAfterAPauseThenHandedOver) {
 TEST(ClusterLink, CloseAnswersARequestPausingAfterTryAgain) {
   ShardedMember cluster(masters_only());
   LinkRun run(cluster.seeds());
-  std::string tag;
-  for (int i = 0; tag.empty(); ++i) {
-    const std::string candidate = "t" + std::to_string(i);
-    if (shard_of(cluster, candidate) == 0) tag = candidate;
-  }
-  const std::string present = "redlock:lock:{" + tag + "}:a";
-  const std::string absent = "redlock:lock:{" + tag + "}:b";
-  ASSERT_TRUE(cluster.master(0).probe().command({"SET", present, "v"}).is_ok());
-  const std::string slot = std::to_string(hash_slot(present));
-  const std::string to = cluster.master(1).probe().command({"CLUSTER", "MYID"}).text;
-  ASSERT_TRUE(
-      cluster.master(0).probe().command({"CLUSTER", "SETSLOT", slot, "MIGRATING", to}).is_ok());
+  const MovingSlot moving = start_moving_a_slot(cluster);
+  ASSERT_FALSE(moving.present.empty()) << "the slot did not start moving";
+  const std::string& present = moving.present;
+  const std::string& absent = moving.absent;
   auto answers = std::make_shared<Answers>();
   run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
                   answers, 1);
