@@ -8,6 +8,7 @@
 #include "holding/guard_state.hpp"
 #include "operations/launch.hpp"
 #include "operations/release_operation.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "transport/sigpipe_guard.hpp"
 
@@ -227,11 +228,11 @@ Guard BlockingClientImpl::campaign(const Election& election, const CampaignOptio
       const Lock held = guard.lock();
       (void)submit([this, held] {
         ClientCore& core = ClientAccess::core(*client_);
-        ScriptCall call;
-        call.script = &script(ScriptId::announce);
-        call.args = {elected_channel(core.config().lock.key_prefix, held.resource.str()),
-                     "term:" + std::to_string(held.fence.value_or(0))};
-        for (auto& node : core.nodes()) node->send_cleanup(call, held.valid_until);
+        const std::string channel =
+            elected_channel(core.config().lock.key_prefix, held.resource.str());
+        const std::string term = "term:" + std::to_string(held.fence.value_or(0));
+        const AnnounceCall call{.channel = channel, .message = term};
+        for (auto& node : core.nodes()) send_cleanup_to(*node, call, held.valid_until);
       });
       return guard;
     }

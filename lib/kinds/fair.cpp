@@ -2,6 +2,8 @@
 // queue of tickets per resource whose release grants the next waiter.
 #include "kinds/fair.hpp"
 
+#include "scripts/script_calls.hpp"
+
 namespace redlock::detail {
 namespace {
 
@@ -10,32 +12,31 @@ class FairRules final : public KindRules {
   // (Its place, and no other kind's field: the table's well_formed.)
   [[nodiscard]] bool well_formed(const Lock& /*lock*/) const noexcept override { return true; }
 
-  // fair_acquire (fair_scripts.hpp) — KEYS: marker, recovering key, fence
-  // hash, lock key, queue, due, claims. ARGV: value, ttl ms, fence field,
-  // amnesia defence, waiter id, ticket and counter field (the acquire sets
-  // both per attempt, args[5] and args[7]), queue entry ttl ms.
   [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                         const AttemptSetup& setup) const override {
     const std::string_view prefix = keys.key_prefix;
     const std::string_view resource = shape.resource.str();
-    ScriptCall call;
-    call.script = &script(ScriptId::fair_acquire);
-    call.keys = {marker_key(prefix),
-                 recovering_key(prefix),
-                 fence_key(prefix),
-                 lock_key(keys, resource),
-                 queue_key(prefix, resource),
-                 queue_due_key(prefix, resource),
-                 queue_claims_key(prefix, resource)};
-    call.args = {"",
-                 std::string(setup.ttl_text),
-                 setup.fenced ? std::string(resource) : std::string(),
-                 keys.amnesia_defence ? "1" : "0",
-                 shape.queue_id,
-                 "",
-                 std::to_string(kFairQueueEntryTtl.count()),
-                 ""};
-    return call;
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string fence = fence_key(prefix);
+    const std::string key = lock_key(keys, resource);
+    const std::string queue = queue_key(prefix, resource);
+    const std::string due = queue_due_key(prefix, resource);
+    const std::string claims = queue_claims_key(prefix, resource);
+    const std::string entry_ttl = std::to_string(kFairQueueEntryTtl.count());
+    return encode(FairAcquireCall{.marker_key = marker,
+                                  .recovering_key = recovering,
+                                  .fence_key = fence,
+                                  .lock_key = key,
+                                  .queue = {queue, due, claims},
+                                  .value = setup.value,
+                                  .ttl_ms = setup.ttl_text,
+                                  .fence_field = setup.fenced ? resource : "",
+                                  .amnesia_defence = keys.amnesia_defence,
+                                  .waiter_id = shape.queue_id,
+                                  .ticket = setup.ticket,
+                                  .entry_ttl_ms = entry_ttl,
+                                  .counter_field = setup.counter_field});
   }
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
@@ -46,26 +47,7 @@ class FairRules final : public KindRules {
 
   [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
-    const std::string_view prefix = keys.key_prefix;
-    const std::string_view resource = lock.resource.str();
-    ScriptCall call;
-    call.script = &script(ScriptId::fair_release);
-    call.keys = {lock_key(keys, resource),
-                 queue_key(prefix, resource),
-                 queue_due_key(prefix, resource),
-                 queue_claims_key(prefix, resource),
-                 marker_key(prefix),
-                 recovering_key(prefix),
-                 fence_key(prefix)};
-    // The holder's place and its claim (granted: the claim went with the
-    // grant on that node, but a node that had not granted it yet may
-    // still keep it) go with the lock.
-    call.args = {lock.value.str(), announce ? release_channel(prefix, resource) : std::string(),
-                 lock.queue_id,    announce ? waiting_key(prefix, resource) : std::string(),
-                 std::string(),    keys.amnesia_defence ? "1" : "0",
-                 lock.queue_id,    std::string(),
-                 std::string()};
-    return call;
+    return fair_release_call(lock, keys, announce, FairReleaseExtras{});
   }
 };
 
@@ -76,13 +58,38 @@ const KindRules& fair_rules() noexcept {
   return rules;
 }
 
-void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys,
-                      std::string_view pre_claim, std::string_view next_place) {
-  // (release_call left the counter field and the pre-claim empty.)
-  call.args[4] = ticket_field(lock.resource.str());
-  call.args[5].assign(1, keys.amnesia_defence ? '1' : '0');
-  call.args[7] = pre_claim;
-  call.args[8] = next_place;
+ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool announce,
+                             const FairReleaseExtras& extras) {
+  const std::string_view prefix = keys.key_prefix;
+  const std::string_view resource = lock.resource.str();
+  const std::string key = lock_key(keys, resource);
+  const std::string queue = queue_key(prefix, resource);
+  const std::string due = queue_due_key(prefix, resource);
+  const std::string claims = queue_claims_key(prefix, resource);
+  const std::string marker = marker_key(prefix);
+  const std::string recovering = recovering_key(prefix);
+  const std::string fence = fence_key(prefix);
+  const std::string channel = announce ? release_channel(prefix, resource) : std::string();
+  const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
+  const std::string counter = extras.draw ? ticket_field(resource) : std::string();
+  // The holder's place and its claim (granted: the claim went with the
+  // grant on that node, but a node that had not granted it yet may still
+  // keep it) go with the lock.
+  return encode(
+      FairReleaseCall{.lock_key = key,
+                      .queue = {queue, due, claims},
+                      .marker_key = marker,
+                      .recovering_key = recovering,
+                      .fence_key = fence,
+                      .value = lock.value.str(),
+                      .channel = channel,
+                      .leaving_place = extras.leave ? std::string_view(lock.queue_id) : "",
+                      .waiting_set = waiting,
+                      .counter_field = counter,
+                      .amnesia_defence = keys.amnesia_defence,
+                      .leaving_claim = lock.queue_id,
+                      .pre_claim = extras.draw ? extras.pre_claim : "",
+                      .next_place = extras.draw ? extras.next_place : ""});
 }
 
 ScriptCall claim_release_call(const Resource& resource, const LockValue& value, Milliseconds ttl,
@@ -90,9 +97,7 @@ ScriptCall claim_release_call(const Resource& resource, const LockValue& value, 
   Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};
   claimed.queue_id = queue_id;
   claimed.kind = LockKind::fair;
-  ScriptCall call = fair_rules().release_call(claimed, keys, true, {});
-  if (!leave) call.args[2].clear();
-  return call;
+  return fair_release_call(claimed, keys, true, FairReleaseExtras{.leave = leave});
 }
 
 std::string claim_argument(Milliseconds ttl, std::string_view tag, bool amnesia_defence,

@@ -15,13 +15,23 @@ namespace redlock::detail {
 // (docs/safety.md, "Fair locks"). A pre-claimed place lives as long.
 inline constexpr Milliseconds kFairQueueEntryTtl{400};
 
-// Makes `call`, a fair lock's release_call, also draw the releaser's next
-// ticket for the lock's resource (fair_scripts.hpp, fair_release), under
-// the node rules of `keys` (its amnesia defence), and with `pre_claim`
-// (claim_argument) record the releaser's next place `next_place`
-// ("<entry ttl ms>:<waiter id>") at the count drawn, with that claim.
-void draw_next_ticket(ScriptCall& call, const Lock& lock, const LockConfig& keys,
-                      std::string_view pre_claim = {}, std::string_view next_place = {});
+// What a fair lock's release may do besides releasing (fair_release).
+struct FairReleaseExtras {
+  // Also draw the releaser's next ticket for the lock's resource, under
+  // the node rules (the amnesia defence) of the release's `keys`.
+  bool draw = false;
+  // With `draw`: record the releaser's next place `next_place` ("<entry
+  // ttl ms>:<waiter id>") at the count drawn, with the claim `pre_claim`
+  // (claim_argument); both empty for none.
+  std::string_view pre_claim{};
+  std::string_view next_place{};
+  // Whether the lock's place in the queue goes too (else only its claim).
+  bool leave = true;
+};
+// A fair lock's release (fair_release) of `lock`, announced or not, doing
+// what `extras` adds; KindRules::release_call is this with no extras.
+[[nodiscard]] ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool announce,
+                                           const FairReleaseExtras& extras);
 // The release of a fair waiter's claimed `value` (fair_release, announced):
 // deletes it where a release granted it (that node serves its next waiter)
 // and takes back the claim of place `queue_id`; the place goes too only

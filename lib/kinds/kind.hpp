@@ -23,13 +23,19 @@ namespace redlock::detail {
 // The public LockKind (outcome.hpp): each kind's rules are in this folder.
 using redlock::LockKind;
 
-// What an acquire's attempt carries besides the lock's shape: the node
-// rules' settings (the amnesia defence), the TTL as sent, and whether a
-// fencing token is wanted. The attempt's value is args[0] of the call,
-// set by the acquire for each attempt.
+// What an acquire's attempt carries besides the lock's shape: this
+// attempt's value, the TTL as sent, whether a fencing token is wanted, and
+// what only some kinds read — the mutex's place in line, the fair lock's
+// ticket and the counter a refusal draws from, the permit a semaphore
+// tries first. The acquire asks its kind for each attempt's call.
 struct AttemptSetup {
-  std::string_view ttl_text;
+  std::string_view value{};
+  std::string_view ttl_text{};
   bool fenced = false;
+  std::string_view line{};              // mutex: line_argument(), "" for none
+  std::string_view ticket{};            // fair: "" before the waiter has one
+  std::string_view counter_field{};     // fair: "" for no draw
+  std::string_view first_permit = "0";  // semaphore
 };
 
 class KindRules {
@@ -47,9 +53,9 @@ class KindRules {
   // keys (is_bookkeeping_key).
   [[nodiscard]] virtual bool keys_allowed(const Lock& lock, const LockConfig& keys) const;
   // The attempt's call for a lock shaped as `shape` (its resources, permit
-  // count, queue id; value and times unset); the acquire sets args[0] to
-  // each attempt's value. The mutex's fast path (operations) sends its
-  // plain transaction instead where it may.
+  // count, queue id; value and times unset), for the attempt `setup`
+  // describes. The mutex's fast path (operations) sends its plain
+  // transaction instead where it may.
   [[nodiscard]] virtual ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                                 const AttemptSetup& setup) const = 0;
   // Extends `lock` to `ttl_text` milliseconds on one node.

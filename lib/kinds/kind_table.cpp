@@ -1,6 +1,7 @@
 // The one table of lock kinds: a new kind is one entry here and one file
 // of its own beside this one (kind.hpp).
 #include "kinds/kind.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 
@@ -32,11 +33,11 @@ bool KindRules::key_allowed(const Resource& resource, const LockConfig& keys) {
 
 ScriptCall KindRules::one_key_extend(ScriptId id, const Lock& lock, const LockConfig& keys,
                                      std::string ttl_text) {
-  ScriptCall call;
-  call.script = &script(id);
-  call.keys = {lock_key(keys, lock.resource.str())};
-  call.args = {lock.value.str(), std::move(ttl_text)};
-  return call;
+  const std::string key = lock_key(keys, lock.resource.str());
+  if (id == ScriptId::read_extend) {
+    return encode(ReadExtendCall{.lock_key = key, .value = lock.value.str(), .ttl_ms = ttl_text});
+  }
+  return encode(ExtendCall{.lock_key = key, .value = lock.value.str(), .ttl_ms = ttl_text});
 }
 
 bool well_formed(const Lock& lock) noexcept {

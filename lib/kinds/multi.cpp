@@ -6,8 +6,18 @@
 #include <algorithm>
 #include <set>
 
+#include "scripts/script_calls.hpp"
+
 namespace redlock::detail {
 namespace {
+
+// Each resource's name: its fence field.
+std::vector<std::string> names_of(const std::vector<Resource>& resources) {
+  std::vector<std::string> out;
+  out.reserve(resources.size());
+  for (const Resource& each : resources) out.push_back(each.str());
+  return out;
+}
 
 class MultiRules final : public KindRules {
  public:
@@ -21,48 +31,57 @@ class MultiRules final : public KindRules {
                        [&keys](const Resource& resource) { return key_allowed(resource, keys); });
   }
 
-  // acquire_all — KEYS: marker, recovering key, fence hash, then every
-  // resource's lock key. ARGV: value, ttl ms, amnesia defence, "1" when
-  // fenced, then every resource's fence field.
   [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                         const AttemptSetup& setup) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::acquire_all);
-    call.keys = {marker_key(prefix), recovering_key(prefix), fence_key(prefix)};
-    call.args = {"", std::string(setup.ttl_text), keys.amnesia_defence ? "1" : "0",
-                 setup.fenced ? "1" : "0"};
-    for (const Resource& each : shape.resources) {
-      call.keys.push_back(lock_key(keys, each.str()));
-      call.args.push_back(each.str());
-    }
-    return call;
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string fence = fence_key(prefix);
+    const std::vector<std::string> lock_keys = lock_keys_of(shape.resources, keys);
+    const std::vector<std::string> fields = names_of(shape.resources);
+    return encode(AcquireAllCall{.marker_key = marker,
+                                 .recovering_key = recovering,
+                                 .fence_key = fence,
+                                 .lock_keys = lock_keys,
+                                 .value = setup.value,
+                                 .ttl_ms = setup.ttl_text,
+                                 .amnesia_defence = keys.amnesia_defence,
+                                 .fenced = setup.fenced,
+                                 .fence_fields = fields});
   }
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                        std::string ttl_text) const override {
-    ScriptCall call;
-    call.script = &script(ScriptId::extend_all);
-    for (const Resource& resource : lock.resources) {
-      call.keys.push_back(lock_key(keys, resource.str()));
-    }
-    call.args = {lock.value.str(), std::move(ttl_text)};
-    return call;
+    const std::vector<std::string> lock_keys = lock_keys_of(lock.resources, keys);
+    return encode(
+        ExtendAllCall{.lock_keys = lock_keys, .value = lock.value.str(), .ttl_ms = ttl_text});
   }
 
   [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::release_all);
-    call.keys = {marker_key(prefix), recovering_key(prefix)};
-    call.args = {lock.value.str()};
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    std::vector<ReleasedKey> released;
+    released.reserve(lock.resources.size());
     for (const Resource& resource : lock.resources) {
-      call.keys.push_back(lock_key(keys, resource.str()));
-      call.args.push_back(announce ? release_channel(prefix, resource.str()) : std::string());
-      call.args.push_back(announce ? waiting_key(prefix, resource.str()) : std::string());
+      released.push_back({lock_key(keys, resource.str()),
+                          announce ? release_channel(prefix, resource.str()) : std::string(),
+                          announce ? waiting_key(prefix, resource.str()) : std::string()});
     }
-    return call;
+    return encode(ReleaseAllCall{.marker_key = marker,
+                                 .recovering_key = recovering,
+                                 .value = lock.value.str(),
+                                 .released = released});
+  }
+
+ private:
+  [[nodiscard]] static std::vector<std::string> lock_keys_of(const std::vector<Resource>& resources,
+                                                             const LockConfig& keys) {
+    std::vector<std::string> out;
+    out.reserve(resources.size());
+    for (const Resource& each : resources) out.push_back(lock_key(keys, each.str()));
+    return out;
   }
 };
 
@@ -83,26 +102,38 @@ bool valid_resource_set(const std::vector<Resource>& resources) noexcept {
 
 ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_values,
                       const LockConfig& keys) {
-  ScriptCall call;
-  call.script = &script(ScriptId::adopt_all);
-  call.keys = {marker_key(keys.key_prefix), recovering_key(keys.key_prefix)};
-  call.args = {set.value.str(), std::to_string(set.ttl.count()), keys.amnesia_defence ? "1" : "0"};
-  for (std::size_t i = 0; i < set.resources.size() && i < member_values.size(); ++i) {
-    call.keys.push_back(lock_key(keys, set.resources[i].str()));
-    call.args.push_back(member_values[i].str());
+  const std::string marker = marker_key(keys.key_prefix);
+  const std::string recovering = recovering_key(keys.key_prefix);
+  const std::size_t count = std::min(set.resources.size(), member_values.size());
+  std::vector<std::string> lock_keys;
+  std::vector<std::string> held;
+  for (std::size_t i = 0; i < count; ++i) {
+    lock_keys.push_back(lock_key(keys, set.resources[i].str()));
+    held.push_back(member_values[i].str());
   }
-  return call;
+  const std::string ttl = std::to_string(set.ttl.count());
+  return encode(AdoptAllCall{.marker_key = marker,
+                             .recovering_key = recovering,
+                             .lock_keys = lock_keys,
+                             .value = set.value.str(),
+                             .ttl_ms = ttl,
+                             .amnesia_defence = keys.amnesia_defence,
+                             .held_values = held});
 }
 
 ScriptCall fence_all_call(const std::vector<Resource>& resources, std::uint64_t token,
                           const LockConfig& keys) {
-  ScriptCall call;
-  call.script = &script(ScriptId::fence_all);
-  call.keys = {marker_key(keys.key_prefix), recovering_key(keys.key_prefix),
-               fence_key(keys.key_prefix)};
-  call.args = {keys.amnesia_defence ? "1" : "0", std::to_string(token)};
-  for (const Resource& each : resources) call.args.push_back(each.str());
-  return call;
+  const std::string marker = marker_key(keys.key_prefix);
+  const std::string recovering = recovering_key(keys.key_prefix);
+  const std::string fence = fence_key(keys.key_prefix);
+  const std::string token_text = std::to_string(token);
+  const std::vector<std::string> fields = names_of(resources);
+  return encode(FenceAllCall{.marker_key = marker,
+                             .recovering_key = recovering,
+                             .fence_key = fence,
+                             .amnesia_defence = keys.amnesia_defence,
+                             .token = token_text,
+                             .fields = fields});
 }
 
 }  // namespace redlock::detail

@@ -3,6 +3,7 @@
 // (scripts.hpp, acquire_set) stands in for attempt_call where no fence
 // counter is read and no place in line kept.
 #include "kinds/kind.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -11,20 +12,23 @@ class MutexRules final : public KindRules {
  public:
   [[nodiscard]] bool well_formed(const Lock& /*lock*/) const noexcept override { return true; }
 
-  // acquire — KEYS: lock key, marker, recovering key, fence hash. ARGV:
-  // value, ttl ms, fence field ("" unfenced), amnesia defence, place in
-  // line ("" for none; the acquire sets it per attempt, args[4]).
   [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                         const AttemptSetup& setup) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::acquire);
-    call.keys = {lock_key(keys, shape.resource.str()), marker_key(prefix), recovering_key(prefix),
-                 fence_key(prefix)};
-    call.args = {"", std::string(setup.ttl_text),
-                 setup.fenced ? shape.resource.str() : std::string(),
-                 keys.amnesia_defence ? "1" : "0", ""};
-    return call;
+    const std::string lock = lock_key(keys, shape.resource.str());
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string fence = fence_key(prefix);
+    return encode(
+        AcquireCall{.lock_key = lock,
+                    .marker_key = marker,
+                    .recovering_key = recovering,
+                    .fence_key = fence,
+                    .value = setup.value,
+                    .ttl_ms = setup.ttl_text,
+                    .fence_field = setup.fenced ? std::string_view(shape.resource.str()) : "",
+                    .amnesia_defence = keys.amnesia_defence,
+                    .line = setup.line});
   }
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
@@ -35,16 +39,19 @@ class MutexRules final : public KindRules {
   [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                         std::string_view rejoin) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::release);
-    call.keys = {lock_key(keys, lock.resource.str()), marker_key(prefix), recovering_key(prefix)};
-    if (announce) {
-      call.args = {lock.value.str(), release_channel(prefix, lock.resource.str()),
-                   waiting_key(prefix, lock.resource.str()), std::string(rejoin)};
-    } else {
-      call.args = {lock.value.str(), std::string(), std::string(), std::string()};
-    }
-    return call;
+    const std::string_view resource = lock.resource.str();
+    const std::string key = lock_key(keys, resource);
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string channel = announce ? release_channel(prefix, resource) : std::string();
+    const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
+    return encode(ReleaseCall{.lock_key = key,
+                              .marker_key = marker,
+                              .recovering_key = recovering,
+                              .value = lock.value.str(),
+                              .channel = channel,
+                              .waiting_set = waiting,
+                              .rejoin = announce ? rejoin : std::string_view()});
   }
 };
 

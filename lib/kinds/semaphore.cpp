@@ -2,6 +2,7 @@
 // k permit keys and a count key per semaphore; an acquire wins one permit
 // on a majority, the same one.
 #include "kinds/kind.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -20,51 +21,57 @@ class SemaphoreRules final : public KindRules {
     return true;
   }
 
-  // permit_acquire — KEYS: marker, recovering key, fence hash, count key.
-  // ARGV: value, ttl ms, amnesia defence, permits k, the permit tried first
-  // (the acquire sets it per attempt, args[4]), the permits' key prefix,
-  // their fence field prefix ("" unfenced).
   [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                         const AttemptSetup& setup) const override {
     const std::string_view prefix = keys.key_prefix;
     const std::string_view name = shape.resource.str();
-    ScriptCall call;
-    call.script = &script(ScriptId::permit_acquire);
-    call.keys = {marker_key(prefix), recovering_key(prefix), fence_key(prefix),
-                 permit_count_key(prefix, name)};
-    call.args = {"",
-                 std::string(setup.ttl_text),
-                 keys.amnesia_defence ? "1" : "0",
-                 std::to_string(shape.permits),
-                 "0",
-                 permit_key_prefix(prefix, name),
-                 setup.fenced ? permit_fence_prefix(name) : std::string()};
-    return call;
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string fence = fence_key(prefix);
+    const std::string count = permit_count_key(prefix, name);
+    const std::string permits = std::to_string(shape.permits);
+    const std::string key_prefix = permit_key_prefix(prefix, name);
+    const std::string fence_prefix = setup.fenced ? permit_fence_prefix(name) : std::string();
+    return encode(PermitAcquireCall{.marker_key = marker,
+                                    .recovering_key = recovering,
+                                    .fence_key = fence,
+                                    .count_key = count,
+                                    .value = setup.value,
+                                    .ttl_ms = setup.ttl_text,
+                                    .amnesia_defence = keys.amnesia_defence,
+                                    .permits = permits,
+                                    .first_permit = setup.first_permit,
+                                    .permit_key_prefix = key_prefix,
+                                    .fence_field_prefix = fence_prefix});
   }
 
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                        std::string ttl_text) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::permit_extend);
-    call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit),
-                 permit_count_key(prefix, lock.resource.str())};
-    call.args = {lock.value.str(), std::move(ttl_text), std::to_string(lock.permits)};
-    return call;
+    const std::string key = permit_key(prefix, lock.resource.str(), *lock.permit);
+    const std::string count = permit_count_key(prefix, lock.resource.str());
+    const std::string permits = std::to_string(lock.permits);
+    return encode(PermitExtendCall{.permit_key = key,
+                                   .count_key = count,
+                                   .value = lock.value.str(),
+                                   .ttl_ms = ttl_text,
+                                   .permits = permits});
   }
 
   [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
     const std::string_view prefix = keys.key_prefix;
-    ScriptCall call;
-    call.script = &script(ScriptId::release);
-    call.keys = {permit_key(prefix, lock.resource.str(), *lock.permit), marker_key(prefix),
-                 recovering_key(prefix)};
+    const std::string key = permit_key(prefix, lock.resource.str(), *lock.permit);
+    const std::string marker = marker_key(prefix);
+    const std::string recovering = recovering_key(prefix);
+    const std::string channel =
+        announce ? permit_channel(prefix, lock.resource.str()) : std::string();
     // Permits have no waiting line: any waiter may take any permit.
-    call.args = {lock.value.str(),
-                 announce ? permit_channel(prefix, lock.resource.str()) : std::string(),
-                 std::string(), std::string()};
-    return call;
+    return encode(ReleaseCall{.lock_key = key,
+                              .marker_key = marker,
+                              .recovering_key = recovering,
+                              .value = lock.value.str(),
+                              .channel = channel});
   }
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "operations/acquire_operation.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 
@@ -24,7 +25,6 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
     argument_problem_ = make_error_code(errc::invalid_argument);
     return;
   }
-  set_attempt_call();
   channels_.clear();
   for (const Resource& each : resources_) {
     if (is_bookkeeping_key(prefix, lock_key(core.config().lock, each.str()))) {
@@ -51,7 +51,6 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
   }
   permit_prefix_ = permit_key_prefix(prefix, resource_.str());
   permit_fence_prefix_ = permit_fence_prefix(resource_.str());
-  set_attempt_call();
 }
 
 ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
@@ -67,17 +66,23 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
   }
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.
-  const std::string_view channel = announce ? std::string_view(channel_) : kNoChannel;
-  ScriptCall call;
-  call.script = &script(ScriptId::release_all);
-  call.keys = {marker_key_, recovering_key_};
-  call.args = {value.str()};
+  return permits_release_call(value, announce, std::nullopt);
+}
+
+ScriptCall AcquireOperation::permits_release_call(const LockValue& value, bool announce,
+                                                  std::optional<std::uint32_t> except) const {
+  std::vector<ReleasedKey> released;
+  released.reserve(permits_);
   for (std::uint32_t j = 0; j < permits_; ++j) {
-    call.keys.push_back(permit_prefix_ + std::to_string(j));
-    call.args.emplace_back(channel);
-    call.args.emplace_back();  // permits have no waiting line
+    if (j == except) continue;
+    // Permits have no waiting line.
+    released.push_back(
+        {permit_prefix_ + std::to_string(j), announce ? channel_ : std::string(), {}});
   }
-  return call;
+  return encode(ReleaseAllCall{.marker_key = marker_key_,
+                               .recovering_key = recovering_key_,
+                               .value = value.str(),
+                               .released = released});
 }
 
 void AcquireOperation::undo_other_permits() {
@@ -103,11 +108,8 @@ void AcquireOperation::undo_other_permits() {
 void AcquireOperation::undo_other_permits_on(std::size_t node) {
   // What the node did is not known (no answer that says): every permit but
   // the one won, which is ours on this node too if it granted it.
-  ScriptCall call = undo_call(value_, false, -1);
-  const auto won = static_cast<std::ptrdiff_t>(permit_);
-  call.keys.erase(call.keys.begin() + won);
-  call.args.erase(call.args.begin() + 1 + won);
-  if (!call.keys.empty()) core_.nodes()[node]->send_cleanup(call, grant_expiry());
+  if (permits_ < 2) return;
+  core_.nodes()[node]->send_cleanup(permits_release_call(value_, false, permit_), grant_expiry());
 }
 
 }  // namespace redlock::detail

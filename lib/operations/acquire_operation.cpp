@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scripts/reply_parse.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 
@@ -43,10 +44,6 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
   // The read side (kinds/read_write.cpp): the mutex's round on the same
   // key, with the readers' call.
   if (options.shared) kind_ = LockKind::shared;
-  // The mutex's script form is built when an attempt first needs it
-  // (send_attempt): most go as the plain transaction, and this is the
-  // acquire's hot path.
-  if (kind_ != LockKind::mutex) set_attempt_call();
 }
 
 Lock AcquireOperation::shape(const LockValue& value) const {
@@ -71,9 +68,8 @@ Lock AcquireOperation::shape(const LockValue& value) const {
   return lock;
 }
 
-void AcquireOperation::set_attempt_call() {
-  attempt_call_ = rules_of(kind_).attempt_call(shape(LockValue("")), core_.config().lock,
-                                               AttemptSetup{ttl_text_, fenced_});
+ScriptCall AcquireOperation::attempt_call(const AttemptSetup& setup) const {
+  return rules_of(kind_).attempt_call(shape(value_), core_.config().lock, setup);
 }
 
 void AcquireOperation::become_fair() {
@@ -91,7 +87,6 @@ void AcquireOperation::become_fair() {
   queue_due_key_ = queue_due_key(prefix, resource_.str());
   queue_claims_key_ = queue_claims_key(prefix, resource_.str());
   ticket_field_ = ticket_field(resource_.str());
-  set_attempt_call();
 }
 
 void AcquireOperation::keep_retry_budget_as_wait() {
@@ -217,33 +212,43 @@ void AcquireOperation::send_attempt() {
     const bool plain = !lining_up && !fenced_;
     const bool needs_marker = defence_flag_ == "1";
     bool script_set = false;
+    ScriptCall call;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       auto& node = nodes[i];
       if (plain && node->min_replicas() == 0 && !node->refused_transaction() &&
           (!needs_marker || core_.seen_marked(i))) {
-        node->send(script(ScriptId::acquire_set), {lock_key_, marker_key_, recovering_key_},
-                   {value_.str(), ttl_text_, defence_flag_}, true, attempt_.started(), self,
-                   attempt_.tag());
+        send_to(*node,
+                AcquireSetCall{.lock_key = lock_key_,
+                               .marker_key = marker_key_,
+                               .recovering_key = recovering_key_,
+                               .value = value_.str(),
+                               .ttl_ms = ttl_text_,
+                               .amnesia_defence = needs_marker},
+                true, attempt_.started(), self, attempt_.tag());
         continue;
       }
-      // The kind's call (kinds/mutex.cpp): this attempt's value and place.
+      // The kind's call (kinds/mutex.cpp): this attempt's value and place,
+      // built when the first node needs it (most attempts go as the plain
+      // transaction: this is the acquire's hot path).
       if (!script_set) {
-        if (attempt_call_.script == nullptr) set_attempt_call();
-        attempt_call_.args[0] = value_.str();
-        attempt_call_.args[4] = line;
+        call = attempt_call(AttemptSetup{
+            .value = value_.str(), .ttl_text = ttl_text_, .fenced = fenced_, .line = line});
         script_set = true;
       }
-      node->send_call(attempt_call_, true, attempt_.started(), self, attempt_.tag());
+      node->send_call(call, true, attempt_.started(), self, attempt_.tag());
     }
     in_line_ = in_line_ || lining_up;
     return;
   }
-  attempt_call_.args[0] = value_.str();
+  AttemptSetup setup{.value = value_.str(), .ttl_text = ttl_text_, .fenced = fenced_};
+  std::string ticket;
+  std::string first_permit;
   if (kind_ == LockKind::fair) {
-    attempt_call_.args[5] = ticket_ ? std::to_string(*ticket_) : "";
+    if (ticket_) ticket = std::to_string(*ticket_);
+    setup.ticket = ticket;
     // Without a ticket, a refusal draws one (a try-lock never waits, so
     // it draws none).
-    attempt_call_.args[7] = !ticket_ && plan_.max_retries != 0 ? ticket_field_ : std::string();
+    if (!ticket_ && plan_.max_retries != 0) setup.counter_field = ticket_field_;
     attempt_draws_ = 0;
     attempt_draw_max_ = 0;
   }
@@ -260,11 +265,12 @@ void AcquireOperation::send_attempt() {
     std::uint32_t bits = 0;
     (void)std::from_chars(value.data(), value.data() + std::min<std::size_t>(7, value.size()), bits,
                           16);
-    const std::uint32_t first = bits % permits_;
-    attempt_call_.args[4] = std::to_string(first);
+    first_permit = std::to_string(bits % permits_);
+    setup.first_permit = first_permit;
   }
+  const ScriptCall call = attempt_call(setup);
   for (auto& node : nodes) {
-    node->send_call(attempt_call_, true, attempt_.started(), self, attempt_.tag());
+    node->send_call(call, true, attempt_.started(), self, attempt_.tag());
   }
 }
 
@@ -423,9 +429,14 @@ void AcquireOperation::propose(std::uint64_t token) {
   }
   const std::string field =
       kind_ == LockKind::permit ? permit_fence_prefix_ + std::to_string(permit_) : resource_.str();
+  const FenceCall call{.fence_key = fence_key_,
+                       .marker_key = marker_key_,
+                       .recovering_key = recovering_key_,
+                       .field = field,
+                       .token = token_text,
+                       .amnesia_defence = defence_flag_ == "1"};
   for (auto& node : core_.nodes()) {
-    node->send(script(ScriptId::fence), {fence_key_, marker_key_, recovering_key_},
-               {field, token_text, defence_flag_}, false, fencing_.started(), self, fencing_.tag());
+    send_to(*node, call, false, fencing_.started(), self, fencing_.tag());
   }
 }
 

@@ -120,8 +120,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   // token: its kind's fields (resources, permit count, shared, queue id)
   // set, so that its kind's calls (kinds/kind.hpp) apply to it.
   [[nodiscard]] Lock shape(const LockValue& value) const;
-  // The attempt's call from the kind's rules (KindRules::attempt_call).
-  void set_attempt_call();
+  // This attempt's call (its value value_), from the kind's rules
+  // (KindRules::attempt_call).
+  [[nodiscard]] ScriptCall attempt_call(const AttemptSetup& setup) const;
   // Sets the acquire up as a fair waiter's (the fair queue's script and
   // keys, its id in the queue).
   void become_fair();
@@ -143,6 +144,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   // when it is not known.
   [[nodiscard]] ScriptCall undo_call(const LockValue& value, bool announce,
                                      std::int64_t permit) const;
+  // The release of `value` from every permit but `except` (release_all):
+  // the undo where which permit a node granted is not known.
+  [[nodiscard]] ScriptCall permits_release_call(const LockValue& value, bool announce,
+                                                std::optional<std::uint32_t> except) const;
   void begin_attempt();
   void on_vote(std::size_t node, const NodeResponse& response);
   void decide();
@@ -272,10 +277,6 @@ class AcquireOperation final : public Operation, public Wakeable {
   std::uint32_t permits_ = 0;
   std::string permit_prefix_;
   std::string permit_fence_prefix_;
-  // Every kind but the mutex: the attempt's script call, built once by the
-  // kind's rules; each attempt sets its value (and for a permit the permit
-  // tried first, for a fair waiter its ticket and counter field).
-  ScriptCall attempt_call_;
   // Every channel a release of something this acquire waits for is
   // published on (single and permit: one; multi: one per resource).
   std::vector<std::string> channels_;

@@ -9,6 +9,7 @@
 
 #include "operations/acquire_operation.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 
@@ -71,9 +72,14 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
     // (Announced, it names the next waiter in line as a release does.)
     const std::string line =
         announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string();
-    core_.nodes()[node]->send_cleanup(
-        script(ScriptId::release), {lock_key_, marker_key_, recovering_key_},
-        {value.str(), announce ? channel_ : kNoChannel, line, ""}, expires_at);
+    send_cleanup_to(*core_.nodes()[node],
+                    ReleaseCall{.lock_key = lock_key_,
+                                .marker_key = marker_key_,
+                                .recovering_key = recovering_key_,
+                                .value = value.str(),
+                                .channel = announce ? std::string_view(channel_) : kNoChannel,
+                                .waiting_set = line},
+                    expires_at);
     return;
   }
   core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);

@@ -7,6 +7,7 @@
 
 #include "operations/acquire_operation.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/script_calls.hpp"
 
 namespace redlock::detail {
 
@@ -85,7 +86,6 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
   // its number in the client's line), and the claim's value and t0.
   line_place_ = claim.place;
   queue_id_ = claim.place.id;
-  attempt_call_.args[4] = queue_id_;
   value_ = claim.value;
   claim_tag_ = claim.tag;
   claim_granted_.reset();
@@ -133,11 +133,14 @@ bool AcquireOperation::adopt_pre_claim(const WakeupHub::DrawnTicket& drawn) {
 
 void AcquireOperation::send_ticket_round() {
   fencing_.open(core_.config().nodes, core_.clock().now());
+  const bool defence = defence_flag_ == "1";
   ScriptCall call;
   if (!enqueueing_) {
-    call.script = &script(ScriptId::ticket_draw);
-    call.keys = {marker_key_, recovering_key_, fence_key_};
-    call.args = {ticket_field_, std::string(defence_flag_)};
+    call = encode(TicketDrawCall{.marker_key = marker_key_,
+                                 .recovering_key = recovering_key_,
+                                 .fence_key = fence_key_,
+                                 .counter_field = ticket_field_,
+                                 .amnesia_defence = defence});
   } else {
     std::string claim;
     if (claims()) {
@@ -149,15 +152,19 @@ void AcquireOperation::send_ticket_round() {
       claim_record_tag_ = fencing_.tag();
       claim = claim_argument(ttl_, claim_tag_, core_.config().lock.amnesia_defence, value_.str());
     }
-    call.script = &script(ScriptId::ticket_enqueue);
-    call.keys = {marker_key_,    recovering_key_, fence_key_,       queue_key_,
-                 queue_due_key_, lock_key_,       queue_claims_key_};
-    call.args = {ticket_field_,
-                 std::to_string(ticket_drawn_),
-                 queue_id_,
-                 std::to_string(kQueueEntryTtl.count()),
-                 std::string(defence_flag_),
-                 std::move(claim)};
+    const std::string ticket = std::to_string(ticket_drawn_);
+    const std::string entry_ttl = std::to_string(kQueueEntryTtl.count());
+    call = encode(TicketEnqueueCall{.marker_key = marker_key_,
+                                    .recovering_key = recovering_key_,
+                                    .fence_key = fence_key_,
+                                    .lock_key = lock_key_,
+                                    .queue = {queue_key_, queue_due_key_, queue_claims_key_},
+                                    .counter_field = ticket_field_,
+                                    .ticket = ticket,
+                                    .waiter_id = queue_id_,
+                                    .entry_ttl_ms = entry_ttl,
+                                    .amnesia_defence = defence,
+                                    .claim = claim});
   }
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
@@ -413,14 +420,12 @@ void AcquireOperation::abandon_claim(bool leave) {
 void AcquireOperation::leave_queue() {
   if (in_line_) {
     in_line_ = false;
-    ScriptCall call;
-    call.script = &script(ScriptId::queue_leave);
-    call.keys = {waiting_key_};
-    call.args = {line_place_->id};
+    const QueueLeaveCall call{
+        .sorted_sets = {waiting_key_}, .set_count = 1, .waiter_id = line_place_->id};
     // A place lasts at most the line's lease: after that there is nothing
     // to undo.
     const TimePoint expires_at = core_.clock().now() + line_lease();
-    for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+    for (auto& node : core_.nodes()) send_cleanup_to(*node, call, expires_at);
   }
   if (claiming_) {
     // The claim's release takes the place too.
@@ -430,12 +435,12 @@ void AcquireOperation::leave_queue() {
   }
   if (!queued_) return;
   queued_ = false;
-  ScriptCall call;
-  call.script = &script(ScriptId::queue_leave);
-  call.keys = {queue_key_, queue_due_key_, queue_claims_key_};
-  call.args = {queue_id_, "1"};
+  const QueueLeaveCall call{.sorted_sets = {queue_key_, queue_due_key_},
+                            .set_count = 2,
+                            .claims_hash = queue_claims_key_,
+                            .waiter_id = queue_id_};
   const TimePoint expires_at = core_.clock().now() + kQueueEntryTtl;
-  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+  for (auto& node : core_.nodes()) send_cleanup_to(*node, call, expires_at);
 }
 
 bool AcquireOperation::line_up() {

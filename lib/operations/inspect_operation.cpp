@@ -6,6 +6,7 @@
 #include "protocol/majority_view.hpp"
 #include "protocol/validity.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -36,18 +37,26 @@ void InspectOperation::start() {
   }
   const std::string& prefix = core_.config().lock.key_prefix;
   ScriptCall call;
-  call.script = &script(ScriptId::inspect);
   if (permits_) {
-    call.keys = {permit_count_key(prefix, resource_.str()), fence_key(prefix)};
-    call.args = {"permits", permit_key_prefix(prefix, resource_.str()),
-                 permit_fence_prefix(resource_.str()), std::to_string(*permits_)};
+    const std::string count = permit_count_key(prefix, resource_.str());
+    const std::string fence = fence_key(prefix);
+    const std::string key_prefix = permit_key_prefix(prefix, resource_.str());
+    const std::string fence_prefix = permit_fence_prefix(resource_.str());
+    const std::string permits = std::to_string(*permits_);
+    call = encode(InspectPermitsCall{.count_key = count,
+                                     .fence_key = fence,
+                                     .permit_key_prefix = key_prefix,
+                                     .fence_field_prefix = fence_prefix,
+                                     .permits = permits});
   } else {
-    call.keys = {lock_key(core_.config().lock, resource_.str()), fence_key(prefix)};
+    const std::string key = lock_key(core_.config().lock, resource_.str());
     // A name whose lock key is one of the library's own keys is no lock.
-    if (is_bookkeeping_key(prefix, call.keys.front())) {
+    if (is_bookkeeping_key(prefix, key)) {
       return fail_later(make_error_code(errc::invalid_argument));
     }
-    call.args = {"lock", resource_.str()};
+    const std::string fence = fence_key(prefix);
+    call = encode(
+        InspectLockCall{.lock_key = key, .fence_key = fence, .fence_field = resource_.str()});
   }
   waiting_ = core_.nodes().size();
   round_.open(configured, core_.clock().now());

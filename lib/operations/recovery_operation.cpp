@@ -4,6 +4,7 @@
 
 #include "protocol/random_value.hpp"
 #include "scripts/reply_parse.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -36,10 +37,12 @@ void RecoveryOperation::start() {
   const std::string permits = permit_pattern(prefix);
   probe_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
-  for (auto& node : nodes) {
-    node->send(script(ScriptId::probe), {marker, recovering, fence}, {locks, permits}, false,
-               probe_.started(), self, probe_.tag());
-  }
+  const ProbeCall call{.marker_key = marker,
+                       .recovering_key = recovering,
+                       .fence_key = fence,
+                       .lock_pattern = locks,
+                       .permit_pattern = permits};
+  for (auto& node : nodes) send_to(*node, call, false, probe_.started(), self, probe_.tag());
 }
 
 void RecoveryOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -71,6 +74,9 @@ void RecoveryOperation::act() {
   const std::string fence = fence_key(lock.key_prefix);
   const std::string delay =
       plan_.delayed ? std::to_string(effective_max_ttl(lock).count()) : std::string("0");
+  const std::string note = recovering_note();
+  std::vector<std::string> counters;
+  append_counters(counters, plan_.merged_fence);
   waiting_ = plan_.targets.size();
   writes_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
@@ -83,11 +89,15 @@ void RecoveryOperation::act() {
     const std::string marker = plan_.first_init
                                    ? first_init_marker_value(incarnation, effective_max_ttl(lock))
                                    : marker_value(incarnation, effective_max_ttl(lock));
-    // The script takes a variable number of arguments; build them here.
-    std::vector<std::string> args{delay, marker, recovering_note()};
-    append_counters(args, plan_.merged_fence);
-    core_.nodes()[target]->send_argv(script(ScriptId::recover), {marker_name, recovering, fence},
-                                     args, writes_.started(), self, writes_.tag());
+    send_to(*core_.nodes()[target],
+            RecoverCall{.marker_key = marker_name,
+                        .recovering_key = recovering,
+                        .fence_key = fence,
+                        .delay_ms = delay,
+                        .marker_value = marker,
+                        .recovering_value = note,
+                        .counters = counters},
+            false, writes_.started(), self, writes_.tag());
   }
 }
 
@@ -118,14 +128,14 @@ void RecoveryOperation::remerge() {
   const std::string& prefix = core_.config().lock.key_prefix;
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
-  std::vector<std::string> args;
-  append_counters(args, plan_.merged_fence);
+  std::vector<std::string> counters;
+  append_counters(counters, plan_.merged_fence);
+  const RemergeCall call{.recovering_key = recovering, .fence_key = fence, .counters = counters};
   waiting_ = plan_.targets.size();
   writes_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
   for (std::size_t target : plan_.targets) {
-    core_.nodes()[target]->send_argv(script(ScriptId::remerge), {recovering, fence}, args,
-                                     writes_.started(), self, writes_.tag());
+    send_to(*core_.nodes()[target], call, false, writes_.started(), self, writes_.tag());
   }
 }
 

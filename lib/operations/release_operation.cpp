@@ -40,7 +40,6 @@ void ReleaseOperation::start() {
           core_.wakeups().recent_contention().contended_round_trip(channel_, now).has_value();
     }
   }
-  ScriptCall call = release_call(lock_, core_.config().lock, true, rejoin);
   // t0 of a pre-claim's validity: read before any node can record it.
   const TimePoint started = core_.clock().now();
   // A fair lock's release that draws also records the releaser's next
@@ -52,13 +51,20 @@ void ReleaseOperation::start() {
       !core_.any_replicated_node()) {
     claim_ = core_.wakeups().pre_claim(lock_.resource, lock_.ttl, started);
   }
-  if (claim_) {
-    draw_next_ticket(call, lock_, core_.config().lock,
-                     claim_argument(claim_->ttl, claim_->tag, core_.config().lock.amnesia_defence,
-                                    claim_->value.str()),
-                     std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id);
-  } else if (drawing_) {
-    draw_next_ticket(call, lock_, core_.config().lock);
+  ScriptCall call;
+  if (drawing_) {
+    const std::string pre_claim =
+        claim_ ? claim_argument(claim_->ttl, claim_->tag, core_.config().lock.amnesia_defence,
+                                claim_->value.str())
+               : std::string();
+    const std::string next_place =
+        claim_ ? std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id
+               : std::string();
+    call = fair_release_call(
+        lock_, core_.config().lock, true,
+        FairReleaseExtras{.draw = true, .pre_claim = pre_claim, .next_place = next_place});
+  } else {
+    call = release_call(lock_, core_.config().lock, true, rejoin);
   }
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started);

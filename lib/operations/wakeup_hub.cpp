@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "kinds/fair.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::detail {
@@ -416,11 +417,10 @@ void WakeupHub::pass_turn(std::size_t node, Offered& offer, std::string_view val
   offer.passed = true;
   if (node >= commands_.size() || node >= kMaxNodes || offer.passed_on.test(node)) return;
   offer.passed_on.set(node);
-  ScriptCall call;
-  call.script = &script(ScriptId::pass_turn);
-  call.keys = {offer.lock_key, offer.waiting_key};
-  call.args = {std::string(value)};
-  commands_[node]->send_cleanup(call, loop_.clock().now() + rejoin_lease());
+  send_cleanup_to(
+      *commands_[node],
+      PassTurnCall{.lock_key = offer.lock_key, .waiting_set = offer.waiting_key, .value = value},
+      loop_.clock().now() + rejoin_lease());
 }
 
 void WakeupHub::close() {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string>
 
+#include "scripts/script_calls.hpp"
 #include "transport/resp_writer.hpp"
 
 namespace redlock::detail {
@@ -102,10 +103,10 @@ SetRequest read_request(const EncodedRequest& request) noexcept {
 // The release of the request's value at its key (publishing nothing,
 // naming no one): what a key its SET took is undone by.
 void release_call(const SetRequest& request, ScriptCall& cleanup, Milliseconds& lives) {
-  cleanup.script = &script(ScriptId::release);
-  cleanup.keys = {std::string(request.key.bytes), std::string(request.marker.bytes),
-                  std::string(request.recovering.bytes)};
-  cleanup.args = {std::string(request.value.bytes), {}, {}, {}};
+  cleanup = encode(ReleaseCall{.lock_key = request.key.bytes,
+                               .marker_key = request.marker.bytes,
+                               .recovering_key = request.recovering.bytes,
+                               .value = request.value.bytes});
   long long ttl = 0;
   (void)std::from_chars(request.ttl.bytes.data(),
                         request.ttl.bytes.data() + request.ttl.bytes.size(), ttl);

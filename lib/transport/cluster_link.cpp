@@ -203,11 +203,7 @@ void ClusterLink::send(Request request) {
     }
   } else {
     routed->call.keys.assign(request.keys.begin(), request.keys.end());
-    if (request.args_owned != nullptr) {
-      routed->call.args = *request.args_owned;
-    } else {
-      routed->call.args.assign(request.args.begin(), request.args.end());
-    }
+    routed->call.args.assign(request.args.begin(), request.args.end());
   }
   if (!routed->keyless) {
     if (routed->call.keys.empty()) {

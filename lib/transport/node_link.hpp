@@ -112,13 +112,11 @@ struct Request {
   // CLUSTER SLOTS, a redirect's ASKING). Never a cleanup, never batched.
   std::span<const std::string_view> command;
   const Script* script = nullptr;
-  // Keys and arguments as views, valid during send() (`args_owned`, when
-  // set, instead of `args`); or a call built at run time (`call`); or a
-  // request encoded beforehand (`prepared`, which must stay unchanged
-  // while `sink` lives; the sink owns it).
+  // Keys and arguments as views, valid during send(); or a call built at
+  // run time (`call`); or a request encoded beforehand (`prepared`, which
+  // must stay unchanged while `sink` lives; the sink owns it).
   std::span<const std::string_view> keys;
   std::span<const std::string_view> args;
-  const std::vector<std::string>* args_owned = nullptr;
   const ScriptCall* call = nullptr;
   const PreparedRequest* prepared = nullptr;
   // A pipelined `WAIT min_replicas timeout` follows (when the node's
@@ -176,37 +174,13 @@ class NodeLink {
   [[nodiscard]] virtual Persistence persistence() const noexcept = 0;
   [[nodiscard]] virtual NodeHealth health() const = 0;
 
-  // The forms callers write, each one Request.
-  void send(const Script& script, std::initializer_list<std::string_view> keys,
-            std::initializer_list<std::string_view> args, bool require_replicas, TimePoint sent_at,
-            std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-    Request request;
-    request.script = &script;
-    request.keys = {keys.begin(), keys.size()};
-    request.args = {args.begin(), args.size()};
-    request.require_replicas = require_replicas;
-    request.sent_at = sent_at;
-    request.sink = std::move(sink);
-    request.tag = tag;
-    send(std::move(request));
-  }
+  // The forms callers write, each one Request (a script's call by its
+  // struct: scripts/script_calls.hpp, send_to).
   void send_prepared(const PreparedRequest& prepared, TimePoint sent_at,
                      std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
     Request request;
     request.script = &prepared.script();
     request.prepared = &prepared;
-    request.sent_at = sent_at;
-    request.sink = std::move(sink);
-    request.tag = tag;
-    send(std::move(request));
-  }
-  void send_argv(const Script& script, std::initializer_list<std::string_view> keys,
-                 const std::vector<std::string>& args, TimePoint sent_at,
-                 std::shared_ptr<ResponseSink> sink, std::uint32_t tag) {
-    Request request;
-    request.script = &script;
-    request.keys = {keys.begin(), keys.size()};
-    request.args_owned = &args;
     request.sent_at = sent_at;
     request.sink = std::move(sink);
     request.tag = tag;
@@ -221,16 +195,6 @@ class NodeLink {
     request.sent_at = sent_at;
     request.sink = std::move(sink);
     request.tag = tag;
-    send(std::move(request));
-  }
-  void send_cleanup(const Script& script, std::initializer_list<std::string_view> keys,
-                    std::initializer_list<std::string_view> args, TimePoint expires_at) {
-    Request request;
-    request.script = &script;
-    request.keys = {keys.begin(), keys.size()};
-    request.args = {args.begin(), args.size()};
-    request.cleanup = true;
-    request.expires_at = expires_at;
     send(std::move(request));
   }
   void send_cleanup(const ScriptCall& call, TimePoint expires_at) {

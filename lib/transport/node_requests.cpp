@@ -124,10 +124,6 @@ void NodeConnection::send(Request request) {
     tail = encode_tail(request.call->keys, request.call->args, layout);
     key_count = request.call->keys.size();
     arg_count = request.call->args.size();
-  } else if (request.args_owned != nullptr) {
-    tail = encode_tail(request.keys, *request.args_owned, layout);
-    key_count = request.keys.size();
-    arg_count = request.args_owned->size();
   } else {
     tail = encode_tail(request.keys, request.args, layout);
     key_count = request.keys.size();

@@ -26,6 +26,7 @@
 #include "cluster_member.hpp"
 #include "harness.hpp"
 #include "protocol/hash_slot.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "scripts/sha1.hpp"
 #include "transport/loop_context.hpp"
@@ -57,6 +58,27 @@ const detail::Script& set_script() {
     return made;
   }();
   return script;
+}
+
+// A request of set_script() with `keys` and `args`.
+void send_set(detail::NodeLink& link, std::initializer_list<std::string_view> keys,
+              std::initializer_list<std::string_view> args,
+              std::shared_ptr<detail::ResponseSink> sink, std::uint32_t tag) {
+  detail::Request request;
+  request.script = &set_script();
+  request.keys = {keys.begin(), keys.size()};
+  request.args = {args.begin(), args.size()};
+  request.sent_at = steady_clock_source().now();
+  request.sink = std::move(sink);
+  request.tag = tag;
+  link.send(std::move(request));
+}
+
+// An extend of `key`'s value "v" for a minute.
+void send_extend(detail::NodeLink& link, std::string_view key,
+                 std::shared_ptr<detail::ResponseSink> sink, std::uint32_t tag) {
+  detail::send_to(link, detail::ExtendCall{.lock_key = key, .value = "v", .ttl_ms = "60000"}, false,
+                  steady_clock_source().now(), std::move(sink), tag);
 }
 
 // Every answer a request got, by tag.
@@ -143,7 +165,7 @@ class LinkRun {
   }
   void set(const std::string& key, const std::string& value, std::uint32_t tag,
            const std::shared_ptr<Answers>& answers) {
-    link_->send(set_script(), {key}, {value}, false, steady_clock_source().now(), answers, tag);
+    send_set(*link_, {key}, {value}, answers, tag);
   }
 
  private:
@@ -267,8 +289,7 @@ TEST(ClusterLink, BatchedRequestsShareACallOnlyWithinASlot) {
   const long long calls_before = command_calls(together, {"evalsha", "eval"});
   auto extended = std::make_shared<Answers>();
   for (std::uint32_t i = 0; i < kKeys; ++i) {
-    run.link().send(detail::script(detail::ScriptId::extend), {key(i)}, {"v", "60000"}, false,
-                    steady_clock_source().now(), extended, i);
+    send_extend(run.link(), key(i), extended, i);
   }
   ASSERT_TRUE(run.run_until([&] { return extended->answers.size() == kKeys; }));
   std::uint32_t on_together = 0;
@@ -368,8 +389,7 @@ TEST(ClusterLink, ARequestWhoseKeysSpanSlotsNeverLeaves) {
   const std::string first = key_in_shard(cluster, 0, "redlock:lock:x");
   const std::string second = key_in_shard(cluster, 1, "redlock:lock:y");
   const long long calls = command_calls(cluster.master(0), {"evalsha", "eval"});
-  run.link().send(set_script(), {first, second}, {"v"}, false, steady_clock_source().now(), answers,
-                  7);
+  send_set(run.link(), {first, second}, {"v"}, answers, 7);
   ASSERT_TRUE(run.run_until([&] { return answers->answers.count(7) == 1; }));
   const Answers::Answer& answer = answers->answers[7];
   EXPECT_EQ(answer.kind, NodeResponse::Kind::unreachable);
@@ -451,8 +471,7 @@ TEST(ClusterLink, APlainCommandKeepsItsPlaceBehindPendingRequests) {
     // Two extends (batched: pending until the flush), then ECHO, then one
     // more extend.
     for (std::uint32_t tag : {1U, 2U}) {
-      connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:p"}, {"v", "60000"},
-                      false, steady_clock_source().now(), answers, tag);
+      send_extend(connection, "redlock:lock:p", answers, tag);
     }
     static constexpr std::array<std::string_view, 2> kEcho{"ECHO", "behind"};
     detail::Request echo;
@@ -461,8 +480,7 @@ TEST(ClusterLink, APlainCommandKeepsItsPlaceBehindPendingRequests) {
     echo.sink = answers;
     echo.tag = 3;
     connection.send(std::move(echo));
-    connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:p"}, {"v", "60000"},
-                    false, steady_clock_source().now(), answers, 4);
+    send_extend(connection, "redlock:lock:p", answers, 4);
     ASSERT_TRUE(run_until([&] { return answers->answers.size() == 4; }));
     for (std::uint32_t tag : {1U, 2U, 4U}) {
       EXPECT_EQ(answers->answers[tag].type, REDIS_REPLY_INTEGER) << tag;
@@ -491,8 +509,7 @@ TEST(ClusterLink, TryAgainIsSentAgainAfterAPauseThenHandedOver) {
   const std::string& present = moving.present;
   const std::string& absent = moving.absent;
 
-  run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
-                  answers, 1);
+  send_set(run.link(), {absent, present}, {"v"}, answers, 1);
   ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
   const Answers::Answer& answer = answers->answers[1];
   ASSERT_EQ(answer.kind, NodeResponse::Kind::reply) << answer.detail;
@@ -522,8 +539,7 @@ TEST(ClusterLink, CloseAnswersARequestPausingAfterTryAgain) {
   const std::string& present = moving.present;
   const std::string& absent = moving.absent;
   auto answers = std::make_shared<Answers>();
-  run.link().send(set_script(), {absent, present}, {"v"}, false, steady_clock_source().now(),
-                  answers, 1);
+  send_set(run.link(), {absent, present}, {"v"}, answers, 1);
   // Refused once: from then on it pauses 20 ms between tries.
   const auto rejected = [&] {
     const Reply stats = cluster.master(0).probe().command({"INFO", "commandstats"});

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "harness.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_connection.hpp"
@@ -429,8 +430,10 @@ TEST(StalledNodes, ATimedOutRequestLetsGoOfItsOperationAtTheTimeout) {
     ASSERT_TRUE(run_until([&] { return connection.ready(); }));
     server.pause();
     auto sink = std::make_shared<CountingSink>();
-    connection.send(detail::script(detail::ScriptId::extend), {"redlock:lock:k"}, {"v", "1000"},
-                    false, steady_clock_source().now(), sink, 1);
+    detail::send_to(
+        connection,
+        detail::ExtendCall{.lock_key = "redlock:lock:k", .value = "v", .ttl_ms = "1000"}, false,
+        steady_clock_source().now(), sink, 1);
     EXPECT_GT(sink.use_count(), 1) << "the queued request holds its sink";
     ASSERT_TRUE(run_until([&] { return sink->timeouts == 1; }));
     EXPECT_EQ(sink.use_count(), 1) << "the timed-out request still holds its operation";

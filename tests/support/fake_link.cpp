@@ -67,11 +67,7 @@ void FakeLink::send(Request request) {
     sent.args = request.call->args;
   } else {
     for (std::string_view key : request.keys) sent.keys.emplace_back(key);
-    if (request.args_owned != nullptr) {
-      sent.args = *request.args_owned;
-    } else {
-      for (std::string_view arg : request.args) sent.args.emplace_back(arg);
-    }
+    for (std::string_view arg : request.args) sent.args.emplace_back(arg);
   }
   nodes_.sent.push_back(std::move(sent));
 }

@@ -3,10 +3,10 @@
 // key and argument the script reads.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
 #include "kinds/multi.hpp"
+#include "script_fit.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -206,48 +206,6 @@ TEST(Kinds, ARecordWhoseFieldsDoNotFitItsKindIsRefused) {
   EXPECT_FALSE(well_formed(unknown)) << "a kind this version does not know";
 }
 
-// The highest literal index `table`[n] (KEYS or ARGV) the script's body
-// reads, and whether it also reads a variable number (#KEYS, #ARGV).
-struct Reads {
-  std::size_t highest = 0;
-  bool variable = false;
-};
-Reads reads(std::string_view body, const std::string& table) {
-  Reads found;
-  const std::string text(body);
-  const std::regex literal(table + R"(\[(\d+)\])");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), literal);
-       it != std::sregex_iterator(); ++it) {
-    found.highest = std::max<std::size_t>(found.highest, std::stoul((*it)[1].str()));
-  }
-  found.variable = text.find("#" + table) != std::string::npos;
-  return found;
-}
-
-// A call gives its script exactly the keys and arguments the body reads by
-// index; a script that also loops over the rest reads at least those. A
-// batched script reads each request's slice of the call at computed
-// places: a request of it carries the shared keys, its own key and the
-// script's arguments per request.
-void expect_call_fits_its_script(const ScriptCall& call, const std::string& what) {
-  ASSERT_NE(call.script, nullptr) << what;
-  if (call.script->batched) {
-    EXPECT_EQ(call.keys.size(), call.script->shared_keys + 1) << what;
-    EXPECT_EQ(call.args.size(), call.script->args_per_request) << what;
-    return;
-  }
-  for (const auto& [table, size] :
-       {std::pair<std::string, std::size_t>{"KEYS", call.keys.size()},
-        std::pair<std::string, std::size_t>{"ARGV", call.args.size()}}) {
-    const Reads found = reads(call.script->body, table);
-    if (found.variable) {
-      EXPECT_LE(found.highest, size) << what << ": " << table;
-    } else {
-      EXPECT_EQ(found.highest, size) << what << ": " << table;
-    }
-  }
-}
-
 TEST(Kinds, EachKindsAttemptGivesItsScriptEveryKeyAndArgumentItReads) {
   const std::pair<const char*, Lock> shapes[] = {
       {"mutex", single()}, {"fair", fair()},        {"read-write", shared()},
@@ -256,11 +214,13 @@ TEST(Kinds, EachKindsAttemptGivesItsScriptEveryKeyAndArgumentItReads) {
   for (const auto& [name, shape] : shapes) {
     for (const bool fenced : {false, true}) {
       const ScriptCall call =
-          rules_of(kind_of(shape)).attempt_call(shape, keys(), AttemptSetup{"1000", fenced});
+          rules_of(kind_of(shape))
+              .attempt_call(shape, keys(),
+                            AttemptSetup{.value = "v1", .ttl_text = "1000", .fenced = fenced});
       expect_call_fits_its_script(call, std::string(name) + (fenced ? " fenced" : ""));
-      // The attempt's value goes first; the acquire sets it per attempt.
+      // The attempt's value goes first, then its TTL.
       ASSERT_FALSE(call.args.empty());
-      EXPECT_EQ(call.args[0], "") << name;
+      EXPECT_EQ(call.args[0], "v1") << name;
       EXPECT_EQ(call.args[1], "1000") << name;
     }
   }

@@ -16,6 +16,7 @@
 #include "quorum_setup.hpp"
 #include "redlock/config.hpp"
 #include "report.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "text/escape.hpp"
 #include "transport/blocking_session.hpp"
@@ -26,20 +27,20 @@ namespace {
 using detail::BlockingReply;
 using detail::BlockingSession;
 using detail::InitProbe;
-using detail::ScriptId;
 
 // The patterns of every key that holds a lock (as the recovery probe's).
 std::vector<std::string> lock_patterns(const LockConfig& lock) {
   return {detail::lock_pattern(lock), detail::permit_pattern(lock.key_prefix)};
 }
 
-// One script run as EVAL (the session loads nothing).
-BlockingReply eval(BlockingSession& session, ScriptId id, const std::vector<std::string>& keys,
-                   const std::vector<std::string>& args) {
-  std::vector<std::string> words{"EVAL", std::string(detail::script(id).body),
-                                 std::to_string(keys.size())};
-  words.insert(words.end(), keys.begin(), keys.end());
-  words.insert(words.end(), args.begin(), args.end());
+// One script's call run as EVAL (the session loads nothing).
+template <class Call>
+BlockingReply eval(BlockingSession& session, const Call& call) {
+  const detail::ScriptCall encoded = detail::encode(call);
+  std::vector<std::string> words{"EVAL", std::string(encoded.script->body),
+                                 std::to_string(encoded.keys.size())};
+  words.insert(words.end(), encoded.keys.begin(), encoded.keys.end());
+  words.insert(words.end(), encoded.args.begin(), encoded.args.end());
   return session.command(words);
 }
 
@@ -57,10 +58,15 @@ InitProbe probe(const NodeConfig& node, const LockConfig& lock) {
   const std::string prefix = lock.key_prefix;
   const BlockingReply marker = session.command({"GET", detail::marker_key(prefix)});
   const BlockingReply fields = session.command({"HKEYS", detail::fence_key(prefix)});
-  const BlockingReply locks =
-      eval(session, ScriptId::probe,
-           {detail::marker_key(prefix), detail::recovering_key(prefix), detail::fence_key(prefix)},
-           lock_patterns(lock));
+  const std::string marker_key = detail::marker_key(prefix);
+  const std::string recovering_key = detail::recovering_key(prefix);
+  const std::string fence_key = detail::fence_key(prefix);
+  const std::vector<std::string> patterns = lock_patterns(lock);
+  const BlockingReply locks = eval(session, detail::ProbeCall{.marker_key = marker_key,
+                                                              .recovering_key = recovering_key,
+                                                              .fence_key = fence_key,
+                                                              .lock_pattern = patterns[0],
+                                                              .permit_pattern = patterns[1]});
   if (!marker || !fields || !locks) {
     probe.error = session.failure();
     return probe;
@@ -92,15 +98,20 @@ std::string declare(const NodeConfig& node, const LockConfig& lock) {
   if (!session.open()) return session.failure();
   std::uint8_t bytes[8];
   detail::fill_random(bytes, sizeof bytes);
-  std::vector<std::string> args{
-      detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock)),
-      std::string(detail::kFirstInitMarkerPrefix)};
-  for (std::string& pattern : lock_patterns(lock)) args.push_back(std::move(pattern));
+  const std::string marker =
+      detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
+  const std::vector<std::string> patterns = lock_patterns(lock);
   const std::string prefix = lock.key_prefix;
+  const std::string marker_key = detail::marker_key(prefix);
+  const std::string recovering_key = detail::recovering_key(prefix);
+  const std::string fence_key = detail::fence_key(prefix);
   const BlockingReply reply =
-      eval(session, ScriptId::declare_new,
-           {detail::marker_key(prefix), detail::recovering_key(prefix), detail::fence_key(prefix)},
-           args);
+      eval(session, detail::DeclareNewCall{.marker_key = marker_key,
+                                           .recovering_key = recovering_key,
+                                           .fence_key = fence_key,
+                                           .marker_value = marker,
+                                           .first_init_prefix = detail::kFirstInitMarkerPrefix,
+                                           .lock_patterns = patterns});
   if (!reply) return session.failure();
   if (reply->type == REDIS_REPLY_ERROR) {
     return "error reply: " + detail::escape_text(std::string_view(reply->str, reply->len));
