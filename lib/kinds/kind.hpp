@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "protocol/attempt_tally.hpp"
 #include "redlock/config.hpp"
 #include "redlock/outcome.hpp"
 #include "scripts/scripts.hpp"
@@ -58,6 +60,9 @@ class KindRules {
   // transaction instead where it may.
   [[nodiscard]] virtual ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
                                                 const AttemptSetup& setup) const = 0;
+  // How an attempt at a lock shaped as `shape` is decided by its nodes'
+  // answers: by default a majority of grants of its key (or keys).
+  [[nodiscard]] virtual std::unique_ptr<AttemptTally> attempt_tally(const Lock& shape) const;
   // Extends `lock` to `ttl_text` milliseconds on one node.
   [[nodiscard]] virtual ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                                std::string ttl_text) const = 0;

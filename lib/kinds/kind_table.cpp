@@ -27,6 +27,10 @@ bool KindRules::keys_allowed(const Lock& lock, const LockConfig& keys) const {
   return key_allowed(lock.resource, keys);
 }
 
+std::unique_ptr<AttemptTally> KindRules::attempt_tally(const Lock& /*shape*/) const {
+  return one_key_tally();
+}
+
 bool KindRules::key_allowed(const Resource& resource, const LockConfig& keys) {
   return !is_bookkeeping_key(keys.key_prefix, lock_key(keys, resource.str()));
 }

@@ -45,6 +45,12 @@ class SemaphoreRules final : public KindRules {
                                     .fence_field_prefix = fence_prefix});
   }
 
+  // Grants of different permits split the nodes: the attempt holds the
+  // permit a majority granted.
+  [[nodiscard]] std::unique_ptr<AttemptTally> attempt_tally(const Lock& shape) const override {
+    return permit_tally(shape.permits);
+  }
+
   [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
                                        std::string ttl_text) const override {
     const std::string_view prefix = keys.key_prefix;

@@ -188,6 +188,8 @@ void AcquireOperation::begin_attempt() {
   named_by_.reset();
   awaiting_copies_ = false;
   phase_ = Phase::voting;
+  if (!tally_) tally_ = rules_of(kind_).attempt_tally(shape(value_));
+  tally_->reset(core_.nodes().size());
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
   attempt_.open(core_.config().nodes, core_.clock().now());
@@ -253,8 +255,6 @@ void AcquireOperation::send_attempt() {
     attempt_draw_max_ = 0;
   }
   if (kind_ == LockKind::permit) {
-    permit_votes_.reset(nodes.size(), permits_);
-    permits_differ_ = false;
     // Each attempt tries a random permit first, so that two clients taking
     // permits at once mostly take different ones instead of splitting the
     // nodes over the same one; the nodes still agree on it when they agree
@@ -272,12 +272,6 @@ void AcquireOperation::send_attempt() {
   for (auto& node : nodes) {
     node->send_call(call, true, attempt_.started(), self, attempt_.tag());
   }
-}
-
-Decision AcquireOperation::attempt_decision() const noexcept {
-  if (kind_ != LockKind::permit) return attempt_.decision();
-  if (permits_differ_) return Decision::lost;
-  return permit_votes_.decision();
 }
 
 void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -338,36 +332,31 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   }
   const bool granted = outcome.status == NodeStatus::granted;
   (void)attempt_.vote(granted);
-  if (kind_ == LockKind::permit) {
-    if (outcome.status == NodeStatus::permits_differ) permits_differ_ = true;
-    if (granted && outcome.permit >= 0 && outcome.permit < static_cast<std::int64_t>(permits_)) {
-      permit_votes_.grant(static_cast<std::uint32_t>(outcome.permit));
-    } else {
-      permit_votes_.refuse();
-    }
+  if (granted) {
+    tally_->grant(outcome.permit);
+  } else if (outcome.status == NodeStatus::permits_differ) {
+    tally_->conflict();
+  } else {
+    tally_->refuse();
   }
-  if (attempt_decision() != Decision::pending) decide();
+  if (tally_->decision() != Decision::pending) decide();
 }
 
 void AcquireOperation::decide() {
   const RoundTiming timing = attempt_.close(core_.clock().now());
   last_round_trip_ = timing.elapsed();
-  const Decision decision = attempt_decision();
-  if (kind_ == LockKind::permit && decision != Decision::won) {
-    // Grants of different permits split the nodes as a rival does; a node
-    // that records another count ends the acquire (fail_attempt).
-    const std::size_t grants = permit_votes_.grants();
-    split_ = !permits_differ_ && grants > 0;
-    fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), busy_ + (split_ ? grants : 0)));
-    return;
-  }
-  split_ = decision != Decision::won && attempt_.votes().yes_count() > 0 && busy_ > 0;
+  const Decision decision = tally_->decision();
+  // The kind's tally says whether the nodes were split (a rival racing for
+  // the same majority; for a semaphore, grants of different permits) and
+  // how many are held elsewhere; a node that records another permit count
+  // ends the acquire (fail_attempt).
+  split_ = decision != Decision::won && tally_->split(busy_);
   if (decision != Decision::won) {
-    fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), busy_));
+    fail_attempt(acquire_failure_reason(attempt_.votes().nodes(), tally_->held_elsewhere(busy_)));
     return;
   }
   if (kind_ == LockKind::permit) {
-    permit_ = *permit_votes_.winner();
+    permit_ = tally_->winner();
     undo_other_permits();
   }
   if (fenced_) {
@@ -507,7 +496,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     retry_or_finish(why, next_pause());
     return;
   }
-  if (permits_differ_) {
+  if (tally_->conflicted()) {
     // Another count is recorded while a permit is held: this client's
     // count is wrong (or theirs), and retrying cannot change it.
     unlock_attempt(true);

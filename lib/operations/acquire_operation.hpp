@@ -12,8 +12,8 @@
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
+#include "protocol/attempt_tally.hpp"
 #include "protocol/fence_round.hpp"
-#include "protocol/permit_tally.hpp"
 #include "protocol/quorum.hpp"
 #include "protocol/retry_policy.hpp"
 #include "redlock/config.hpp"
@@ -131,9 +131,6 @@ class AcquireOperation final : public Operation, public Wakeable {
   // attempts, at least every 100 ms).
   void keep_retry_budget_as_wait();
   void send_attempt();
-  // The attempt's decision so far: the quorum tally's, or for a permit
-  // the permit tally's (lost at once when a node records another count).
-  [[nodiscard]] Decision attempt_decision() const noexcept;
   // A permit won: undoes the grants of other permits the attempt may have
   // made on the nodes that did not grant the winning one.
   void undo_other_permits();
@@ -349,11 +346,10 @@ class AcquireOperation final : public Operation, public Wakeable {
   Microseconds last_round_trip_{0};
   // The attempt lost a split vote: some grants, some nodes held by a rival.
   bool split_ = false;
-  // permit: the attempt's votes by permit, the permit won, and whether a
-  // node recorded another count.
-  PermitTally permit_votes_;
+  // How the kind decides an attempt (KindRules::attempt_tally), and the
+  // permit a semaphore's won attempt holds.
+  std::unique_ptr<AttemptTally> tally_;
   std::uint32_t permit_ = 0;
-  bool permits_differ_ = false;
   // The tag of the attempt that won a permit: its late answers may still
   // be grants of other permits, to undo.
   std::uint32_t won_tag_ = 0;
