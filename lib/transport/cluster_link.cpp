@@ -69,6 +69,17 @@ class ClusterLink::MapReader final : public ResponseSink {
   ClusterLink* link_;
 };
 
+NodeConfig member_server(const NodeConfig& member, std::string_view host, std::uint16_t port,
+                         std::string_view unix_path) {
+  NodeConfig server = member;
+  server.cluster.clear();
+  server.host = host;
+  server.port = port;
+  server.unix_path = unix_path;
+  server.db = 0;
+  return server;
+}
+
 ClusterLink::ClusterLink(LoopContext& loop, NodeMetrics& stats, std::size_t index,
                          const NodeConfig& member, const LockConfig& lock, SessionSetup setup)
     : loop_(loop),
@@ -89,15 +100,8 @@ NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_
   for (auto& [known, connection] : servers_) {
     if (known == key) return *connection;
   }
-  // Each server of the member as the member itself: its name (outcomes and
-  // metrics speak of the member), credentials, TLS and timeouts.
-  NodeConfig server = member_;
-  server.cluster.clear();
-  server.host = host;
-  server.port = port;
-  server.unix_path = unix_path;
-  server.db = 0;
-  auto connection = std::make_unique<NodeConnection>(loop_, stats_, index_, server, lock_, setup_);
+  auto connection = std::make_unique<NodeConnection>(
+      loop_, stats_, index_, member_server(member_, host, port, unix_path), lock_, setup_);
   NodeConnection& made = *connection;
   servers_.emplace_back(key, std::move(connection));
   if (started_ && !closed_) made.start();

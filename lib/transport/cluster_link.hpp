@@ -45,6 +45,12 @@
 
 namespace redlock::detail {
 
+// One server of the cluster member `member`, as the member itself: its
+// name (outcomes and metrics speak of the member), credentials, TLS and
+// timeouts, at `host`:`port` (or the Unix socket `unix_path`), database 0.
+[[nodiscard]] NodeConfig member_server(const NodeConfig& member, std::string_view host,
+                                       std::uint16_t port, std::string_view unix_path);
+
 class ClusterLink final : public NodeLink {
  public:
   static constexpr std::size_t kMaxWaitingForMap = 4096;

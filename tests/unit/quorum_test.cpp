@@ -129,5 +129,42 @@ TEST(EarlierSameServer, NamesTheFirstEarlierNodeWithTheSameRunId) {
   EXPECT_EQ(same, expected);
 }
 
+TEST(MembersNotIndependent, OneClusterNamedTwiceSharesAMasterNodeId) {
+  const std::vector<MemberServers> members{
+      {true, {"r1", "r2"}, {"n1", "n2"}},
+      {false, {"r9"}, {}},
+      {true, {"r3", "r4"}, {"n3", "n2"}},
+  };
+  const std::vector<SharedMembers> found = members_not_independent(members);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].first, 0U);
+  EXPECT_EQ(found[0].second, 2U);
+  EXPECT_TRUE(found[0].same_cluster);
+  EXPECT_EQ(found[0].shared, "n2");
+}
+
+TEST(MembersNotIndependent, AServerInAClusterAndInAnotherMemberIsShared) {
+  const std::vector<MemberServers> members{
+      {false, {"r1"}, {}},
+      {true, {"r2", "r1"}, {"n1", "n2"}},
+  };
+  const std::vector<SharedMembers> found = members_not_independent(members);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_FALSE(found[0].same_cluster);
+  EXPECT_EQ(found[0].shared, "r1");
+}
+
+TEST(MembersNotIndependent, TwoSingleMembersAndUnknownIdsAreNotListed) {
+  // Two single members on one server are earlier_same_server's (one
+  // master, a warning); an unknown id matches nothing.
+  const std::vector<MemberServers> members{
+      {false, {"r1"}, {}},
+      {false, {"r1"}, {}},
+      {true, {"", "r2"}, {"", "n1"}},
+      {true, {""}, {""}},
+  };
+  EXPECT_TRUE(members_not_independent(members).empty());
+}
+
 }  // namespace
 }  // namespace redlock::detail

@@ -7,7 +7,8 @@
 
 namespace redlock::cli {
 
-std::optional<QuorumConfig> load_quorum(const Invocation& invocation) {
+std::optional<QuorumConfig> load_quorum(const Invocation& invocation,
+                                        ClusterMembers cluster_members) {
   ConfigResult loaded;
   if (!invocation.node_addresses.empty()) {
     loaded = config_from_addresses(invocation.node_addresses);
@@ -33,7 +34,7 @@ std::optional<QuorumConfig> load_quorum(const Invocation& invocation) {
     return std::nullopt;
   }
   for (const NodeConfig& node : loaded.config->nodes) {
-    if (node.cluster.empty()) continue;
+    if (node.cluster.empty() || cluster_members == ClusterMembers::allowed) continue;
     // The client would refuse it with config_error alone; say why.
     print_error(loaded.config->source + ": " + printable(node.name) +
                 " is a Redis Cluster member, which this version reads but does not route over "

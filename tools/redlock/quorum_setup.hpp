@@ -15,10 +15,16 @@
 
 namespace redlock::cli {
 
+// Whether a command can serve a quorum with a Redis Cluster member: only
+// `status`, which reads what each member says and sends no lock call.
+enum class ClusterMembers { refused, allowed };
+
 // The quorum named by --node flags, else by the lookup --config /
 // $REDLOCK_CONFIG / ./redlock.toml. On failure prints the error
-// (file:line:col: ...) on stderr and returns nullopt: exit 78.
-[[nodiscard]] std::optional<QuorumConfig> load_quorum(const Invocation& invocation);
+// (file:line:col: ...) on stderr and returns nullopt: exit 78 (also for a
+// cluster member, unless `cluster_members` allows it).
+[[nodiscard]] std::optional<QuorumConfig> load_quorum(
+    const Invocation& invocation, ClusterMembers cluster_members = ClusterMembers::refused);
 
 // The TTL in force: --ttl, else the file's lock.ttl_ms.
 [[nodiscard]] Milliseconds effective_ttl(const Invocation& invocation,
