@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -34,34 +33,6 @@ struct NodeConnection::HandshakeStep {
   // An error is tolerated (CONFIG GET may be denied).
   bool optional = false;
 };
-
-namespace {
-
-// The settings persistence() is made of.
-struct PersistenceSetting {
-  std::string_view name;
-  ServerFact fact;
-};
-constexpr std::array<PersistenceSetting, 3> kPersistenceSettings{{
-    {"appendonly", ServerFact::appendonly},
-    {"appendfsync", ServerFact::appendfsync},
-    {"no-appendfsync-on-rewrite", ServerFact::no_fsync_on_rewrite},
-}};
-
-// "run_id:<40 hex>" in INFO server's text; empty when absent.
-std::string run_id_in(std::string_view info) {
-  constexpr std::string_view kField = "run_id:";
-  const std::size_t at = info.find(kField);
-  if (at == std::string_view::npos || (at > 0 && info[at - 1] != '\n')) return {};
-  const std::size_t begin = at + kField.size();
-  std::size_t end = begin;
-  while (end < info.size() && end - begin < 64 &&
-         std::isxdigit(static_cast<unsigned char>(info[end])))
-    ++end;
-  return std::string(info.substr(begin, end - begin));
-}
-
-}  // namespace
 
 namespace {
 
@@ -301,17 +272,15 @@ void NodeConnection::queue_handshake() {
     add("SELECT " + number_text(node_.db));
   }
   // Persistence, where the node allows CONFIG GET.
-  appendonly_.clear();
-  appendfsync_.clear();
-  no_fsync_on_rewrite_.clear();
-  run_id_.clear();
+  facts_.forget();
   if (setup_.read_persistence) {
-    for (const PersistenceSetting& setting : kPersistenceSettings) {
-      append_command(head, {"CONFIG", "GET", setting.name});
-      add("CONFIG GET " + std::string(setting.name), true, setting.fact);
+    for (const ServerQuestion& question : ServerFacts::handshake_questions()) {
+      const std::span<const std::string_view> words(question.words.data(), question.word_count);
+      append_command(head, words);
+      std::string what;
+      for (std::string_view word : words) what += (what.empty() ? "" : " ") + std::string(word);
+      add(std::move(what), true, question.fact);
     }
-    append_command(head, {"INFO", "server"});
-    add("INFO server", true, ServerFact::run_id);
   }
   loaded_.reset();
   for (const Script* script : setup_.scripts) {
@@ -370,32 +339,6 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
   }
 }
 
-void NodeConnection::record_fact(ServerFact fact, const redisReply* reply) {
-  if (fact == ServerFact::run_id) {
-    run_id_ = reply->type == REDIS_REPLY_STRING
-                  ? run_id_in(std::string_view(reply->str, reply->len))
-                  : std::string();
-    return;
-  }
-  // A denied CONFIG GET (an error) leaves the setting unknown.
-  std::string value;
-  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-      reply->element[1]->type == REDIS_REPLY_STRING) {
-    value.assign(reply->element[1]->str, reply->element[1]->len);
-  }
-  switch (fact) {
-    case ServerFact::appendonly:
-      appendonly_ = std::move(value);
-      break;
-    case ServerFact::appendfsync:
-      appendfsync_ = std::move(value);
-      break;
-    default:
-      no_fsync_on_rewrite_ = std::move(value);
-      break;
-  }
-}
-
 void NodeConnection::schedule_persistence_recheck() {
   if (!setup_.read_persistence || setup_.persistence_recheck <= Milliseconds(0)) return;
   loop_.timers().cancel(recheck_timer_);
@@ -405,11 +348,12 @@ void NodeConnection::schedule_persistence_recheck() {
     // Behind what is pending, like any command; the replies carry no
     // deadline (a node that stops answering is noticed by its requests).
     emit_pending();
-    for (const PersistenceSetting& setting : kPersistenceSettings) {
-      append_command(outbuf_, {"CONFIG", "GET", setting.name});
+    for (const ServerQuestion& question : ServerFacts::recheck_questions()) {
+      append_command(outbuf_,
+                     std::span<const std::string_view>(question.words.data(), question.word_count));
       Slot& slot = slots_.emplace_back();
       slot.deadline = TimePoint::max();
-      slot.fact = setting.fact;
+      slot.fact = question.fact;
     }
     want_flush();
     schedule_persistence_recheck();
@@ -503,18 +447,7 @@ void NodeConnection::schedule_reconnect() {
   backoff_ = std::min(backoff_ * 2, reconnect_max_);
 }
 
-Persistence NodeConnection::persistence() const noexcept {
-  if (appendonly_.empty()) return Persistence::unknown;
-  if (appendonly_ != "yes") return Persistence::none;
-  if (appendfsync_ == "always") {
-    // Unknown counts as "yes": durability is what has to be shown.
-    return no_fsync_on_rewrite_ == "no" ? Persistence::aof_always
-                                        : Persistence::aof_always_but_rewrite;
-  }
-  if (appendfsync_ == "everysec") return Persistence::aof_everysec;
-  if (appendfsync_ == "no") return Persistence::aof_no;
-  return Persistence::unknown;
-}
+Persistence NodeConnection::persistence() const noexcept { return facts_.persistence(); }
 
 NodeHealth NodeConnection::health() const {
   NodeHealth health;
@@ -522,7 +455,7 @@ NodeHealth NodeConnection::health() const {
   health.connected = state_ == State::ready;
   health.persistence = persistence();
   health.last_error = last_error_;
-  health.run_id = state_ == State::ready ? run_id_ : std::string();
+  health.run_id = state_ == State::ready ? facts_.run_id() : std::string();
   health.warnings = transport_warnings(node_);
   return health;
 }

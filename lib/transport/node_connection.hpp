@@ -31,6 +31,7 @@
 #include "transport/loop_turn.hpp"
 #include "transport/node_link.hpp"
 #include "transport/script.hpp"
+#include "transport/server_facts.hpp"
 #include "transport/timer_queue.hpp"
 
 struct redisReply;
@@ -105,15 +106,6 @@ class Fifo {
   std::size_t head_ = 0;
 };
 
-// What a connection asks a node about itself besides the lock protocol.
-enum class ServerFact : std::uint8_t {
-  none,
-  appendonly,           // CONFIG GET appendonly
-  appendfsync,          // CONFIG GET appendfsync
-  no_fsync_on_rewrite,  // CONFIG GET no-appendfsync-on-rewrite
-  run_id,               // INFO server
-};
-
 class NodeConnection final : public NodeLink, public Flushable {
  public:
   // `stats` is where this connection counts its requests; it must outlive
@@ -182,7 +174,6 @@ class NodeConnection final : public NodeLink, public Flushable {
   void complete_front(TimePoint received_at);
   void on_handshake_reply(Slot& slot);
   // The reply to a question about the server (Slot::fact).
-  void record_fact(ServerFact fact, const redisReply* reply);
   // Reads the persistence settings again after setup_.persistence_recheck.
   void schedule_persistence_recheck();
   void on_deadline();
@@ -362,10 +353,7 @@ class NodeConnection final : public NodeLink, public Flushable {
   std::string last_error_;
   std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
-  std::string appendonly_;
-  std::string appendfsync_;
-  std::string no_fsync_on_rewrite_;
-  std::string run_id_;
+  ServerFacts facts_;
   TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).
   static constexpr std::size_t kMaxDeferredCleanups = 4096;

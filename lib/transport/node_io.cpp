@@ -244,7 +244,7 @@ void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
 void NodeConnection::complete_front(TimePoint received_at) {
   Slot& front = slots_.front();
   if (front.fact != ServerFact::none) {
-    record_fact(front.fact, front.replies[0].get());
+    facts_.record(front.fact, *front.replies[0]);
     if (!front.handshake) {
       slots_.drop_front();
       return;

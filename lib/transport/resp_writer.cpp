@@ -35,6 +35,10 @@ std::string number_text(long long value) {
 }
 
 void append_command(std::string& out, std::initializer_list<std::string_view> args) {
+  append_command(out, std::span<const std::string_view>(args.begin(), args.size()));
+}
+
+void append_command(std::string& out, std::span<const std::string_view> args) {
   append_array_header(out, args.size());
   for (std::string_view arg : args) append_bulk(out, arg);
 }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,6 @@ void append_bulk(std::string& out, std::string_view bytes);
 [[nodiscard]] std::string number_text(long long value);
 // Appends a whole command.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
+void append_command(std::string& out, std::span<const std::string_view> args);
 
 }  // namespace redlock::detail
