@@ -1,6 +1,7 @@
 #include "operations/client_core.hpp"
 
 #include "protocol/quorum.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "transport/node_connection.hpp"
 
@@ -81,6 +82,15 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   }
   setup.read_persistence = true;
   setup.persistence_recheck = options.persistence_recheck;
+  // Each session's first word: a replica promoted in its master's place
+  // holds a copy of the master's marker but maybe not its last grants; the
+  // check takes that marker away, and the node rules then refuse the node
+  // until the amnesia defence recovered it (docs/safety.md, "A server
+  // replaced under its address").
+  if (config_.lock.amnesia_defence) {
+    const std::string marker = marker_key(config_.lock.key_prefix);
+    setup.opening = encode(CheckMarkerCall{.marker_key = marker});
+  }
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {

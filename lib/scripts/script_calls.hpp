@@ -157,6 +157,15 @@ struct DeclareNewCall {
   }
 };
 
+// check_marker: a session's first word, taking away a marker a promoted
+// replica copied from its master.
+struct CheckMarkerCall {
+  static constexpr ScriptId kId = ScriptId::check_marker;
+  std::string_view marker_key{};
+  [[nodiscard]] std::array<std::string_view, 1> keys() const { return {marker_key}; }
+  [[nodiscard]] std::array<std::string_view, 0> args() const { return {}; }
+};
+
 // acquire_all: every resource of a set granted or none.
 struct AcquireAllCall {
   static constexpr ScriptId kId = ScriptId::acquire_all;

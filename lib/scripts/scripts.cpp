@@ -46,6 +46,15 @@ local function raise_counters(hash, from)
 end
 )lua";
 
+// This server's run_id (INFO server): a marker names the server that wrote
+// it, so that a replica promoted in its place, which holds a copy of it,
+// can be told from it (check_marker).
+constexpr std::string_view kOwnRunId = R"lua(
+local function own_run_id()
+  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+end
+)lua";
+
 constexpr std::string_view kRecover = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -57,7 +66,7 @@ if tonumber(ARGV[1]) > 0 then
   -- is empty), lost with the counters if the node restarts again.
   redis.call('HSET', KEYS[3], '', '1')
 end
-redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[2] .. ' run_id=' .. own_run_id())
 return 1
 )lua";
 
@@ -77,10 +86,24 @@ for i = 3, #ARGV do
     if #page[2] > 0 then return {0, 'locks'} end
   until cursor == '0'
 end
-redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[1], ARGV[1] .. ' run_id=' .. own_run_id())
 redis.call('DEL', KEYS[2])
 redis.call('HDEL', KEYS[3], '')
 return {1, ''}
+)lua";
+
+// check_marker: a session's first word on a node (scripts.hpp).
+constexpr std::string_view kCheckMarker = R"lua(
+local marker = redis.call('GET', KEYS[1])
+if not marker then return 0 end
+local written_by = string.match(marker, ' run_id=(%x+)')
+if not written_by then return 0 end
+if string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') == written_by then return 0 end
+local promoted_at = tonumber(string.match(redis.call('INFO', 'replication'),
+                                          'second_repl_offset:(%-?%d+)'))
+if not promoted_at or promoted_at < 0 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
 )lua";
 
 // The second merge of a node recovered with a delay (docs/algorithm.md,
@@ -471,7 +494,9 @@ const std::array<Script, kScriptCount>& script_table() {
                                      std::string(kReleaseBatch);
   static const std::string fence =
       std::string(kNodeRules) + std::string(kCounterRules) + std::string(kFenceBatch);
-  static const std::string recover = std::string(kRaiseCounters) + std::string(kRecover);
+  static const std::string recover =
+      std::string(kRaiseCounters) + std::string(kOwnRunId) + std::string(kRecover);
+  static const std::string declare_new = std::string(kOwnRunId) + std::string(kDeclareNew);
   static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
@@ -553,7 +578,9 @@ const std::array<Script, kScriptCount>& script_table() {
        sha1_hex(kQueueLeaveBody), false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::pass_turn), "pass_turn", pass_turn, sha1_hex(pass_turn), false, 0, 0,
        kScriptReplyBytes},
-      {table_number(ScriptId::declare_new), "declare_new", kDeclareNew, sha1_hex(kDeclareNew),
+      {table_number(ScriptId::declare_new), "declare_new", declare_new, sha1_hex(declare_new),
+       false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::check_marker), "check_marker", kCheckMarker, sha1_hex(kCheckMarker),
        false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::acquire_set),
        "acquire_set",
@@ -598,7 +625,9 @@ bool is_first_init_marker(std::string_view value) noexcept {
 std::optional<Milliseconds> marker_max_ttl(std::string_view value) {
   const std::size_t at = value.find(kMaxTtlField);
   if (at == std::string_view::npos) return std::nullopt;
-  const std::string_view digits = value.substr(at + kMaxTtlField.size());
+  std::string_view digits = value.substr(at + kMaxTtlField.size());
+  // A marker a recovery wrote names its server after the digits.
+  digits = digits.substr(0, digits.find(' '));
   if (digits.empty() || digits.size() > 12) return std::nullopt;
   long long ms = 0;
   for (const char c : digits) {

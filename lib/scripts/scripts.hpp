@@ -81,11 +81,15 @@ enum class ScriptId : std::uint8_t {
   pass_turn,
   // `redlock init`: a node declared part of a brand-new quorum.
   declare_new,
+  // A session's first word on a node: a marker copied to a replica that
+  // was promoted in its writer's place is taken away (the amnesia
+  // defence then recovers the node).
+  check_marker,
   // The acquire sent as plain commands in one transaction (no script):
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 27;
+inline constexpr std::size_t kScriptCount = 28;
 
 static_assert(kScriptCount <= kMaxScripts, "a session's loaded set holds every script");
 
@@ -168,6 +172,20 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   field, a second merge's flag, aside); no lock key — writes the marker,
 //   deletes the recovering key and the empty field, and answers {1, ""};
 //   else changes nothing and answers {0, "marker" | "counters" | "locks"}.
+//   It and recover write the marker with " run_id=<this server's run_id>"
+//   after the value they are given (INFO server).
+// check_marker — KEYS: node marker. Run at the start of every session of a
+//   lock connection (SessionSetup::opening) with the amnesia defence on.
+//   Deletes the marker when it names a server other than this one
+//   (" run_id=…") and this server shows a promotion (INFO replication's
+//   second_repl_offset is not -1: it was a replica, and took its master's
+//   place): a replica copies its master's marker but may lack the grants
+//   its master acknowledged last, so it is a node that lost data, and the
+//   node rules refuse it until the amnesia defence recovered it. A marker
+//   without a run_id (written before markers named their server) or one
+//   naming this server, and a server that restarted without a promotion
+//   (its run_id changed, its data is its own), are left as they are.
+//   Answers 1 when it deleted the marker, else 0.
 [[nodiscard]] const Script& script(ScriptId id);
 // Every script, in ScriptId order; each node is given all of them at
 // connect (SCRIPT LOAD).

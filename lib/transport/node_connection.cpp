@@ -271,6 +271,17 @@ void NodeConnection::queue_handshake() {
     append_command(head, {"SELECT", number_text(node_.db)});
     add("SELECT " + number_text(node_.db));
   }
+  // The layer above's first word, before anything else of the session.
+  if (setup_.opening) {
+    const ScriptCall& opening = *setup_.opening;
+    std::vector<std::string_view> words{"EVAL", opening.script->body, std::string_view()};
+    const std::string key_count = number_text(static_cast<long long>(opening.keys.size()));
+    words[2] = key_count;
+    words.insert(words.end(), opening.keys.begin(), opening.keys.end());
+    words.insert(words.end(), opening.args.begin(), opening.args.end());
+    append_command(head, words);
+    add(std::string(opening.script->name), true);
+  }
   // Persistence, where the node allows CONFIG GET.
   facts_.forget();
   if (setup_.read_persistence) {

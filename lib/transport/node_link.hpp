@@ -17,6 +17,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -102,6 +103,10 @@ struct SessionSetup {
   // while connected; and the server's run_id (INFO server) at connect.
   bool read_persistence = false;
   Milliseconds persistence_recheck{5000};
+  // A script call the session runs first, before any request of its own
+  // (as EVAL; an error in its answer is tolerated and its answer dropped):
+  // the layer above's first word to each server it reaches.
+  std::optional<ScriptCall> opening;
 };
 
 // One request to a node: a script (or transaction form) with its keys and

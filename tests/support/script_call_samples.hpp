@@ -80,6 +80,7 @@ inline std::vector<ScriptCallSample> script_call_samples() {
                                            .marker_value = "m",
                                            .first_init_prefix = kFirstInitMarkerPrefix,
                                            .lock_patterns = patterns}));
+  add("check_marker", encode(CheckMarkerCall{.marker_key = marker}));
   add("acquire_all", encode(AcquireAllCall{.marker_key = marker,
                                            .recovering_key = recovering,
                                            .fence_key = fence,

@@ -1,0 +1,151 @@
+// A member whose server was replaced under its address by a promoted
+// replica (docs/safety.md, "A server replaced under its address"): the
+// replica holds a copy of its master's identity marker but not the grants
+// replication had not carried yet, so it is a node that lost data; each
+// session's first word (check_marker) takes the copied marker away and the
+// node rules refuse the replica until the amnesia defence recovered it. A
+// server restarted with its own data (a new run_id, no promotion) is left
+// alone. Member 0 is reached by one path, a symlink to a server's Unix
+// socket, renamed over to the replica's socket at the "failover": one
+// address, two servers, as a virtual IP or a DNS name moved by a failover
+// manager would give.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness.hpp"
+
+namespace redlock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::string kMarker = "redlock:node";
+
+std::string run_id_of(RedisServer& server) {
+  const Reply info = RedisProbe(server.port()).command({"INFO", "server"});
+  const std::size_t at = info.text.find("run_id:");
+  return at == std::string::npos ? std::string() : info.text.substr(at + 7, 40);
+}
+
+class PromotedReplica : public ::testing::Test {
+ protected:
+  PromotedReplica() {
+    RedisServerOptions options;
+    options.unix_socket = true;
+    master_ = std::make_unique<RedisServer>(options);
+    options.master_port = master_->port();
+    replica_ = std::make_unique<RedisServer>(options);
+    std::filesystem::create_symlink(master_->unix_path(), link_);
+  }
+  ~PromotedReplica() override { std::filesystem::remove(link_); }
+
+  QuorumConfig config() {
+    QuorumConfig quorum = config_for(others_, std::chrono::seconds(20));
+    NodeConfig member;
+    member.unix_path = link_.string();
+    member.name = "member-0";
+    quorum.nodes.insert(quorum.nodes.begin(), member);
+    quorum.lock.reconnect_min = milliseconds(20);
+    quorum.lock.reconnect_max = milliseconds(100);
+    return quorum;
+  }
+
+  // The failover: the master gone, the path names the replica's socket.
+  void fail_over() {
+    master_->kill9();
+    const std::filesystem::path moved = link_.string() + ".new";
+    std::filesystem::create_symlink(replica_->unix_path(), moved);
+    std::filesystem::rename(moved, link_);
+  }
+
+  RedisCluster others_{2};
+  std::unique_ptr<RedisServer> master_;
+  std::unique_ptr<RedisServer> replica_;
+  const std::filesystem::path link_ =
+      std::filesystem::temp_directory_path() /
+      ("redlock-member-" + std::to_string(::getpid()) + "-" +
+       std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".sock");
+};
+
+TEST_F(PromotedReplica, AReplicaPromotedUnderItsMastersAddressGrantsNothingUntilRecovered) {
+  BlockingClient a(config());
+  {
+    // A first use marks every node; the marker names its server.
+    const AcquireResult warm = a.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    (void)a.release(*warm.lock);
+  }
+  const std::optional<std::string> marker = RedisProbe(master_->port()).get(kMarker);
+  ASSERT_TRUE(marker.has_value());
+  EXPECT_NE(marker->find(" run_id=" + run_id_of(*master_)), std::string::npos) << *marker;
+  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarker) == marker; }))
+      << "the replica never copied the marker";
+
+  // Replication stops here (the replica takes no more of the master's
+  // writes): every grant from now on is one the replica lacks.
+  ASSERT_EQ(RedisProbe(replica_->port()).command({"REPLICAOF", "NO", "ONE"}).text, "OK");
+  // Node 2 is held by a stranger for a moment, so A's lock rests on the
+  // master and node 1 alone.
+  RedisProbe third(others_.node(1).port());
+  ASSERT_EQ(third.command({"SET", "redlock:lock:job", "stranger", "PX", "300"}).text, "OK");
+  const AcquireResult held = a.acquire(Resource("job"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  ASSERT_EQ(third.get("redlock:lock:job"), "stranger");
+  ASSERT_TRUE(eventually([&] { return third.pttl("redlock:lock:job") == -2; }));
+
+  fail_over();
+  // B reaches member 0's address and finds the replica: it lacks A's key,
+  // and node 2 is free now. Granting there would give B a majority while A
+  // holds the lock.
+  BlockingClient b(config());
+  const AcquireResult second = b.acquire(Resource("job"));
+  EXPECT_FALSE(second.ok()) << "two holders: the promoted replica granted A's lock again";
+  EXPECT_NE(second.nodes[0].status, NodeStatus::granted);
+  // The replica is a node that lost data: recovered with a delay, and
+  // marked again in its own name.
+  RedisProbe promoted(replica_->port());
+  ASSERT_TRUE(eventually([&] { return promoted.pttl("redlock:recovering") > 0; }))
+      << "no recovery delay on the promoted replica";
+  const std::optional<std::string> remarked = promoted.get(kMarker);
+  ASSERT_TRUE(remarked.has_value());
+  EXPECT_NE(remarked->find(" run_id=" + run_id_of(*replica_)), std::string::npos) << *remarked;
+}
+
+TEST_F(PromotedReplica, AServerRestartedWithItsOwnDataKeepsItsMarkerAndGrantsAtOnce) {
+  // The same server restarted (a new run_id, no promotion): its data is
+  // its own, and a node that keeps what it acknowledged need not wait.
+  RedisServerOptions options;
+  options.persistence = Persistence::aof_always;
+  RedisServer durable(options);
+  QuorumConfig quorum = config_for(others_);
+  quorum.nodes.insert(quorum.nodes.begin(), node_at(durable.port()));
+  quorum.lock.reconnect_min = milliseconds(20);
+  quorum.lock.reconnect_max = milliseconds(100);
+  BlockingClient client(quorum);
+  const AcquireResult warm = client.acquire(Resource("warm-up"));
+  ASSERT_TRUE(warm.ok()) << warm.error.message();
+  (void)client.release(*warm.lock);
+  const std::string before = run_id_of(durable);
+  durable.kill9();
+  durable.restart();
+  ASSERT_NE(run_id_of(durable), before);
+  BlockingClient fresh(quorum);
+  const AcquireResult after = fresh.acquire(Resource("after-restart"));
+  ASSERT_TRUE(after.ok()) << after.error.message();
+  RedisProbe probe(durable.port());
+  EXPECT_TRUE(eventually([&] {
+    return probe.get("redlock:lock:after-restart") == after.lock->value.str();
+  })) << "the restarted node did not grant";
+  EXPECT_TRUE(probe.get(kMarker).has_value());
+  EXPECT_EQ(probe.pttl("redlock:recovering"), -2);
+}
+
+}  // namespace
+}  // namespace redlock::test
