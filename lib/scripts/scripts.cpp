@@ -96,12 +96,17 @@ return {1, ''}
 constexpr std::string_view kCheckMarker = R"lua(
 local marker = redis.call('GET', KEYS[1])
 if not marker then return 0 end
+local own = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 local written_by = string.match(marker, ' run_id=(%x+)')
-if not written_by then return 0 end
-if string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') == written_by then return 0 end
+if written_by and written_by == own then return 0 end
 local promoted_at = tonumber(string.match(redis.call('INFO', 'replication'),
                                           'second_repl_offset:(%-?%d+)'))
-if not promoted_at or promoted_at < 0 then return 0 end
+if not promoted_at or promoted_at < 0 then
+  if not written_by and own then
+    redis.call('SET', KEYS[1], marker .. ' run_id=' .. own)
+  end
+  return 0
+end
 redis.call('DEL', KEYS[1])
 return 1
 )lua";

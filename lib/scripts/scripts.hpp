@@ -176,16 +176,17 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   after the value they are given (INFO server).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
-//   Deletes the marker when it names a server other than this one
-//   (" run_id=…") and this server shows a promotion (INFO replication's
-//   second_repl_offset is not -1: it was a replica, and took its master's
-//   place): a replica copies its master's marker but may lack the grants
-//   its master acknowledged last, so it is a node that lost data, and the
-//   node rules refuse it until the amnesia defence recovered it. A marker
-//   without a run_id (written before markers named their server) or one
-//   naming this server, and a server that restarted without a promotion
-//   (its run_id changed, its data is its own), are left as they are.
-//   Answers 1 when it deleted the marker, else 0.
+//   A marker that names this server (" run_id=…", INFO server) is left as
+//   it is. Otherwise, on a server that shows a promotion (INFO
+//   replication's second_repl_offset is not -1: it was a replica and took
+//   its master's place), the marker is deleted: a replica copies its
+//   master's marker but may lack the grants its master acknowledged last,
+//   so it is a node that lost data, and the node rules refuse it until the
+//   amnesia defence recovered it. On a server that shows none, a marker
+//   naming another server is left as it is (the same server restarted
+//   with its own data: a new run_id), and one naming no server (written
+//   before markers named theirs) gets this server's name. Answers 1 when it
+//   deleted the marker, else 0.
 [[nodiscard]] const Script& script(ScriptId id);
 // Every script, in ScriptId order; each node is given all of them at
 // connect (SCRIPT LOAD).

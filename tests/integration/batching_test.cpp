@@ -259,9 +259,10 @@ TEST(Batching, AnotherKindsScriptGoesWithItsBodyOnceASessionAndNeverMeetsNoscrip
     EXPECT_FALSE(released.error) << round << ": " << released.error.message();
   }
   for (std::size_t node = 0; node < cluster.size(); ++node) {
-    // read_acquire and read_release, once each; the other two rounds'
-    // requests found them cached.
-    EXPECT_EQ(calls_of(cluster.node(node), "eval"), 2) << node;
+    // read_acquire and read_release, once each (the other two rounds'
+    // requests found them cached), and the session's opening check of the
+    // node's marker (check_marker, once a session).
+    EXPECT_EQ(calls_of(cluster.node(node), "eval"), 3) << node;
     EXPECT_GE(calls_of(cluster.node(node), "evalsha"), 4) << node;
     const auto errors = cluster.node(node).probe().info("errorstats");
     ASSERT_TRUE(errors.has_value());

@@ -147,5 +147,34 @@ TEST_F(PromotedReplica, AServerRestartedWithItsOwnDataKeepsItsMarkerAndGrantsAtO
   EXPECT_EQ(probe.pttl("redlock:recovering"), -2);
 }
 
+TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAPromotedReplica) {
+  // Markers written before markers named their server: the master that
+  // holds one is given its name at a session's start; a promoted replica
+  // that holds one cannot tell whose it is, and loses it.
+  const std::string old_marker = "redlock-node-0123456789abcdef max_ttl_ms=20000";
+  RedisProbe master(master_->port());
+  ASSERT_EQ(master.command({"SET", kMarker, old_marker}).text, "OK");
+  for (std::size_t i = 0; i < others_.size(); ++i) {
+    ASSERT_EQ(RedisProbe(others_.node(i).port()).command({"SET", kMarker, old_marker}).text, "OK");
+  }
+  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarker) == old_marker; }));
+  {
+    BlockingClient client(config());
+    const AcquireResult first = client.acquire(Resource("first"));
+    ASSERT_TRUE(first.ok()) << first.error.message();
+  }
+  EXPECT_EQ(master.get(kMarker), old_marker + " run_id=" + run_id_of(*master_));
+
+  RedisProbe replica(replica_->port());
+  ASSERT_EQ(replica.command({"REPLICAOF", "NO", "ONE"}).text, "OK");
+  ASSERT_EQ(replica.command({"SET", kMarker, old_marker}).text, "OK");
+  fail_over();
+  BlockingClient after(config());
+  const AcquireResult second = after.acquire(Resource("second"));
+  EXPECT_NE(second.nodes[0].status, NodeStatus::granted);
+  ASSERT_TRUE(eventually([&] { return replica.pttl("redlock:recovering") > 0; }))
+      << "the promoted replica was not recovered with a delay";
+}
+
 }  // namespace
 }  // namespace redlock::test
