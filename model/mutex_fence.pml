@@ -28,8 +28,16 @@
  *   no_resurrection     a lock value, once gone from a node, is never set
  *                       there again (a late extend must not recreate it)
  *
+ * With -DFAILOVER, node 0 is not restarted empty but replaced by its
+ * replica: replication stops at a moment Env chooses (the replica keeps a
+ * copy of node 0's state then, its keys expiring in their own time), and
+ * later the replica is promoted in node 0's place, holding the master's
+ * marker. Every client's first request to the promoted server opens a new
+ * session there, which runs check_marker first.
+ *
  * Mutant switches (-DMUTANT_x): FENCE_EQ, RELEASE_NOCHECK, ACQ_NO_NX,
- * EXTEND_RECREATE, NO_DELAY, NO_REMERGE, REMERGE_SAME_ROUND.
+ * EXTEND_RECREATE, NO_DELAY, NO_REMERGE, REMERGE_SAME_ROUND, NO_CHECK
+ * (with FAILOVER: sessions open without check_marker).
  */
 
 #define N        3
@@ -108,6 +116,14 @@ byte recleft[N];      /* ticks left of {prefix}recovering, 0 = none */
 bool remerge[N];      /* the second-merge mark: the fence hash's empty field */
 
 bool crashed;
+#ifdef FAILOVER
+/* node 0's replica: its copy of node 0's state from the moment
+   replication stopped (snapped) */
+byte rkey; byte rkleft; byte rctr; bool rmarked; byte rrecleft; bool rremerge;
+bool snapped;
+bool foreign;         /* node 0's marker names another server (the old master) */
+bool fresh[NC];       /* client c's next request to node 0 opens a session there */
+#endif
 byte inflight;        /* requests held in the network */
 byte el[NC];          /* ticks since the client's t0 (capped at TTL) */
 bool timing[NC];      /* el counts */
@@ -148,6 +164,22 @@ inline answer(c, kind, a) {
 
 /* One request from client c, run atomically on node n. */
 inline serve(n, c) {
+#ifdef FAILOVER
+  /* a session's first word on the promoted server */
+  if
+  :: n == 0 && fresh[c] ->
+     fresh[c] = 0;
+#ifndef MUTANT_NO_CHECK
+     /* mirrors: lib/scripts/scripts.cpp kCheckMarker */
+     /* mirrors: lib/operations/client_core.cpp CheckMarkerCall */
+     if
+     :: foreign -> marked[0] = 0; foreign = 0
+     :: else -> skip
+     fi
+#endif
+  :: else -> skip
+  fi;
+#endif
   if
   :: op == Q_ACQ ->
      /* mirrors: lib/scripts/scripts.cpp kAcquireBatch */
@@ -236,6 +268,24 @@ inline crash(n) {
   c = 0; op = 0; arg = 0; r = 0
 }
 
+#ifdef FAILOVER
+/* The failover: node 0's master is gone (requests in flight on its
+   connections fail, as at a crash) and its replica takes its place, with
+   the state it had when replication stopped, the master's marker in it. */
+inline failover() {
+  crash(0);
+  key[0] = rkey; kleft[0] = rkleft; ctr[0] = rctr; marked[0] = rmarked;
+  recleft[0] = rrecleft; remerge[0] = rremerge;
+  foreign = rmarked;
+  c = 0;
+  do
+  :: c < NC -> fresh[c] = 1; c++
+  :: else -> break
+  od;
+  c = 0
+}
+#endif
+
 proctype Env() {
   byte n, c, op, arg, r;
 end:
@@ -250,6 +300,11 @@ end:
           n++
        :: else -> break
        od;
+#ifdef FAILOVER
+       if :: rkleft > 0 -> rkleft--; if :: rkleft == 0 -> rkey = 0 :: else -> skip fi
+          :: else -> skip fi;
+       if :: rrecleft > 0 -> rrecleft-- :: else -> skip fi;
+#endif
        n = 0;
        do
        :: n < NC ->
@@ -264,6 +319,13 @@ end:
      three in one step), so a crash of node 1 or 2 is the same up to a
      renaming of the nodes */
   :: atomic { !crashed && CRASHES > 0 -> crashed = 1; crash(0) }
+#ifdef FAILOVER
+  /* replication from node 0 stops here (once) */
+  :: atomic { !snapped && !crashed ->
+       snapped = 1; rkey = key[0]; rkleft = kleft[0]; rctr = ctr[0]; rmarked = marked[0];
+       rrecleft = recleft[0]; rremerge = remerge[0] }
+  :: atomic { snapped && !crashed -> crashed = 1; failover() }
+#endif
   od
 }
 
@@ -287,7 +349,7 @@ inline probe_read(i) {
 proctype Recoverer() {
   byte seen, srcs, m;
 end_idle:
-  crashed;
+  crashed && !marked[0];
   /* the first merge */
   do
   :: atomic { !(seen & 2) -> probe_read(1) }

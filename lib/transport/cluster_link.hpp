@@ -74,6 +74,9 @@ class ClusterLink final : public NodeLink {
 
   [[nodiscard]] std::size_t index() const noexcept override { return index_; }
   [[nodiscard]] const NodeConfig& config() const noexcept override { return member_; }
+  // Requests pausing after TRYAGAIN before they are sent again (for
+  // diagnosis and tests).
+  [[nodiscard]] std::size_t pausing() const noexcept { return pausing_.size(); }
   // The map is known and the connection to each of its masters is ready.
   [[nodiscard]] bool ready() const noexcept override;
   [[nodiscard]] int min_replicas() const noexcept override { return member_.min_replicas; }
