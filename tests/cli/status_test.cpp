@@ -165,3 +165,36 @@ TEST(StatusPersistence, UnknownWhereConfigIsDenied) {
 
 }  // namespace
 }  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+// A server that was promoted from a replica and holds a marker naming
+// another server: status says what the next session there will do.
+TEST(StatusPromoted, NamesAPromotedServerWhoseMarkerNamesAnotherServer) {
+  RedisServer promoted;
+  RedisServer plain;
+  RedisProbe probe = promoted.probe();
+  ASSERT_EQ(probe.command({"REPLICAOF", "127.0.0.1", "1"}).text, "OK");
+  ASSERT_EQ(probe.command({"REPLICAOF", "NO", "ONE"}).text, "OK");
+  const std::string foreign =
+      "redlock-node-00 max_ttl_ms=10000 run_id=0000000000000000000000000000000000000000";
+  for (RedisServer* server : {&promoted, &plain}) {
+    ASSERT_EQ(server->probe().command({"SET", "redlock:node", foreign}).text, "OK");
+  }
+  const CliResult result =
+      run_cli({"status", "--json", "--node", promoted.address(), "--node", plain.address()});
+  ASSERT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_NE(result.err.find("node " + promoted.address() + " was promoted from a replica"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find("node " + plain.address() + " was promoted"), std::string::npos)
+      << "a server that shows no promotion kept its own data" << result.err;
+  const JsonValue json = parse_output(result);
+  EXPECT_TRUE(json["nodes"].items.at(0)["promoted"].boolean);
+  EXPECT_FALSE(json["nodes"].items.at(1)["promoted"].boolean);
+  EXPECT_EQ(json["nodes"].items.at(0)["marker_run_id"].text, std::string(40, '0'));
+}
+
+}  // namespace
+}  // namespace redlock::test

@@ -63,7 +63,12 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
       report.marked = false;
     } else if (reply->type == REDIS_REPLY_STRING) {
       report.marked = true;
-      report.marker_max_ttl = detail::marker_max_ttl(std::string_view(reply->str, reply->len));
+      const std::string_view value(reply->str, reply->len);
+      report.marker_max_ttl = detail::marker_max_ttl(value);
+      constexpr std::string_view kRunId = " run_id=";
+      if (const std::size_t at = value.find(kRunId); at != std::string_view::npos) {
+        report.marker_run_id = std::string(value.substr(at + kRunId.size(), 40));
+      }
     }
   }
   if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
@@ -140,6 +145,9 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const LockCo
     report.round_trip = std::chrono::duration_cast<Microseconds>(answered - sent);
     if (const auto info = info_section(session, "replication")) {
       report.role = info_field(*info, "role").value_or("unknown");
+      if (const auto offset = info_field(*info, "second_repl_offset")) {
+        report.promoted = *offset != "-1";
+      }
     }
     if (const auto info = info_section(session, "server")) {
       report.run_id = info_field(*info, "run_id");

@@ -26,6 +26,11 @@ struct NodeReport {
   std::string role = "unknown";
   // INFO server's run_id: two nodes with one run_id are one server.
   std::optional<std::string> run_id;
+  // INFO replication's second_repl_offset is not -1: the server was a
+  // replica and took its master's place (unset when not known).
+  std::optional<bool> promoted;
+  // The server its identity marker names (" run_id=…"), when it names one.
+  std::optional<std::string> marker_run_id;
   // CONFIG GET appendonly / appendfsync, or "unknown" (CONFIG denied, e.g.
   // renamed or forbidden by ACL).
   std::string appendonly = "unknown";

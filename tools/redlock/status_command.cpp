@@ -253,6 +253,13 @@ std::string render_json(const std::vector<MemberReport>& members, const Summary&
       json.null();
     }
     json.key("recovering_ms").optional_number(report.recovering_ms);
+    json.key("promoted");
+    if (report.promoted) {
+      json.boolean(*report.promoted);
+    } else {
+      json.null();
+    }
+    json.key("marker_run_id").optional_string(report.marker_run_id);
     if (resource) {
       json.key("pttl_ms").optional_number(report.pttl_ms);
       json.key("holder").optional_string(report.holder);
@@ -432,6 +439,20 @@ int status_command(const Invocation& invocation) {
                 std::to_string(max_ttl.count()) +
                 " ms: every client of a quorum needs the same max_ttl, or a recovery "
                 "delay is shorter than some lock" +
+                next_step("restarts-and-the-amnesia-defence"));
+  }
+  // A replica promoted under a member's address that still holds its old
+  // master's marker: the next session a client opens there takes the
+  // marker away (check_marker), and the node is recovered with the delay.
+  for (const NodeReport& report : reports) {
+    if (!report.promoted.value_or(false) || !report.marker_run_id || !report.run_id ||
+        *report.marker_run_id == *report.run_id) {
+      continue;
+    }
+    print_error("status: warning: node " + detail::escape_text(report.name) +
+                " was promoted from a replica and its identity marker names another server: it "
+                "may lack grants its old master acknowledged, and the next client session there "
+                "takes the marker away; the node then grants nothing for max_ttl" +
                 next_step("restarts-and-the-amnesia-defence"));
   }
   for (const NodeReport& report : reports) {
