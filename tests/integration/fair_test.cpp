@@ -340,36 +340,63 @@ TEST_F(FairTest, AWaitersTicketIsDrawnInTheRoundThatRefusedIt) {
 // and still comes after the waiter that was recorded before the release.
 TEST_F(FairTest, AReleaserThatWaitedDrawsItsNextTicketInItsRelease) {
   BlockingClient holder(config_for(cluster));
-  BlockingClient a(config_for(cluster));
   BlockingClient b(config_for(cluster));
   const AcquireResult held = holder.acquire(Resource("again"), fair());
   ASSERT_TRUE(held.ok());
-  std::future<AcquireResult> a_first =
-      std::async(std::launch::async, [&] { return a.acquire(Resource("again"), fair()); });
-  ASSERT_TRUE(every_node_queues("again", 1));
+  // A runs on a loop of its own: its release and its next acquire follow
+  // each other on that loop, as a worker's do that releases and at once
+  // wants the lock again — the next acquire comes within the pre-claim's
+  // short life however loaded the machine is.
+  LoopRun a(config_for(cluster));
+  std::promise<AcquireResult> a_first;
+  std::promise<void> a_again_called;
+  AcquireResult a_won_again;
+  std::string pre_claimed;
+  TimePoint called_again{};
+  std::thread a_thread([&] {
+    (void)a.run([&] {
+      a.client().acquire(Resource("again"), fair(), [&](AcquireResult won) {
+        const std::optional<Lock> lock = won.lock;
+        a_first.set_value(std::move(won));
+        if (!lock) {
+          a_again_called.set_value();
+          return a.done();
+        }
+        // A's release names B and draws A's next ticket; A at once wants
+        // the lock again.
+        a.client().release(*lock, [&](const ReleaseResult& /*released*/) {
+          // The pre-claim that release recorded: "<ttl>:<tag>:<defence>:<value>".
+          const Reply claims =
+              cluster.node(0).probe().command({"HVALS", "redlock:queue-claim:again"});
+          if (claims.elements.size() == 1) {
+            pre_claimed = claims.elements[0].text;
+            for (int field = 0; field < 3; ++field) pre_claimed.erase(0, pre_claimed.find(':') + 1);
+          }
+          called_again = SteadyClock::now();
+          a.client().acquire(Resource("again"), fair(), [&](AcquireResult again) {
+            a_won_again = std::move(again);
+            a.done();
+          });
+          a_again_called.set_value();
+        });
+      });
+    });
+  });
+  // (EXPECT, not ASSERT, until A's thread is joined.)
+  EXPECT_TRUE(every_node_queues("again", 1));
   std::future<AcquireResult> b_first =
       std::async(std::launch::async, [&] { return b.acquire(Resource("again"), fair()); });
-  ASSERT_TRUE(every_node_queues("again", 2));
+  EXPECT_TRUE(every_node_queues("again", 2));
   (void)holder.release(*held.lock);
-  const AcquireResult a_won = a_first.get();
+  const AcquireResult a_won = a_first.get_future().get();
+  a_again_called.get_future().wait();
+  const AcquireResult b_won = b_first.get();
+  if (b_won.ok()) (void)b.release(*b_won.lock);
+  a_thread.join();
   ASSERT_TRUE(a_won.ok()) << a_won.error.message();
   ASSERT_GE(a_won.attempts, 2);  // it waited: its client finds the lock contended
-
-  // A's release names B and draws A's next ticket; A at once wants the
-  // lock again.
-  (void)a.release(*a_won.lock);
-  // The pre-claim that release recorded: "<ttl>:<tag>:<defence>:<value>".
-  const Reply claims = cluster.node(0).probe().command({"HVALS", "redlock:queue-claim:again"});
-  ASSERT_EQ(claims.elements.size(), 1U) << "no pre-claim on node 0";
-  std::string pre_claimed = claims.elements[0].text;
-  for (int field = 0; field < 3; ++field) pre_claimed.erase(0, pre_claimed.find(':') + 1);
-  const TimePoint called_again = SteadyClock::now();
-  std::future<AcquireResult> a_again =
-      std::async(std::launch::async, [&] { return a.acquire(Resource("again"), fair()); });
-  const AcquireResult b_won = b_first.get();
+  ASSERT_FALSE(pre_claimed.empty()) << "no pre-claim on node 0";
   ASSERT_TRUE(b_won.ok()) << b_won.error.message();
-  (void)b.release(*b_won.lock);
-  const AcquireResult a_won_again = a_again.get();
   ASSERT_TRUE(a_won_again.ok()) << a_won_again.error.message();
   ASSERT_TRUE(a_won_again.ticket.has_value());
   ASSERT_TRUE(b_won.ticket.has_value());
