@@ -26,7 +26,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-const std::string kMarker = "redlock:node";
+const std::string kMarkerKey = "redlock:node";
 
 std::string run_id_of(RedisServer& server) {
   const Reply info = RedisProbe(server.port()).command({"INFO", "server"});
@@ -82,10 +82,10 @@ TEST_F(PromotedReplica, AReplicaPromotedUnderItsMastersAddressGrantsNothingUntil
     ASSERT_TRUE(warm.ok()) << warm.error.message();
     (void)a.release(*warm.lock);
   }
-  const std::optional<std::string> marker = RedisProbe(master_->port()).get(kMarker);
+  const std::optional<std::string> marker = RedisProbe(master_->port()).get(kMarkerKey);
   ASSERT_TRUE(marker.has_value());
   EXPECT_NE(marker->find(" run_id=" + run_id_of(*master_)), std::string::npos) << *marker;
-  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarker) == marker; }))
+  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarkerKey) == marker; }))
       << "the replica never copied the marker";
 
   // Replication stops here (the replica takes no more of the master's
@@ -113,7 +113,7 @@ TEST_F(PromotedReplica, AReplicaPromotedUnderItsMastersAddressGrantsNothingUntil
   RedisProbe promoted(replica_->port());
   ASSERT_TRUE(eventually([&] { return promoted.pttl("redlock:recovering") > 0; }))
       << "no recovery delay on the promoted replica";
-  const std::optional<std::string> remarked = promoted.get(kMarker);
+  const std::optional<std::string> remarked = promoted.get(kMarkerKey);
   ASSERT_TRUE(remarked.has_value());
   EXPECT_NE(remarked->find(" run_id=" + run_id_of(*replica_)), std::string::npos) << *remarked;
 }
@@ -143,7 +143,7 @@ TEST_F(PromotedReplica, AServerRestartedWithItsOwnDataKeepsItsMarkerAndGrantsAtO
   EXPECT_TRUE(eventually([&] {
     return probe.get("redlock:lock:after-restart") == after.lock->value.str();
   })) << "the restarted node did not grant";
-  EXPECT_TRUE(probe.get(kMarker).has_value());
+  EXPECT_TRUE(probe.get(kMarkerKey).has_value());
   EXPECT_EQ(probe.pttl("redlock:recovering"), -2);
 }
 
@@ -153,21 +153,21 @@ TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAP
   // that holds one cannot tell whose it is, and loses it.
   const std::string old_marker = "redlock-node-0123456789abcdef max_ttl_ms=20000";
   RedisProbe master(master_->port());
-  ASSERT_EQ(master.command({"SET", kMarker, old_marker}).text, "OK");
+  ASSERT_EQ(master.command({"SET", kMarkerKey, old_marker}).text, "OK");
   for (std::size_t i = 0; i < others_.size(); ++i) {
-    ASSERT_EQ(RedisProbe(others_.node(i).port()).command({"SET", kMarker, old_marker}).text, "OK");
+    ASSERT_EQ(RedisProbe(others_.node(i).port()).command({"SET", kMarkerKey, old_marker}).text, "OK");
   }
-  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarker) == old_marker; }));
+  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarkerKey) == old_marker; }));
   {
     BlockingClient client(config());
     const AcquireResult first = client.acquire(Resource("first"));
     ASSERT_TRUE(first.ok()) << first.error.message();
   }
-  EXPECT_EQ(master.get(kMarker), old_marker + " run_id=" + run_id_of(*master_));
+  EXPECT_EQ(master.get(kMarkerKey), old_marker + " run_id=" + run_id_of(*master_));
 
   RedisProbe replica(replica_->port());
   ASSERT_EQ(replica.command({"REPLICAOF", "NO", "ONE"}).text, "OK");
-  ASSERT_EQ(replica.command({"SET", kMarker, old_marker}).text, "OK");
+  ASSERT_EQ(replica.command({"SET", kMarkerKey, old_marker}).text, "OK");
   fail_over();
   BlockingClient after(config());
   const AcquireResult second = after.acquire(Resource("second"));
