@@ -496,7 +496,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     retry_or_finish(why, next_pause());
     return;
   }
-  if (tally_->conflicted()) {
+  if (tally_ && tally_->conflicted()) {
     // Another count is recorded while a permit is held: this client's
     // count is wrong (or theirs), and retrying cannot change it.
     unlock_attempt(true);

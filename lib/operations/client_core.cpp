@@ -94,8 +94,12 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+    // A cluster member's marker will live per slot (docs/safety.md, "A
+    // cluster as a member"); a member of one server gets the check.
+    SessionSetup member_setup = setup;
+    if (!config_.nodes[i].cluster.empty()) member_setup.opening.reset();
     nodes_.push_back(make_link(*context_, metrics_->node(config_.nodes[i].name), i,
-                               config_.nodes[i], config_.lock, setup));
+                               config_.nodes[i], config_.lock, member_setup));
   }
 }
 

@@ -49,9 +49,16 @@ end
 // This server's run_id (INFO server): a marker names the server that wrote
 // it, so that a replica promoted in its place, which holds a copy of it,
 // can be told from it (check_marker).
+// An ACL may deny INFO: the marker then names no server (as one written
+// before markers named theirs), and the script goes on.
 constexpr std::string_view kOwnRunId = R"lua(
+local function info_text(section)
+  local text = redis.pcall('INFO', section)
+  if type(text) == 'string' then return text end
+  return ''
+end
 local function own_run_id()
-  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+  return string.match(info_text('server'), 'run_id:(%x+)') or ''
 end
 )lua";
 
@@ -59,6 +66,8 @@ constexpr std::string_view kRecover = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
+local named = own_run_id()
+if named ~= '' then named = ' run_id=' .. named end
 raise_counters(KEYS[3], 4)
 if tonumber(ARGV[1]) > 0 then
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
@@ -66,7 +75,7 @@ if tonumber(ARGV[1]) > 0 then
   -- is empty), lost with the counters if the node restarts again.
   redis.call('HSET', KEYS[3], '', '1')
 end
-redis.call('SET', KEYS[1], ARGV[2] .. ' run_id=' .. own_run_id())
+redis.call('SET', KEYS[1], ARGV[2] .. named)
 return 1
 )lua";
 
@@ -86,7 +95,9 @@ for i = 3, #ARGV do
     if #page[2] > 0 then return {0, 'locks'} end
   until cursor == '0'
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ' run_id=' .. own_run_id())
+local named = own_run_id()
+if named ~= '' then named = ' run_id=' .. named end
+redis.call('SET', KEYS[1], ARGV[1] .. named)
 redis.call('DEL', KEYS[2])
 redis.call('HDEL', KEYS[3], '')
 return {1, ''}
@@ -94,15 +105,19 @@ return {1, ''}
 
 // check_marker: a session's first word on a node (scripts.hpp).
 constexpr std::string_view kCheckMarker = R"lua(
+local replication = info_text('replication')
+if string.match(replication, 'role:slave') then
+  return redis.error_reply('READONLY check_marker: this server is a replica')
+end
 local marker = redis.call('GET', KEYS[1])
 if not marker then return 0 end
-local own = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local own = string.match(info_text('server'), 'run_id:(%x+)')
+if not own then return 0 end
 local written_by = string.match(marker, ' run_id=(%x+)')
-if written_by and written_by == own then return 0 end
-local promoted_at = tonumber(string.match(redis.call('INFO', 'replication'),
-                                          'second_repl_offset:(%-?%d+)'))
+if written_by == own then return 0 end
+local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
 if not promoted_at or promoted_at < 0 then
-  if not written_by and own then
+  if not written_by then
     redis.call('SET', KEYS[1], marker .. ' run_id=' .. own)
   end
   return 0
@@ -502,6 +517,7 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string recover =
       std::string(kRaiseCounters) + std::string(kOwnRunId) + std::string(kRecover);
   static const std::string declare_new = std::string(kOwnRunId) + std::string(kDeclareNew);
+  static const std::string check_marker = std::string(kOwnRunId) + std::string(kCheckMarker);
   static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
@@ -585,7 +601,7 @@ const std::array<Script, kScriptCount>& script_table() {
        kScriptReplyBytes},
       {table_number(ScriptId::declare_new), "declare_new", declare_new, sha1_hex(declare_new),
        false, 0, 0, kScriptReplyBytes},
-      {table_number(ScriptId::check_marker), "check_marker", kCheckMarker, sha1_hex(kCheckMarker),
+      {table_number(ScriptId::check_marker), "check_marker", check_marker, sha1_hex(check_marker),
        false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::acquire_set),
        "acquire_set",

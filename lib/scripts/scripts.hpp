@@ -176,6 +176,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   after the value they are given (INFO server).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
+//   On a server that is a replica (INFO replication's role:slave) it
+//   answers an error, which ends the session: a session checked before a
+//   promotion must not serve after it. Without INFO (an ACL) it changes
+//   nothing and answers 0.
 //   A marker that names this server (" run_id=…", INFO server) is left as
 //   it is. Otherwise, on a server that shows a promotion (INFO
 //   replication's second_repl_offset is not -1: it was a replica and took

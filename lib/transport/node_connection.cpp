@@ -280,7 +280,9 @@ void NodeConnection::queue_handshake() {
     words.insert(words.end(), opening.keys.begin(), opening.keys.end());
     words.insert(words.end(), opening.args.begin(), opening.args.end());
     append_command(head, words);
-    add(std::string(opening.script->name), true);
+    // An error ends the session, as a failed AUTH does: the layer above
+    // refuses this server for now (its script's error says why).
+    add(std::string(opening.script->name));
   }
   // Persistence, where the node allows CONFIG GET.
   facts_.forget();

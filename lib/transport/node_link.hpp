@@ -103,9 +103,10 @@ struct SessionSetup {
   // while connected; and the server's run_id (INFO server) at connect.
   bool read_persistence = false;
   Milliseconds persistence_recheck{5000};
-  // A script call the session runs first, before any request of its own
-  // (as EVAL; an error in its answer is tolerated and its answer dropped):
-  // the layer above's first word to each server it reaches.
+  // A script call the session runs first, before any request of its own,
+  // as EVAL: the layer above's first word to each server it reaches. Its
+  // answer is dropped; an error reply ends the session as a failed AUTH
+  // does (reconnecting with backoff), with the error as its reason.
   std::optional<ScriptCall> opening;
 };
 

@@ -118,6 +118,41 @@ TEST_F(PromotedReplica, AReplicaPromotedUnderItsMastersAddressGrantsNothingUntil
   EXPECT_NE(remarked->find(" run_id=" + run_id_of(*replica_)), std::string::npos) << *remarked;
 }
 
+// The address may move before the replica is promoted: a session opened
+// then finds a replica and is refused (a replica grants nothing, and a
+// session checked before the promotion must not serve after it); the
+// session opened once it is promoted takes the copied marker away.
+TEST_F(PromotedReplica, ASessionToAReplicaIsRefusedAndTheOneAfterItsPromotionTakesTheMarker) {
+  {
+    BlockingClient a(config());
+    const AcquireResult warm = a.acquire(Resource("warm-up"));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    (void)a.release(*warm.lock);
+  }
+  RedisProbe replica(replica_->port());
+  ASSERT_TRUE(eventually([&] { return replica.get(kMarkerKey).has_value(); }));
+  const std::filesystem::path moved = link_.string() + ".new";
+  std::filesystem::create_symlink(replica_->unix_path(), moved);
+  std::filesystem::rename(moved, link_);
+
+  BlockingClient b(config());
+  const AcquireResult early = b.acquire(Resource("early"));
+  EXPECT_NE(early.nodes[0].status, NodeStatus::granted);
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<NodeHealth> health = b.node_health();
+    return health[0].last_error.find("this server is a replica") != std::string::npos;
+  })) << b.node_health()[0].last_error;
+
+  master_->kill9();
+  ASSERT_EQ(replica.command({"REPLICAOF", "NO", "ONE"}).text, "OK");
+  // B's connection comes back on its own (backoff), its new session first.
+  ASSERT_TRUE(eventually([&] { return !replica.get(kMarkerKey).has_value(); }))
+      << "the session after the promotion kept the copied marker";
+  const AcquireResult after = b.acquire(Resource("after"));
+  EXPECT_NE(after.nodes[0].status, NodeStatus::granted);
+  ASSERT_TRUE(eventually([&] { return replica.pttl("redlock:recovering") > 0; }));
+}
+
 TEST_F(PromotedReplica, AServerRestartedWithItsOwnDataKeepsItsMarkerAndGrantsAtOnce) {
   // The same server restarted (a new run_id, no promotion): its data is
   // its own, and a node that keeps what it acknowledged need not wait.
@@ -155,9 +190,11 @@ TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAP
   RedisProbe master(master_->port());
   ASSERT_EQ(master.command({"SET", kMarkerKey, old_marker}).text, "OK");
   for (std::size_t i = 0; i < others_.size(); ++i) {
-    ASSERT_EQ(RedisProbe(others_.node(i).port()).command({"SET", kMarkerKey, old_marker}).text, "OK");
+    ASSERT_EQ(RedisProbe(others_.node(i).port()).command({"SET", kMarkerKey, old_marker}).text,
+              "OK");
   }
-  ASSERT_TRUE(eventually([&] { return RedisProbe(replica_->port()).get(kMarkerKey) == old_marker; }));
+  ASSERT_TRUE(
+      eventually([&] { return RedisProbe(replica_->port()).get(kMarkerKey) == old_marker; }));
   {
     BlockingClient client(config());
     const AcquireResult first = client.acquire(Resource("first"));

@@ -66,8 +66,13 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
       const std::string_view value(reply->str, reply->len);
       report.marker_max_ttl = detail::marker_max_ttl(value);
       constexpr std::string_view kRunId = " run_id=";
-      if (const std::size_t at = value.find(kRunId); at != std::string_view::npos) {
-        report.marker_run_id = std::string(value.substr(at + kRunId.size(), 40));
+      // The last " run_id=" names the server (as check_marker reads it):
+      // 40 hex digits.
+      if (const std::size_t at = value.rfind(kRunId); at != std::string_view::npos) {
+        const std::string_view id = value.substr(at + kRunId.size());
+        if (id.size() == 40 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos) {
+          report.marker_run_id = std::string(id);
+        }
       }
     }
   }

@@ -445,12 +445,12 @@ int status_command(const Invocation& invocation) {
   // master's marker: the next session a client opens there takes the
   // marker away (check_marker), and the node is recovered with the delay.
   for (const NodeReport& report : reports) {
-    if (!report.promoted.value_or(false) || !report.marker_run_id || !report.run_id ||
-        *report.marker_run_id == *report.run_id) {
+    if (!report.promoted.value_or(false) || !report.marked.value_or(false) || !report.run_id ||
+        report.marker_run_id == report.run_id) {
       continue;
     }
     print_error("status: warning: node " + detail::escape_text(report.name) +
-                " was promoted from a replica and its identity marker names another server: it "
+                " was promoted from a replica and its identity marker does not name it: it "
                 "may lack grants its old master acknowledged, and the next client session there "
                 "takes the marker away; the node then grants nothing for max_ttl" +
                 next_step("restarts-and-the-amnesia-defence"));
