@@ -60,14 +60,20 @@ end
 local function own_run_id()
   return string.match(info_text('server'), 'run_id:(%x+)') or ''
 end
+-- What a marker this script writes ends with: this server's name, when
+-- INFO tells it.
+local function marker_name()
+  local id = own_run_id()
+  if id == '' then return '' end
+  return ' run_id=' .. id
+end
 )lua";
 
 constexpr std::string_view kRecover = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-local named = own_run_id()
-if named ~= '' then named = ' run_id=' .. named end
+local named = marker_name()
 raise_counters(KEYS[3], 4)
 if tonumber(ARGV[1]) > 0 then
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[1])
@@ -95,9 +101,7 @@ for i = 3, #ARGV do
     if #page[2] > 0 then return {0, 'locks'} end
   until cursor == '0'
 end
-local named = own_run_id()
-if named ~= '' then named = ' run_id=' .. named end
-redis.call('SET', KEYS[1], ARGV[1] .. named)
+redis.call('SET', KEYS[1], ARGV[1] .. marker_name())
 redis.call('DEL', KEYS[2])
 redis.call('HDEL', KEYS[3], '')
 return {1, ''}
@@ -111,8 +115,8 @@ if string.match(replication, 'role:slave') then
 end
 local marker = redis.call('GET', KEYS[1])
 if not marker then return 0 end
-local own = string.match(info_text('server'), 'run_id:(%x+)')
-if not own then return 0 end
+local own = own_run_id()
+if own == '' then return 0 end
 local written_by = string.match(marker, ' run_id=(%x+)')
 if written_by == own then return 0 end
 local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
@@ -656,6 +660,17 @@ std::optional<Milliseconds> marker_max_ttl(std::string_view value) {
     ms = ms * 10 + (c - '0');
   }
   return Milliseconds(ms);
+}
+
+std::optional<std::string> marker_run_id(std::string_view value) {
+  constexpr std::string_view kRunIdField = " run_id=";
+  const std::size_t at = value.rfind(kRunIdField);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view id = value.substr(at + kRunIdField.size());
+  if (id.size() != 40 || id.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::string(id);
 }
 
 std::string recovering_key(std::string_view prefix) { return std::string(prefix) + "recovering"; }

@@ -221,6 +221,10 @@ inline constexpr std::string_view kFirstInitRecovering = "first-init: ";
 // The max_ttl a marker value records; none for a value without one (a
 // marker written by another version, or by hand).
 [[nodiscard]] std::optional<Milliseconds> marker_max_ttl(std::string_view value);
+// The run_id of the server a marker value names (recover and declare_new
+// end it with " run_id=<40 hex digits>"); none for a marker that names no
+// server.
+[[nodiscard]] std::optional<std::string> marker_run_id(std::string_view value);
 [[nodiscard]] std::string recovering_key(std::string_view prefix);
 // A SCAN MATCH glob for every lock key (lock.lock_key with `{resource}` as
 // `*`; with a lock_key such as "{resource}", any key at all).

@@ -64,7 +64,6 @@ class ClusterLink final : public NodeLink {
   ~ClusterLink() override;
 
   void start() override;
-  using NodeLink::send;
   void send(Request request) override;
   void send_command(std::initializer_list<std::string_view> argv) override;
   void set_push_handler(

@@ -118,7 +118,6 @@ class NodeConnection final : public NodeLink, public Flushable {
 
   void start() override;
 
-  using NodeLink::send;
   void send(Request request) override;
   void send_command(std::initializer_list<std::string_view> argv) override;
   void set_push_handler(

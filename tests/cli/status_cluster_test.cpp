@@ -27,14 +27,21 @@ std::string cluster_node(const std::vector<std::string>& seeds) {
   return url;
 }
 
+// `redlock status` (with --json when `json`) over `--node` each of `members`.
+CliResult status_of(const std::vector<std::string>& members, bool json) {
+  std::vector<std::string> args{"status"};
+  if (json) args.emplace_back("--json");
+  for (const std::string& member : members) args.insert(args.end(), {"--node", member});
+  return run_cli(args);
+}
+
 TEST(StatusCluster, ListsEachShardsMasterNodeIdRunIdAndSlots) {
   ShardedMember member = sharded(0);
   RedisServer first;
   RedisServer second;
-  const std::vector<std::string> args{
-      "status", "--json",         "--node", first.address(),
-      "--node", second.address(), "--node", cluster_node(member.seeds())};
-  const CliResult result = run_cli(args);
+  const std::vector<std::string> members{first.address(), second.address(),
+                                         cluster_node(member.seeds())};
+  const CliResult result = status_of(members, true);
   ASSERT_EQ(result.exit_code, 0) << describe(result);
   const JsonValue json = parse_output(result);
   EXPECT_EQ(json["reachable"].integer(), 3);
@@ -67,14 +74,7 @@ TEST(StatusCluster, ListsEachShardsMasterNodeIdRunIdAndSlots) {
     EXPECT_EQ((*found)["run_id"].text.size(), 40U);
   }
 
-  const std::vector<std::string> table{"status",
-                                       "--node",
-                                       first.address(),
-                                       "--node",
-                                       second.address(),
-                                       "--node",
-                                       cluster_node(member.seeds())};
-  const CliResult shown = run_cli(table);
+  const CliResult shown = status_of(members, false);
   ASSERT_EQ(shown.exit_code, 0) << describe(shown);
   EXPECT_NE(shown.out.find("3 shards, 16384 of 16384 slots covered"), std::string::npos)
       << shown.out;
@@ -88,10 +88,9 @@ TEST(StatusCluster, AMemberWithAMasterDownIsDegradedAndNotCounted) {
   RedisServer second;
   const std::string down = member.master(1).address();
   member.master(1).stop();
-  const std::vector<std::string> args{
-      "status", "--json",         "--node", first.address(),
-      "--node", second.address(), "--node", cluster_node(member.seeds())};
-  const CliResult result = run_cli(args);
+  const std::vector<std::string> members{first.address(), second.address(),
+                                         cluster_node(member.seeds())};
+  const CliResult result = status_of(members, true);
   // Two of three members up: still a quorum.
   ASSERT_EQ(result.exit_code, 0) << describe(result);
   const JsonValue json = parse_output(result);
@@ -101,14 +100,7 @@ TEST(StatusCluster, AMemberWithAMasterDownIsDegradedAndNotCounted) {
   EXPECT_NE(row["error"].text.find("1 of 3 masters did not answer"), std::string::npos)
       << result.out;
   EXPECT_NE(result.err.find("master " + down), std::string::npos) << result.err;
-  const std::vector<std::string> table{"status",
-                                       "--node",
-                                       first.address(),
-                                       "--node",
-                                       second.address(),
-                                       "--node",
-                                       cluster_node(member.seeds())};
-  EXPECT_NE(run_cli(table).out.find("degraded"), std::string::npos);
+  EXPECT_NE(status_of(members, false).out.find("degraded"), std::string::npos);
 }
 
 TEST(StatusCluster, MembersThatAreNotIndependentAreRefusedWithExit78) {

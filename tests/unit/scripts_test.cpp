@@ -152,5 +152,16 @@ TEST(MarkerValue, RecordsTheMaxTtlOfTheClientThatMarkedTheNode) {
   EXPECT_EQ(marker_max_ttl("x max_ttl_ms=9999999999999"), std::nullopt);
 }
 
+TEST(MarkerValue, NamesTheServerThatWroteItAfterItsMaxTtl) {
+  const std::string id(40, 'a');
+  const std::string named = "redlock-node-0123abcd max_ttl_ms=30000 run_id=" + id;
+  EXPECT_EQ(marker_max_ttl(named), Milliseconds(30000));
+  EXPECT_EQ(marker_run_id(named), id);
+  // Written before markers named their server, or not a run_id.
+  EXPECT_EQ(marker_run_id("redlock-node-0123abcd max_ttl_ms=30000"), std::nullopt);
+  EXPECT_EQ(marker_run_id("x run_id=abc"), std::nullopt);
+  EXPECT_EQ(marker_run_id("x run_id=" + std::string(40, 'g')), std::nullopt);
+}
+
 }  // namespace
 }  // namespace redlock::detail

@@ -4,35 +4,21 @@
 #include "transport/server_facts.hpp"
 
 #include <gtest/gtest.h>
-#include <hiredis/hiredis.h>
-#include <hiredis/read.h>
 
 #include <memory>
 #include <string>
 
+#include "resp_reply.hpp"
+
 namespace redlock::detail {
 namespace {
 
-struct ReplyFree {
-  void operator()(redisReply* reply) const { freeReplyObject(reply); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
-
-// One reply read from its RESP bytes.
-ReplyPtr reply_of(const std::string& bytes) {
-  redisReader* reader = redisReaderCreate();
-  void* reply = nullptr;
-  if (redisReaderFeed(reader, bytes.data(), bytes.size()) != REDIS_OK ||
-      redisReaderGetReply(reader, &reply) != REDIS_OK) {
-    reply = nullptr;
-  }
-  redisReaderFree(reader);
-  return ReplyPtr(static_cast<redisReply*>(reply));
-}
+using ReplyPtr = test::OwnedReply;
+using test::reply_from_resp;
 
 ReplyPtr config_answer(const std::string& name, const std::string& value) {
-  return reply_of("*2\r\n$" + std::to_string(name.size()) + "\r\n" + name + "\r\n$" +
-                  std::to_string(value.size()) + "\r\n" + value + "\r\n");
+  return reply_from_resp("*2\r\n$" + std::to_string(name.size()) + "\r\n" + name + "\r\n$" +
+                         std::to_string(value.size()) + "\r\n" + value + "\r\n");
 }
 
 TEST(ServerFacts, AHandshakeAsksThePersistenceSettingsThenInfoServer) {
@@ -65,7 +51,8 @@ TEST(ServerFacts, OnlyAlwaysWithFsyncsDuringRewritesIsAofAlways) {
 TEST(ServerFacts, ADeniedConfigGetLeavesTheSettingUnknown) {
   ServerFacts facts;
   facts.record(ServerFact::appendonly, *config_answer("appendonly", "yes"));
-  facts.record(ServerFact::appendonly, *reply_of("-NOPERM this user has no permissions\r\n"));
+  facts.record(ServerFact::appendonly,
+               *reply_from_resp("-NOPERM this user has no permissions\r\n"));
   EXPECT_EQ(facts.persistence(), Persistence::unknown);
 }
 
@@ -75,7 +62,7 @@ TEST(ServerFacts, TheRunIdIsReadFromInfoServerAndForgottenWithTheSession) {
       "# Server\r\nredis_version:7.0.15\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\n"
       "tcp_port:6379\r\n";
   facts.record(ServerFact::run_id,
-               *reply_of("$" + std::to_string(info.size()) + "\r\n" + info + "\r\n"));
+               *reply_from_resp("$" + std::to_string(info.size()) + "\r\n" + info + "\r\n"));
   EXPECT_EQ(facts.run_id(), "0123456789abcdef0123456789abcdef01234567");
   facts.forget();
   EXPECT_TRUE(facts.run_id().empty());

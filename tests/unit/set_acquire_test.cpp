@@ -4,30 +4,17 @@
 #include "scripts/set_acquire.hpp"
 
 #include <gtest/gtest.h>
-#include <hiredis/hiredis.h>
-#include <hiredis/read.h>
 
 #include <memory>
 #include <string>
 
+#include "resp_reply.hpp"
+
 namespace redlock::detail {
 namespace {
 
-struct FreeReply {
-  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
-};
-using Owned = std::unique_ptr<redisReply, FreeReply>;
-
-Owned exec_answer(const std::string& bytes) {
-  redisReader* reader = redisReaderCreate();
-  void* reply = nullptr;
-  if (redisReaderFeed(reader, bytes.data(), bytes.size()) != REDIS_OK ||
-      redisReaderGetReply(reader, &reply) != REDIS_OK) {
-    reply = nullptr;
-  }
-  redisReaderFree(reader);
-  return Owned(static_cast<redisReply*>(reply));
-}
+using test::reply_from_resp;
+using Owned = test::OwnedReply;
 
 // EXISTS marker, PTTL recovering, then the SETs' answers.
 std::string exec_of(const std::string& marker, const std::string& recovering,
@@ -42,7 +29,7 @@ const std::string kTaken = "+OK\r\n";
 const std::string kHeld = "$-1\r\n";
 
 TEST(SetAcquireAnswer, ATakenKeyIsAGrantAndAnExistingOneARefusalWithoutItsTtl) {
-  const Owned exec = exec_answer(exec_of(kMarked, kNotRecovering, kTaken + kHeld, 2));
+  const Owned exec = reply_from_resp(exec_of(kMarked, kNotRecovering, kTaken + kHeld, 2));
   ASSERT_TRUE(exec);
   ASSERT_TRUE(answers_set_acquire(*exec, 2));
   const SetAcquireAnswer taken = set_acquire_answer(*exec, 0, true);
@@ -57,7 +44,7 @@ TEST(SetAcquireAnswer, ATakenKeyIsAGrantAndAnExistingOneARefusalWithoutItsTtl) {
 }
 
 TEST(SetAcquireAnswer, WithoutTheMarkerAKeyTakenIsNoGrantAndIsReleasedAgain) {
-  const Owned exec = exec_answer(exec_of(kUnmarked, kNotRecovering, kTaken + kHeld, 2));
+  const Owned exec = reply_from_resp(exec_of(kUnmarked, kNotRecovering, kTaken + kHeld, 2));
   ASSERT_TRUE(exec);
   const SetAcquireAnswer taken = set_acquire_answer(*exec, 0, true);
   EXPECT_EQ(taken.code, ReplyCode::unmarked);
@@ -70,7 +57,7 @@ TEST(SetAcquireAnswer, WithoutTheMarkerAKeyTakenIsNoGrantAndIsReleasedAgain) {
 }
 
 TEST(SetAcquireAnswer, WhileRecoveringNothingIsGrantedWhateverTheDefence) {
-  const Owned exec = exec_answer(exec_of(kMarked, ":1500\r\n", kTaken, 1));
+  const Owned exec = reply_from_resp(exec_of(kMarked, ":1500\r\n", kTaken, 1));
   ASSERT_TRUE(exec);
   for (const bool defence : {true, false}) {
     const SetAcquireAnswer answer = set_acquire_answer(*exec, 0, defence);
@@ -79,13 +66,14 @@ TEST(SetAcquireAnswer, WhileRecoveringNothingIsGrantedWhateverTheDefence) {
     EXPECT_TRUE(answer.undo);
   }
   // A recovering key without an expiry refuses too, as the script does.
-  const Owned forever = exec_answer(exec_of(kMarked, ":-1\r\n", kTaken, 1));
+  const Owned forever = reply_from_resp(exec_of(kMarked, ":-1\r\n", kTaken, 1));
   ASSERT_TRUE(forever);
   EXPECT_EQ(set_acquire_answer(*forever, 0, true).code, ReplyCode::recovering);
 }
 
 TEST(SetAcquireAnswer, ACommandErrorIsPassedOnAndAnOddAnswerIsReleasedAgain) {
-  const Owned exec = exec_answer(exec_of(kMarked, kNotRecovering, "-OOM no memory\r\n:7\r\n", 2));
+  const Owned exec =
+      reply_from_resp(exec_of(kMarked, kNotRecovering, "-OOM no memory\r\n:7\r\n", 2));
   ASSERT_TRUE(exec);
   const SetAcquireAnswer failed = set_acquire_answer(*exec, 0, true);
   ASSERT_NE(failed.passed, nullptr);
@@ -96,7 +84,7 @@ TEST(SetAcquireAnswer, ACommandErrorIsPassedOnAndAnOddAnswerIsReleasedAgain) {
   EXPECT_EQ(odd.passed->type, REDIS_REPLY_INTEGER);
   EXPECT_TRUE(odd.undo) << "an answer SET never gives may hide a taken key";
 
-  const Owned denied = exec_answer(exec_of("-NOPERM exists\r\n", kNotRecovering, kTaken, 1));
+  const Owned denied = reply_from_resp(exec_of("-NOPERM exists\r\n", kNotRecovering, kTaken, 1));
   ASSERT_TRUE(denied);
   const SetAcquireAnswer rule_failed = set_acquire_answer(*denied, 0, true);
   ASSERT_NE(rule_failed.passed, nullptr);
@@ -105,11 +93,11 @@ TEST(SetAcquireAnswer, ACommandErrorIsPassedOnAndAnOddAnswerIsReleasedAgain) {
 }
 
 TEST(SetAcquireAnswer, OnlyAnArrayOfTheRightLengthAnswersTheTransaction) {
-  const Owned exec = exec_answer(exec_of(kMarked, kNotRecovering, kTaken, 1));
+  const Owned exec = reply_from_resp(exec_of(kMarked, kNotRecovering, kTaken, 1));
   ASSERT_TRUE(exec);
   EXPECT_TRUE(answers_set_acquire(*exec, 1));
   EXPECT_FALSE(answers_set_acquire(*exec, 2));
-  const Owned aborted = exec_answer("-EXECABORT Transaction discarded\r\n");
+  const Owned aborted = reply_from_resp("-EXECABORT Transaction discarded\r\n");
   ASSERT_TRUE(aborted);
   EXPECT_FALSE(answers_set_acquire(*aborted, 1));
 }

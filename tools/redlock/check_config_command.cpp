@@ -33,8 +33,7 @@ std::string endpoint_text(const std::string& host, std::uint16_t port,
                           const std::string& unix_path) {
   // A path is anyone's bytes: quoted.
   if (!unix_path.empty()) return printable("unix://" + unix_path);
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  return endpoint_address(host, port, unix_path);
 }
 
 std::string node_line(const QuorumConfig& config, const NodeConfig& node) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "protocol/hash_slot.hpp"
+#include "report.hpp"
 #include "scripts/scripts.hpp"
 #include "transport/blocking_session.hpp"
 #include "transport/cluster_link.hpp"
@@ -14,14 +15,6 @@
 
 namespace redlock::cli {
 namespace {
-
-std::string seed_text(const ClusterSeed& seed) {
-  if (!seed.unix_path.empty()) return "unix://" + seed.unix_path;
-  if (seed.host.find(':') != std::string::npos) {
-    return "[" + seed.host + "]:" + std::to_string(seed.port);
-  }
-  return seed.host + ":" + std::to_string(seed.port);
-}
 
 // The map `seed` answers, or why not.
 std::optional<std::vector<detail::SlotRange>> read_map(const NodeConfig& member,
@@ -72,11 +65,11 @@ ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, cons
       }
     }
     if (ranges) {
-      report.seed = seed_text(seed);
+      report.seed = endpoint_address(seed.host, seed.port, seed.unix_path);
       break;
     }
     if (!report.error.empty()) report.error += "; ";
-    report.error += "seed " + seed_text(seed) + ": " + why;
+    report.error += "seed " + endpoint_address(seed.host, seed.port, seed.unix_path) + ": " + why;
   }
   if (!ranges) return report;
   report.error.clear();

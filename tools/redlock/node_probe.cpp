@@ -6,17 +6,12 @@
 #include <string_view>
 #include <vector>
 
+#include "report.hpp"
 #include "scripts/scripts.hpp"
 #include "transport/blocking_session.hpp"
 
 namespace redlock::cli {
 namespace {
-
-std::string address_of(const NodeConfig& node) {
-  if (!node.unix_path.empty()) return "unix://" + node.unix_path;
-  const bool ipv6 = node.host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + node.host + "]" : node.host) + ":" + std::to_string(node.port);
-}
 
 using Session = detail::BlockingSession;
 using ReplyPtr = detail::BlockingReply;
@@ -65,15 +60,7 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
       report.marked = true;
       const std::string_view value(reply->str, reply->len);
       report.marker_max_ttl = detail::marker_max_ttl(value);
-      constexpr std::string_view kRunId = " run_id=";
-      // The last " run_id=" names the server (as check_marker reads it):
-      // 40 hex digits.
-      if (const std::size_t at = value.rfind(kRunId); at != std::string_view::npos) {
-        const std::string_view id = value.substr(at + kRunId.size());
-        if (id.size() == 40 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos) {
-          report.marker_run_id = std::string(id);
-        }
-      }
+      report.marker_run_id = detail::marker_run_id(value);
     }
   }
   if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
@@ -127,7 +114,7 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const LockCo
                       const std::optional<std::string>& resource) {
   NodeReport report;
   report.name = node.name;
-  report.address = address_of(node);
+  report.address = endpoint_address(node.host, node.port, node.unix_path);
   try {
     Session session(node);
     session.set_deadline(SteadyClock::now() + timeout, timeout);

@@ -129,4 +129,11 @@ std::string next_step(std::string_view anchor) {
   return "; next step: docs/operations.md#" + std::string(anchor);
 }
 
+std::string endpoint_address(const std::string& host, std::uint16_t port,
+                             const std::string& unix_path) {
+  if (!unix_path.empty()) return "unix://" + unix_path;
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 }  // namespace redlock::cli

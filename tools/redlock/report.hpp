@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,11 @@ void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes
 [[nodiscard]] std::string next_step(std::string_view anchor);
 
 // Majority of n nodes: n/2 + 1.
+// A server's address as host:port ([v6]:port), or unix:///path for a
+// socket, unquoted (the JSON and the tables escape it where they print).
+[[nodiscard]] std::string endpoint_address(const std::string& host, std::uint16_t port,
+                                           const std::string& unix_path);
+
 [[nodiscard]] constexpr std::size_t majority_of(std::size_t node_count) noexcept {
   return node_count / 2 + 1;
 }

@@ -399,9 +399,6 @@ int status_command(const Invocation& invocation) {
 
   print_output(invocation.json ? render_json(members, summary, same, shared, invocation.resource)
                                : render_table(members, summary, invocation.resource));
-  std::vector<NodeReport> reports;
-  reports.reserve(members.size());
-  for (const MemberReport& member : members) reports.push_back(member.row);
   for (const MemberReport& member : members) {
     if (!member.row.error.empty()) {
       print_error("status: node " + detail::escape_text(member.row.name) + ": " +
@@ -420,10 +417,10 @@ int status_command(const Invocation& invocation) {
       print_error("status: warning: node " + detail::escape_text(node.name) + ": " + warning);
     }
   }
-  for (std::size_t i = 0; i < reports.size(); ++i) {
+  for (std::size_t i = 0; i < members.size(); ++i) {
     if (!same[i]) continue;
-    print_error("status: warning: node " + detail::escape_text(reports[i].name) +
-                " is the same server as node " + detail::escape_text(reports[*same[i]].name) +
+    print_error("status: warning: node " + detail::escape_text(members[i].row.name) +
+                " is the same server as node " + detail::escape_text(members[*same[i]].row.name) +
                 " (one run_id): it counts as one master, not two" +
                 next_step("how-many-nodes-and-where"));
   }
@@ -431,7 +428,8 @@ int status_command(const Invocation& invocation) {
   // client's delay, which may be shorter than this configuration's locks
   // live (docs/operations.md, "Restarts and the amnesia defence").
   const Milliseconds max_ttl = effective_max_ttl(config->lock);
-  for (const NodeReport& report : reports) {
+  for (const MemberReport& member : members) {
+    const NodeReport& report = member.row;
     if (!report.marker_max_ttl || *report.marker_max_ttl == max_ttl) continue;
     print_error("status: warning: node " + detail::escape_text(report.name) +
                 " was marked by a client with max_ttl " +
@@ -444,7 +442,8 @@ int status_command(const Invocation& invocation) {
   // A replica promoted under a member's address that still holds its old
   // master's marker: the next session a client opens there takes the
   // marker away (check_marker), and the node is recovered with the delay.
-  for (const NodeReport& report : reports) {
+  for (const MemberReport& member : members) {
+    const NodeReport& report = member.row;
     if (!report.promoted.value_or(false) || !report.marked.value_or(false) || !report.run_id ||
         report.marker_run_id == report.run_id) {
       continue;
@@ -455,7 +454,8 @@ int status_command(const Invocation& invocation) {
                 "takes the marker away; the node then grants nothing for max_ttl" +
                 next_step("restarts-and-the-amnesia-defence"));
   }
-  for (const NodeReport& report : reports) {
+  for (const MemberReport& member : members) {
+    const NodeReport& report = member.row;
     if (!report.first_use_note || !report.recovering_ms) continue;
     print_error("status: warning: node " + detail::escape_text(report.name) +
                 " grants nothing for " + std::to_string(*report.recovering_ms) +
@@ -467,8 +467,8 @@ int status_command(const Invocation& invocation) {
   // Members that are not independent make no quorum: one cluster named
   // twice, or a server in two members, lets one failure cost two votes.
   for (const detail::SharedMembers& pair : shared) {
-    print_error("status: node " + detail::escape_text(reports[pair.first].name) + " and node " +
-                detail::escape_text(reports[pair.second].name) +
+    print_error("status: node " + detail::escape_text(members[pair.first].row.name) + " and node " +
+                detail::escape_text(members[pair.second].row.name) +
                 (pair.same_cluster ? " are one Redis Cluster (both list the master node id "
                                    : " share a server (both have run_id ") +
                 detail::escape_text(pair.shared) + "): quorum members must fail independently" +
@@ -477,7 +477,7 @@ int status_command(const Invocation& invocation) {
   if (!shared.empty()) return exit_code::config;
   if (summary.reachable >= summary.quorum) return exit_code::success;
   print_error("status: only " + std::to_string(summary.reachable) + " of " +
-              std::to_string(reports.size()) + " nodes reachable; a quorum needs " +
+              std::to_string(members.size()) + " nodes reachable; a quorum needs " +
               std::to_string(summary.quorum) + next_step("checking-the-quorum-redlock-status"));
   return exit_code::not_acquired;
 }
