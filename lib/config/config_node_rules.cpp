@@ -100,6 +100,13 @@ bool QuorumFileReader::check_node_rules() {
                         "call's keys in its resource's slot with a hash tag of its own, which a "
                         "brace in the prefix would override");
   }
+  if (any_cluster && lock_.lock_key.find("{prefix}") == std::string::npos) {
+    return reader_.fail(where(lock_table_, "lock_key"), "lock.lock_key",
+                        "expected {prefix} in it with a cluster member: a lock key must carry "
+                        "the hash tag the library puts after key_prefix, so that it shares its "
+                        "resource's slot with the node rules' keys, got \"" +
+                            lock_.lock_key + "\"");
+  }
   if (const auto repeated = find_shared_server(nodes_)) {
     const bool cluster = !nodes_[repeated->later].cluster.empty();
     const std::string key = cluster ? "cluster" : "address";

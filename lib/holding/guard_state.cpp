@@ -36,7 +36,7 @@ class StopLock {
 };
 
 PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
-  return PreparedRequest(extend_call(lock, core.config().lock, lock.ttl));
+  return PreparedRequest(extend_call(lock, core.keys_for(lock.resource.str()), lock.ttl));
 }
 }  // namespace
 

@@ -12,9 +12,9 @@ class FairRules final : public KindRules {
   // (Its place, and no other kind's field: the table's well_formed.)
   [[nodiscard]] bool well_formed(const Lock& /*lock*/) const noexcept override { return true; }
 
-  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
+  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const KeySpace& keys,
                                         const AttemptSetup& setup) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string_view resource = shape.resource.str();
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
@@ -32,20 +32,20 @@ class FairRules final : public KindRules {
                                   .value = setup.value,
                                   .ttl_ms = setup.ttl_text,
                                   .fence_field = setup.fenced ? resource : "",
-                                  .amnesia_defence = keys.amnesia_defence,
+                                  .amnesia_defence = keys.amnesia_defence(),
                                   .waiter_id = shape.queue_id,
                                   .ticket = setup.ticket,
                                   .entry_ttl_ms = entry_ttl,
                                   .counter_field = setup.counter_field});
   }
 
-  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const KeySpace& keys,
                                        std::string ttl_text) const override {
     // The mutex's: a fair lock's key is a mutex's.
     return mutex_rules().extend_call(lock, keys, std::move(ttl_text));
   }
 
-  [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+  [[nodiscard]] ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
     return fair_release_call(lock, keys, announce, FairReleaseExtras{});
   }
@@ -58,9 +58,9 @@ const KindRules& fair_rules() noexcept {
   return rules;
 }
 
-ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool announce,
+ScriptCall fair_release_call(const Lock& lock, const KeySpace& keys, bool announce,
                              const FairReleaseExtras& extras) {
-  const std::string_view prefix = keys.key_prefix;
+  const std::string_view prefix = keys.key_prefix();
   const std::string_view resource = lock.resource.str();
   const std::string key = lock_key(keys, resource);
   const std::string queue = queue_key(prefix, resource);
@@ -69,7 +69,8 @@ ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool anno
   const std::string marker = marker_key(prefix);
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
-  const std::string channel = announce ? release_channel(prefix, resource) : std::string();
+  const std::string channel =
+      announce ? release_channel(keys.channel_prefix(), resource) : std::string();
   const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
   const std::string counter = extras.draw ? ticket_field(resource) : std::string();
   // The holder's place and its claim (granted: the claim went with the
@@ -86,14 +87,14 @@ ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool anno
                       .leaving_place = extras.leave ? std::string_view(lock.queue_id) : "",
                       .waiting_set = waiting,
                       .counter_field = counter,
-                      .amnesia_defence = keys.amnesia_defence,
+                      .amnesia_defence = keys.amnesia_defence(),
                       .leaving_claim = lock.queue_id,
                       .pre_claim = extras.draw ? extras.pre_claim : "",
                       .next_place = extras.draw ? extras.next_place : ""});
 }
 
 ScriptCall claim_release_call(const Resource& resource, const LockValue& value, Milliseconds ttl,
-                              std::string_view queue_id, const LockConfig& keys, bool leave) {
+                              std::string_view queue_id, const KeySpace& keys, bool leave) {
   Lock claimed{resource, value, ttl, TimePoint{}, TimePoint{}, std::nullopt};
   claimed.queue_id = queue_id;
   claimed.kind = LockKind::fair;

@@ -30,7 +30,7 @@ struct FairReleaseExtras {
 };
 // A fair lock's release (fair_release) of `lock`, announced or not, doing
 // what `extras` adds; KindRules::release_call is this with no extras.
-[[nodiscard]] ScriptCall fair_release_call(const Lock& lock, const LockConfig& keys, bool announce,
+[[nodiscard]] ScriptCall fair_release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                            const FairReleaseExtras& extras);
 // The release of a fair waiter's claimed `value` (fair_release, announced):
 // deletes it where a release granted it (that node serves its next waiter)
@@ -38,7 +38,7 @@ struct FairReleaseExtras {
 // when `leave`.
 [[nodiscard]] ScriptCall claim_release_call(const Resource& resource, const LockValue& value,
                                             Milliseconds ttl, std::string_view queue_id,
-                                            const LockConfig& keys, bool leave);
+                                            const KeySpace& keys, bool leave);
 // A claim's argument (fair_scripts.hpp): "<ttl ms>:<tag>:<defence>:<value>".
 [[nodiscard]] std::string claim_argument(Milliseconds ttl, std::string_view tag,
                                          bool amnesia_defence, std::string_view value);

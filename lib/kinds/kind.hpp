@@ -53,31 +53,31 @@ class KindRules {
   [[nodiscard]] virtual bool well_formed(const Lock& lock) const noexcept = 0;
   // Whether no lock key of `lock` under `keys` is one of the library's own
   // keys (is_bookkeeping_key).
-  [[nodiscard]] virtual bool keys_allowed(const Lock& lock, const LockConfig& keys) const;
+  [[nodiscard]] virtual bool keys_allowed(const Lock& lock, const KeySpace& keys) const;
   // The attempt's call for a lock shaped as `shape` (its resources, permit
   // count, queue id; value and times unset), for the attempt `setup`
   // describes. The mutex's fast path (operations) sends its plain
   // transaction instead where it may.
-  [[nodiscard]] virtual ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
+  [[nodiscard]] virtual ScriptCall attempt_call(const Lock& shape, const KeySpace& keys,
                                                 const AttemptSetup& setup) const = 0;
   // How an attempt at a lock shaped as `shape` is decided by its nodes'
   // answers: by default a majority of grants of its key (or keys).
   [[nodiscard]] virtual std::unique_ptr<AttemptTally> attempt_tally(const Lock& shape) const;
   // Extends `lock` to `ttl_text` milliseconds on one node.
-  [[nodiscard]] virtual ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] virtual ScriptCall extend_call(const Lock& lock, const KeySpace& keys,
                                                std::string ttl_text) const = 0;
   // Deletes `lock`'s value on one node; `announce` publishes the release
   // on the lock's channels (waking waiters). `rejoin`: the mutex's only.
-  [[nodiscard]] virtual ScriptCall release_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] virtual ScriptCall release_call(const Lock& lock, const KeySpace& keys,
                                                 bool announce, std::string_view rejoin) const = 0;
 
  protected:
   // The lock key of `resource` is not a bookkeeping key.
-  [[nodiscard]] static bool key_allowed(const Resource& resource, const LockConfig& keys);
+  [[nodiscard]] static bool key_allowed(const Resource& resource, const KeySpace& keys);
   // `id` on the lock's one key with ARGV value, ttl ms: the extend of a
   // kind held on one key (the mutex's batched extend, the readers').
   [[nodiscard]] static ScriptCall one_key_extend(ScriptId id, const Lock& lock,
-                                                 const LockConfig& keys, std::string ttl_text);
+                                                 const KeySpace& keys, std::string ttl_text);
 };
 
 // Each kind's rules (one per file of this folder).
@@ -99,15 +99,15 @@ class KindRules {
 // keys: a record that names such a key was never handed out, and a release
 // or extend of it is refused. A permit's keys are a semaphore's own, always
 // allowed.
-[[nodiscard]] bool lock_keys_allowed(const Lock& lock, const LockConfig& keys);
+[[nodiscard]] bool lock_keys_allowed(const Lock& lock, const KeySpace& keys);
 // Extends `lock` to `ttl` on one node; `keys` says where its keys are
 // (key_prefix, lock_key).
-[[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl);
+[[nodiscard]] ScriptCall extend_call(const Lock& lock, const KeySpace& keys, Milliseconds ttl);
 // Deletes `lock`'s value on one node; `announce` publishes the release on
 // the lock's channels (waking waiters), else nothing is published.
 // `rejoin` (a mutex's announced release only): the releaser's place in
 // line, rejoin_argument(), taken when the release names a waiter.
-[[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+[[nodiscard]] ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                       std::string_view rejoin = {});
 
 }  // namespace redlock::detail

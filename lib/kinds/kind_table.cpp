@@ -23,7 +23,7 @@ const KindRules& rules_of(LockKind kind) noexcept {
 
 LockKind kind_of(const Lock& lock) noexcept { return lock.kind; }
 
-bool KindRules::keys_allowed(const Lock& lock, const LockConfig& keys) const {
+bool KindRules::keys_allowed(const Lock& lock, const KeySpace& keys) const {
   return key_allowed(lock.resource, keys);
 }
 
@@ -31,11 +31,11 @@ std::unique_ptr<AttemptTally> KindRules::attempt_tally(const Lock& /*shape*/) co
   return one_key_tally();
 }
 
-bool KindRules::key_allowed(const Resource& resource, const LockConfig& keys) {
-  return !is_bookkeeping_key(keys.key_prefix, lock_key(keys, resource.str()));
+bool KindRules::key_allowed(const Resource& resource, const KeySpace& keys) {
+  return !is_bookkeeping_key(keys.key_prefix(), lock_key(keys, resource.str()));
 }
 
-ScriptCall KindRules::one_key_extend(ScriptId id, const Lock& lock, const LockConfig& keys,
+ScriptCall KindRules::one_key_extend(ScriptId id, const Lock& lock, const KeySpace& keys,
                                      std::string ttl_text) {
   const std::string key = lock_key(keys, lock.resource.str());
   if (id == ScriptId::read_extend) {
@@ -60,15 +60,15 @@ bool well_formed(const Lock& lock) noexcept {
   return rules_of(kind_of(lock)).well_formed(lock);
 }
 
-bool lock_keys_allowed(const Lock& lock, const LockConfig& keys) {
+bool lock_keys_allowed(const Lock& lock, const KeySpace& keys) {
   return rules_of(kind_of(lock)).keys_allowed(lock, keys);
 }
 
-ScriptCall extend_call(const Lock& lock, const LockConfig& keys, Milliseconds ttl) {
+ScriptCall extend_call(const Lock& lock, const KeySpace& keys, Milliseconds ttl) {
   return rules_of(kind_of(lock)).extend_call(lock, keys, std::to_string(ttl.count()));
 }
 
-ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                         std::string_view rejoin) {
   return rules_of(kind_of(lock)).release_call(lock, keys, announce, rejoin);
 }

@@ -26,14 +26,18 @@ class MultiRules final : public KindRules {
            (lock.fences.empty() || lock.fences.size() == lock.resources.size());
   }
 
-  [[nodiscard]] bool keys_allowed(const Lock& lock, const LockConfig& keys) const override {
+  [[nodiscard]] bool keys_allowed(const Lock& lock, const KeySpace& keys) const override {
+    // Per slot, every resource in the space's slot: one call names them all.
     return std::all_of(lock.resources.begin(), lock.resources.end(),
-                       [&keys](const Resource& resource) { return key_allowed(resource, keys); });
+                       [&keys](const Resource& resource) {
+                         return key_allowed(resource, keys) &&
+                                (!keys.slot() || resource_slot(resource.str()) == *keys.slot());
+                       });
   }
 
-  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
+  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const KeySpace& keys,
                                         const AttemptSetup& setup) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
     const std::string fence = fence_key(prefix);
@@ -45,29 +49,30 @@ class MultiRules final : public KindRules {
                                  .lock_keys = lock_keys,
                                  .value = setup.value,
                                  .ttl_ms = setup.ttl_text,
-                                 .amnesia_defence = keys.amnesia_defence,
+                                 .amnesia_defence = keys.amnesia_defence(),
                                  .fenced = setup.fenced,
                                  .fence_fields = fields});
   }
 
-  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const KeySpace& keys,
                                        std::string ttl_text) const override {
     const std::vector<std::string> lock_keys = lock_keys_of(lock.resources, keys);
     return encode(
         ExtendAllCall{.lock_keys = lock_keys, .value = lock.value.str(), .ttl_ms = ttl_text});
   }
 
-  [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+  [[nodiscard]] ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
     std::vector<ReleasedKey> released;
     released.reserve(lock.resources.size());
     for (const Resource& resource : lock.resources) {
-      released.push_back({lock_key(keys, resource.str()),
-                          announce ? release_channel(prefix, resource.str()) : std::string(),
-                          announce ? waiting_key(prefix, resource.str()) : std::string()});
+      released.push_back(
+          {lock_key(keys, resource.str()),
+           announce ? release_channel(keys.channel_prefix(), resource.str()) : std::string(),
+           announce ? waiting_key(prefix, resource.str()) : std::string()});
     }
     return encode(ReleaseAllCall{.marker_key = marker,
                                  .recovering_key = recovering,
@@ -77,7 +82,7 @@ class MultiRules final : public KindRules {
 
  private:
   [[nodiscard]] static std::vector<std::string> lock_keys_of(const std::vector<Resource>& resources,
-                                                             const LockConfig& keys) {
+                                                             const KeySpace& keys) {
     std::vector<std::string> out;
     out.reserve(resources.size());
     for (const Resource& each : resources) out.push_back(lock_key(keys, each.str()));
@@ -101,9 +106,9 @@ bool valid_resource_set(const std::vector<Resource>& resources) noexcept {
 }
 
 ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_values,
-                      const LockConfig& keys) {
-  const std::string marker = marker_key(keys.key_prefix);
-  const std::string recovering = recovering_key(keys.key_prefix);
+                      const KeySpace& keys) {
+  const std::string marker = marker_key(keys.key_prefix());
+  const std::string recovering = recovering_key(keys.key_prefix());
   const std::size_t count = std::min(set.resources.size(), member_values.size());
   std::vector<std::string> lock_keys;
   std::vector<std::string> held;
@@ -117,21 +122,21 @@ ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_valu
                              .lock_keys = lock_keys,
                              .value = set.value.str(),
                              .ttl_ms = ttl,
-                             .amnesia_defence = keys.amnesia_defence,
+                             .amnesia_defence = keys.amnesia_defence(),
                              .held_values = held});
 }
 
 ScriptCall fence_all_call(const std::vector<Resource>& resources, std::uint64_t token,
-                          const LockConfig& keys) {
-  const std::string marker = marker_key(keys.key_prefix);
-  const std::string recovering = recovering_key(keys.key_prefix);
-  const std::string fence = fence_key(keys.key_prefix);
+                          const KeySpace& keys) {
+  const std::string marker = marker_key(keys.key_prefix());
+  const std::string recovering = recovering_key(keys.key_prefix());
+  const std::string fence = fence_key(keys.key_prefix());
   const std::string token_text = std::to_string(token);
   const std::vector<std::string> fields = names_of(resources);
   return encode(FenceAllCall{.marker_key = marker,
                              .recovering_key = recovering,
                              .fence_key = fence,
-                             .amnesia_defence = keys.amnesia_defence,
+                             .amnesia_defence = keys.amnesia_defence(),
                              .token = token_text,
                              .fields = fields});
 }

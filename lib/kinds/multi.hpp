@@ -25,12 +25,12 @@ inline constexpr std::size_t kMaxResourcesPerLock = 64;
 // turn"). Answers as extend_all: 1 when the node holds every member for
 // the set now, else 0.
 [[nodiscard]] ScriptCall adopt_call(const Lock& set, const std::vector<LockValue>& member_values,
-                                    const LockConfig& keys);
+                                    const KeySpace& keys);
 // Proposes `token` as the fencing token of every resource of `resources`
 // on one node (fence_all, under the node rules of `keys`): stored for all
 // of them when each one's counter is below it, else none is and the node
 // answers its highest counter (docs/algorithm.md, "Fenced acquire").
 [[nodiscard]] ScriptCall fence_all_call(const std::vector<Resource>& resources, std::uint64_t token,
-                                        const LockConfig& keys);
+                                        const KeySpace& keys);
 
 }  // namespace redlock::detail

@@ -12,9 +12,9 @@ class MutexRules final : public KindRules {
  public:
   [[nodiscard]] bool well_formed(const Lock& /*lock*/) const noexcept override { return true; }
 
-  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
+  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const KeySpace& keys,
                                         const AttemptSetup& setup) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string lock = lock_key(keys, shape.resource.str());
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
@@ -27,23 +27,24 @@ class MutexRules final : public KindRules {
                     .value = setup.value,
                     .ttl_ms = setup.ttl_text,
                     .fence_field = setup.fenced ? std::string_view(shape.resource.str()) : "",
-                    .amnesia_defence = keys.amnesia_defence,
+                    .amnesia_defence = keys.amnesia_defence(),
                     .line = setup.line});
   }
 
-  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const KeySpace& keys,
                                        std::string ttl_text) const override {
     return one_key_extend(ScriptId::extend, lock, keys, std::move(ttl_text));
   }
 
-  [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+  [[nodiscard]] ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                         std::string_view rejoin) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string_view resource = lock.resource.str();
     const std::string key = lock_key(keys, resource);
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
-    const std::string channel = announce ? release_channel(prefix, resource) : std::string();
+    const std::string channel =
+        announce ? release_channel(keys.channel_prefix(), resource) : std::string();
     const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
     return encode(ReleaseCall{.lock_key = key,
                               .marker_key = marker,

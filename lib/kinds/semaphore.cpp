@@ -17,13 +17,13 @@ class SemaphoreRules final : public KindRules {
   }
 
   // A permit's keys are a semaphore's own.
-  [[nodiscard]] bool keys_allowed(const Lock& /*lock*/, const LockConfig& /*keys*/) const override {
+  [[nodiscard]] bool keys_allowed(const Lock& /*lock*/, const KeySpace& /*keys*/) const override {
     return true;
   }
 
-  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const LockConfig& keys,
+  [[nodiscard]] ScriptCall attempt_call(const Lock& shape, const KeySpace& keys,
                                         const AttemptSetup& setup) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string_view name = shape.resource.str();
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
@@ -38,7 +38,7 @@ class SemaphoreRules final : public KindRules {
                                     .count_key = count,
                                     .value = setup.value,
                                     .ttl_ms = setup.ttl_text,
-                                    .amnesia_defence = keys.amnesia_defence,
+                                    .amnesia_defence = keys.amnesia_defence(),
                                     .permits = permits,
                                     .first_permit = setup.first_permit,
                                     .permit_key_prefix = key_prefix,
@@ -51,9 +51,9 @@ class SemaphoreRules final : public KindRules {
     return permit_tally(shape.permits);
   }
 
-  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const LockConfig& keys,
+  [[nodiscard]] ScriptCall extend_call(const Lock& lock, const KeySpace& keys,
                                        std::string ttl_text) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string key = permit_key(prefix, lock.resource.str(), *lock.permit);
     const std::string count = permit_count_key(prefix, lock.resource.str());
     const std::string permits = std::to_string(lock.permits);
@@ -64,14 +64,14 @@ class SemaphoreRules final : public KindRules {
                                    .permits = permits});
   }
 
-  [[nodiscard]] ScriptCall release_call(const Lock& lock, const LockConfig& keys, bool announce,
+  [[nodiscard]] ScriptCall release_call(const Lock& lock, const KeySpace& keys, bool announce,
                                         std::string_view /*rejoin*/) const override {
-    const std::string_view prefix = keys.key_prefix;
+    const std::string_view prefix = keys.key_prefix();
     const std::string key = permit_key(prefix, lock.resource.str(), *lock.permit);
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
     const std::string channel =
-        announce ? permit_channel(prefix, lock.resource.str()) : std::string();
+        announce ? permit_channel(keys.channel_prefix(), lock.resource.str()) : std::string();
     // Permits have no waiting line: any waiter may take any permit.
     return encode(ReleaseCall{.lock_key = key,
                               .marker_key = marker,

@@ -17,9 +17,9 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
       kind_(LockKind::multi),
       resource_(resources.empty() ? Resource("") : resources.front()),
       resources_(std::move(resources)),
+      keys_(core.keys_for(resource_.str())),
       callback_(std::move(callback)) {
-  const std::string& prefix = core.config().lock.key_prefix;
-  channel_ = release_channel(prefix, resource_.str());
+  channel_ = release_channel(keys_.channel_prefix(), resource_.str());
   configure(options);
   if (!valid_resource_set(resources_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
@@ -27,10 +27,16 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
   }
   channels_.clear();
   for (const Resource& each : resources_) {
-    if (is_bookkeeping_key(prefix, lock_key(core.config().lock, each.str()))) {
+    if (is_bookkeeping_key(keys_.key_prefix(), lock_key(keys_, each.str()))) {
       argument_problem_ = make_error_code(errc::invalid_argument);
     }
-    channels_.push_back(release_channel(prefix, each.str()));
+    // Per slot, one call names every key of the set: the resources must
+    // share a slot (a hash tag in their names, docs/algorithm.md, "Key
+    // layout").
+    if (keys_.slot() && resource_slot(each.str()) != *keys_.slot()) {
+      argument_problem_ = make_error_code(errc::invalid_argument);
+    }
+    channels_.push_back(release_channel(keys_.channel_prefix(), each.str()));
   }
 }
 
@@ -40,10 +46,11 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
     : Operation(core),
       kind_(LockKind::permit),
       resource_(semaphore.name()),
+      keys_(core.keys_for(resource_.str())),
       permits_(semaphore.permits()),
       callback_(std::move(callback)) {
-  const std::string& prefix = core.config().lock.key_prefix;
-  channel_ = permit_channel(prefix, resource_.str());
+  const std::string& prefix = keys_.key_prefix();
+  channel_ = permit_channel(keys_.channel_prefix(), resource_.str());
   configure(options);
   if (resource_.empty() || permits_ < 1 || permits_ > Semaphore::kMaxPermits) {
     argument_problem_ = make_error_code(errc::invalid_argument);
@@ -62,7 +69,7 @@ ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
       kind_ == LockKind::permit && (permit < 0 || permit >= static_cast<std::int64_t>(permits_));
   if (!any_permit) {
     if (kind_ == LockKind::permit) attempted.permit = static_cast<std::uint32_t>(permit);
-    return release_call(attempted, core_.config().lock, announce);
+    return release_call(attempted, keys_, announce);
   }
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.

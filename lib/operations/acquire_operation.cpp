@@ -16,12 +16,14 @@ namespace {
 AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
                                    const AcquireOptions& options,
                                    AsyncClient::AcquireCallback callback)
-    : Operation(core), resource_(std::move(resource)), callback_(std::move(callback)) {
-  const std::string& prefix = core.config().lock.key_prefix;
-  lock_key_ = lock_key(core.config().lock, resource_.str());
-  channel_ = release_channel(prefix, resource_.str());
+    : Operation(core),
+      resource_(std::move(resource)),
+      keys_(core.keys_for(resource_.str())),
+      callback_(std::move(callback)) {
+  lock_key_ = lock_key(keys_, resource_.str());
+  channel_ = release_channel(keys_.channel_prefix(), resource_.str());
   configure(options);
-  if (resource_.empty() || is_bookkeeping_key(prefix, lock_key_)) {
+  if (resource_.empty() || is_bookkeeping_key(keys_.key_prefix(), lock_key_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
   }
   const bool asked_fair = options.fair.value_or(core.config().lock.fair);
@@ -69,7 +71,7 @@ Lock AcquireOperation::shape(const LockValue& value) const {
 }
 
 ScriptCall AcquireOperation::attempt_call(const AttemptSetup& setup) const {
-  return rules_of(kind_).attempt_call(shape(value_), core_.config().lock, setup);
+  return rules_of(kind_).attempt_call(shape(value_), keys_, setup);
 }
 
 void AcquireOperation::become_fair() {
@@ -77,7 +79,7 @@ void AcquireOperation::become_fair() {
   // the queue's script.
   kind_ = LockKind::fair;
   may_turn_fair_ = false;
-  const std::string& prefix = core_.config().lock.key_prefix;
+  const std::string& prefix = keys_.key_prefix();
   // The waiter's id in the queue is its place in this client's line, so
   // that a release can name it (fair_scripts.hpp, fair_release); a mutex
   // waiter turning fair keeps the place it took.
@@ -102,7 +104,7 @@ void AcquireOperation::keep_retry_budget_as_wait() {
 
 void AcquireOperation::configure(const AcquireOptions& options) {
   const LockConfig& lock = core_.config().lock;
-  const std::string& prefix = lock.key_prefix;
+  const std::string& prefix = keys_.key_prefix();
   ttl_ = options.ttl.value_or(lock.ttl);
   fence_key_ = fence_key(prefix);
   marker_key_ = marker_key(prefix);
@@ -410,7 +412,7 @@ void AcquireOperation::propose(std::uint64_t token) {
   if (kind_ == LockKind::multi) {
     // One token for every resource: larger than each one's counter, so it
     // orders this holder after every earlier holder of each of them.
-    const ScriptCall call = fence_all_call(resources_, token, core_.config().lock);
+    const ScriptCall call = fence_all_call(resources_, token, keys_);
     for (auto& node : core_.nodes()) {
       node->send_call(call, false, fencing_.started(), self, fencing_.tag());
     }
@@ -477,7 +479,7 @@ void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
 void AcquireOperation::request_recovery() {
   if (recovery_requested_) return;
   recovery_requested_ = true;
-  core_.recovery().request([](bool) {});
+  core_.recovery().request(keys_, [](bool) {});
 }
 
 bool AcquireOperation::saw_unmarked_node() {
@@ -511,7 +513,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     // away, once per call, outside the retry budget.
     phase_ = Phase::recovering;
     auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
-    core_.recovery().request([self, why](bool progressed) {
+    core_.recovery().request(keys_, [self, why](bool progressed) {
       if (self->phase_ != Phase::recovering) return;
       for (NodeOutcome& outcome : self->attempt_.outcomes()) {
         if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {

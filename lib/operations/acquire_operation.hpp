@@ -270,6 +270,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   Resource resource_;
   // multi: every resource.
   std::vector<Resource> resources_;
+  // Where the resource's keys live (multi: every resource's, in one slot
+  // when per slot).
+  KeySpace keys_;
   // permit: the count, the permits' key and fence prefixes.
   std::uint32_t permits_ = 0;
   std::string permit_prefix_;

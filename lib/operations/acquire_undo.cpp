@@ -71,7 +71,7 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
     // (A fair waiter's failed grant is undone without giving up its place.)
     // (Announced, it names the next waiter in line as a release does.)
     const std::string line =
-        announce ? waiting_key(core_.config().lock.key_prefix, resource_.str()) : std::string();
+        announce ? waiting_key(keys_.key_prefix(), resource_.str()) : std::string();
     send_cleanup_to(*core_.nodes()[node],
                     ReleaseCall{.lock_key = lock_key_,
                                 .marker_key = marker_key_,

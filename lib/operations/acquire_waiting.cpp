@@ -150,7 +150,7 @@ void AcquireOperation::send_ticket_round() {
       metrics.acquire_attempts.fetch_add(1, std::memory_order_relaxed);
       if (result_.attempts > 1) metrics.acquire_retries.fetch_add(1, std::memory_order_relaxed);
       claim_record_tag_ = fencing_.tag();
-      claim = claim_argument(ttl_, claim_tag_, core_.config().lock.amnesia_defence, value_.str());
+      claim = claim_argument(ttl_, claim_tag_, keys_.amnesia_defence(), value_.str());
     }
     const std::string ticket = std::to_string(ticket_drawn_);
     const std::string entry_ttl = std::to_string(kQueueEntryTtl.count());
@@ -396,7 +396,7 @@ void AcquireOperation::granted(std::size_t node, std::string_view claim, std::ui
 ScriptCall AcquireOperation::claim_release_call(bool leave) const {
   // The holder's release of the claim's value (fair_release, announced),
   // which also takes back the claim; the place goes only when `leave`.
-  return detail::claim_release_call(resource_, value_, ttl_, queue_id_, core_.config().lock, leave);
+  return detail::claim_release_call(resource_, value_, ttl_, queue_id_, keys_, leave);
 }
 
 void AcquireOperation::give_back(std::size_t node) {
@@ -448,7 +448,7 @@ bool AcquireOperation::line_up() {
   if (plan_.max_retries == 0) return false;
   if (!line_place_) {
     line_place_ = core_.wakeups().line_place();
-    waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
+    waiting_key_ = waiting_key(keys_.key_prefix(), resource_.str());
     line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   }
   keep_line_mark();
@@ -469,7 +469,7 @@ bool AcquireOperation::wait_in_rejoined_place() {
   std::optional<WakeupHub::Rejoined> taken = core_.wakeups().take_rejoined(channel_, now);
   if (!taken) return false;
   line_place_ = std::move(taken->place);
-  waiting_key_ = waiting_key(core_.config().lock.key_prefix, resource_.str());
+  waiting_key_ = waiting_key(keys_.key_prefix(), resource_.str());
   line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   // Its attempts keep the place where a node holds it, and leave_queue
   // gives it up if the acquire ends without the lock.

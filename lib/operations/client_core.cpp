@@ -3,6 +3,7 @@
 #include "protocol/quorum.hpp"
 #include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
+#include "transport/cluster_link.hpp"
 #include "transport/node_connection.hpp"
 
 namespace redlock::detail {
@@ -20,14 +21,10 @@ std::string validate(const QuorumConfig& config) {
   if (config.lock.connect_timeout.count() <= 0) return "connect timeout must be positive";
   for (const NodeConfig& node : config.nodes) {
     if (node.host.empty() && node.unix_path.empty()) return "node " + node.name + " has no host";
-    // Read and checked by the configuration, not yet connected to: its
-    // requests must be routed by slot, every key of a call in one slot
-    // (docs/algorithm.md, "A cluster as a member").
-    if (!node.cluster.empty()) {
-      return "node " + node.name +
-             " is a Redis Cluster, which this version of the client does not route over yet";
-    }
   }
+  // With a cluster member every key of a call must share one slot
+  // (scripts/key_space.hpp).
+  if (key_layout(config) == KeyLayout::per_slot) return per_slot_problem(config.lock);
   return {};
 }
 
@@ -43,6 +40,9 @@ std::shared_ptr<const std::vector<std::string>> names_of(const QuorumConfig& con
 LinkFactory ClientCore::real_links() {
   return [](LoopContext& loop, NodeMetrics& stats, std::size_t index, const NodeConfig& node,
             const LockConfig& lock, SessionSetup setup) -> std::unique_ptr<NodeLink> {
+    if (!node.cluster.empty()) {
+      return std::make_unique<ClusterLink>(loop, stats, index, node, lock, std::move(setup));
+    }
     return std::make_unique<NodeConnection>(loop, stats, index, node, lock, std::move(setup));
   };
 }
@@ -63,6 +63,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
                        LinkFactory make_link)
     : config_(std::move(config)),
       node_names_(names_of(config_)),
+      layout_(key_layout(config_)),
       metrics_(options.metrics ? options.metrics : std::make_shared<Metrics>()),
       config_problem_(validate(config_)),
       context_(std::make_unique<LoopContext>(
@@ -87,19 +88,19 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   // check takes that marker away, and the node rules then refuse the node
   // until the amnesia defence recovered it (docs/safety.md, "A server
   // replaced under its address").
-  if (config_.lock.amnesia_defence) {
+  if (config_.lock.amnesia_defence && layout_ == KeyLayout::shared) {
     const std::string marker = marker_key(config_.lock.key_prefix);
     setup.opening = encode(CheckMarkerCall{.marker_key = marker});
+  } else if (config_.lock.amnesia_defence) {
+    // Per slot, a marker per slot (scripts/key_space.hpp): a cluster
+    // shard's master promoted after a failover is the same case.
+    setup.opening = encode(CheckSlotMarkersCall{.key_prefix = config_.lock.key_prefix});
   }
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    // A cluster member's marker will live per slot (docs/safety.md, "A
-    // cluster as a member"); a member of one server gets the check.
-    SessionSetup member_setup = setup;
-    if (!config_.nodes[i].cluster.empty()) member_setup.opening.reset();
     nodes_.push_back(make_link(*context_, metrics_->node(config_.nodes[i].name), i,
-                               config_.nodes[i], config_.lock, member_setup));
+                               config_.nodes[i], config_.lock, setup));
   }
 }
 

@@ -19,6 +19,7 @@
 #include "redlock/async_client.hpp"
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
+#include "scripts/key_space.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/loop_turn.hpp"
 #include "transport/node_link.hpp"
@@ -54,6 +55,12 @@ class ClientCore {
   [[nodiscard]] std::vector<std::unique_ptr<NodeLink>>& nodes() noexcept { return nodes_; }
   [[nodiscard]] std::size_t quorum() const noexcept { return majority(nodes_.size()); }
   [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
+  // Where the keys of `resource` live (scripts/key_space.hpp): per slot
+  // when a member is a Redis Cluster.
+  [[nodiscard]] KeySpace keys_for(std::string_view resource) const {
+    return KeySpace(config_.lock, layout_, resource);
+  }
+  [[nodiscard]] KeyLayout layout() const noexcept { return layout_; }
   // Whether some node counts a grant only once replicated (min_replicas):
   // a fair waiter then makes no claim, since a release's grant is not
   // followed by WAIT.
@@ -69,8 +76,9 @@ class ClientCore {
   // script, which takes no key on a node without it (scripts.hpp,
   // acquire_set). What one session showed says nothing of the next: it
   // may reach a restarted node.
+  // Per slot, a marker seen in one slot says nothing of another's: never.
   [[nodiscard]] bool seen_marked(std::size_t node) const noexcept {
-    return marked_session_[node] == nodes_[node]->session() + 1;
+    return layout_ == KeyLayout::shared && marked_session_[node] == nodes_[node]->session() + 1;
   }
   void note_marked(std::size_t node, bool marked) noexcept {
     marked_session_[node] = marked ? nodes_[node]->session() + 1 : 0;
@@ -95,6 +103,7 @@ class ClientCore {
 
   QuorumConfig config_;
   std::shared_ptr<const std::vector<std::string>> node_names_;
+  KeyLayout layout_;
   std::shared_ptr<Metrics> metrics_;
   std::string config_problem_;
   // The core frees itself when the last handle counted here closes after

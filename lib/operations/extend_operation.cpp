@@ -76,13 +76,14 @@ void ExtendOperation::start() {
   const TimePoint started = core_.clock().now();
   const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started);
   if (refused) return fail_later(refused);
-  if (!lock_keys_allowed(lock_, core_.config().lock)) {
+  const KeySpace keys = core_.keys_for(lock_.resource.str());
+  if (!lock_keys_allowed(lock_, keys)) {
     return fail_later(make_error_code(errc::invalid_argument));
   }
 
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started, lock_.valid_until);
-  request_.emplace(PreparedRequest(call_ ? *call_ : extend_call(lock_, core_.config().lock, ttl_)));
+  request_.emplace(PreparedRequest(call_ ? *call_ : extend_call(lock_, keys, ttl_)));
   auto self = shared_from_this();
   for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(

@@ -35,7 +35,8 @@ void InspectOperation::start() {
     result_.nodes[i].node = i;
     result_.nodes[i].name = configured[i].name;
   }
-  const std::string& prefix = core_.config().lock.key_prefix;
+  const KeySpace keys = core_.keys_for(resource_.str());
+  const std::string& prefix = keys.key_prefix();
   ScriptCall call;
   if (permits_) {
     const std::string count = permit_count_key(prefix, resource_.str());
@@ -49,7 +50,7 @@ void InspectOperation::start() {
                                      .fence_field_prefix = fence_prefix,
                                      .permits = permits});
   } else {
-    const std::string key = lock_key(core_.config().lock, resource_.str());
+    const std::string key = lock_key(keys, resource_.str());
     // A name whose lock key is one of the library's own keys is no lock.
     if (is_bookkeeping_key(prefix, key)) {
       return fail_later(make_error_code(errc::invalid_argument));

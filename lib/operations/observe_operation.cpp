@@ -23,7 +23,8 @@ ObserveOperation::ObserveOperation(ClientCore& core, Election election,
       election_(std::move(election)),
       poll_(std::max(options.poll.value_or(core.config().lock.ttl / 3), kMinPoll)),
       callback_(std::move(callback)) {
-  const std::string& prefix = core.config().lock.key_prefix;
+  const KeySpace keys = core.keys_for(election_.resource().str());
+  const std::string& prefix = keys.channel_prefix();
   release_channel_ = release_channel(prefix, election_.resource().str());
   elected_channel_ = elected_channel(prefix, election_.resource().str());
 }

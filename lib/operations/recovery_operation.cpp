@@ -23,17 +23,18 @@ void append_counters(std::vector<std::string>& args, const FenceEntries& merged)
 
 }  // namespace
 
-RecoveryOperation::RecoveryOperation(ClientCore& core) : Operation(core) {}
+RecoveryOperation::RecoveryOperation(ClientCore& core, const KeySpace& keys)
+    : Operation(core), keys_(keys) {}
 
 void RecoveryOperation::start() {
   auto& nodes = core_.nodes();
   probes_.assign(nodes.size(), NodeProbe{});
   waiting_ = nodes.size();
-  const std::string& prefix = core_.config().lock.key_prefix;
+  const std::string& prefix = keys_.key_prefix();
   const std::string marker = marker_key(prefix);
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
-  const std::string locks = lock_pattern(core_.config().lock);
+  const std::string locks = lock_pattern(keys_);
   const std::string permits = permit_pattern(prefix);
   probe_.open(core_.config().nodes, core_.clock().now());
   auto self = shared_from_this();
@@ -69,9 +70,9 @@ void RecoveryOperation::act() {
   if (plan_.action == RecoveryAction::remerge) return remerge();
 
   const LockConfig& lock = core_.config().lock;
-  const std::string marker_name = marker_key(lock.key_prefix);
-  const std::string recovering = recovering_key(lock.key_prefix);
-  const std::string fence = fence_key(lock.key_prefix);
+  const std::string marker_name = marker_key(keys_.key_prefix());
+  const std::string recovering = recovering_key(keys_.key_prefix());
+  const std::string fence = fence_key(keys_.key_prefix());
   const std::string delay =
       plan_.delayed ? std::to_string(effective_max_ttl(lock).count()) : std::string("0");
   const std::string note = recovering_note();
@@ -125,9 +126,8 @@ void RecoveryOperation::remerge() {
     start();
     return;
   }
-  const std::string& prefix = core_.config().lock.key_prefix;
-  const std::string recovering = recovering_key(prefix);
-  const std::string fence = fence_key(prefix);
+  const std::string recovering = recovering_key(keys_.key_prefix());
+  const std::string fence = fence_key(keys_.key_prefix());
   std::vector<std::string> counters;
   append_counters(counters, plan_.merged_fence);
   const RemergeCall call{.recovering_key = recovering, .fence_key = fence, .counters = counters};
@@ -144,7 +144,7 @@ void RecoveryOperation::finish(bool progressed) {
   finished_ = true;
   auto keep = shared_from_this();
   core_.finished(this);
-  core_.recovery().finished(progressed, plan_.reason);
+  core_.recovery().finished(keys_.key_prefix(), progressed, plan_.reason);
 }
 
 }  // namespace redlock::detail

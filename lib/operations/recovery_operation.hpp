@@ -15,7 +15,8 @@ namespace redlock::detail {
 
 class RecoveryOperation final : public Operation {
  public:
-  explicit RecoveryOperation(ClientCore& core);
+  // A round of the node rules' keys of `keys` (one slot's, per slot).
+  RecoveryOperation(ClientCore& core, const KeySpace& keys);
 
   void start();
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
@@ -33,6 +34,7 @@ class RecoveryOperation final : public Operation {
 
   // Two rounds that wait for every node rather than a majority: the probe
   // of every node, then the writes to the nodes the plan names (tags apart).
+  KeySpace keys_;
   QuorumRound probe_{0, false};
   QuorumRound writes_{0x80000000u, false};
   std::vector<NodeProbe> probes_;

@@ -16,7 +16,8 @@ void ReleaseOperation::fail_later(std::error_code error) {
 
 void ReleaseOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  if (!well_formed(lock_) || !lock_keys_allowed(lock_, core_.config().lock)) {
+  const KeySpace keys = core_.keys_for(lock_.resource.str());
+  if (!well_formed(lock_) || !lock_keys_allowed(lock_, keys)) {
     return fail_later(make_error_code(errc::invalid_argument));
   }
   // A mutex this client found contended: the release offers a place at the
@@ -29,8 +30,7 @@ void ReleaseOperation::start() {
   const bool comes_back = (kind == LockKind::mutex || kind == LockKind::fair) &&
                           core_.wakeups().recent_contention().size() > 0;
   if (comes_back) {
-    const std::string& prefix = core_.config().lock.key_prefix;
-    channel_ = release_channel(prefix, lock_.resource.str());
+    channel_ = release_channel(keys.channel_prefix(), lock_.resource.str());
     const TimePoint now = core_.clock().now();
     if (kind == LockKind::mutex) {
       rejoin_ = core_.wakeups().offer_rejoin(channel_, lock_.resource.str(), now);
@@ -54,17 +54,17 @@ void ReleaseOperation::start() {
   ScriptCall call;
   if (drawing_) {
     const std::string pre_claim =
-        claim_ ? claim_argument(claim_->ttl, claim_->tag, core_.config().lock.amnesia_defence,
-                                claim_->value.str())
-               : std::string();
+        claim_
+            ? claim_argument(claim_->ttl, claim_->tag, keys.amnesia_defence(), claim_->value.str())
+            : std::string();
     const std::string next_place =
         claim_ ? std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id
                : std::string();
     call = fair_release_call(
-        lock_, core_.config().lock, true,
+        lock_, keys, true,
         FairReleaseExtras{.draw = true, .pre_claim = pre_claim, .next_place = next_place});
   } else {
-    call = release_call(lock_, core_.config().lock, true, rejoin);
+    call = release_call(lock_, keys, true, rejoin);
   }
   auto& nodes = core_.nodes();
   round_.open(core_.config().nodes, started);
@@ -139,7 +139,8 @@ void ReleaseOperation::resend_when_reachable(std::size_t node) {
   // it: the value may live there for another TTL. It goes to the node once
   // the node is reachable again.
   const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-  core_.nodes()[node]->send_cleanup(release_call(lock_, core_.config().lock, false), expires_at);
+  core_.nodes()[node]->send_cleanup(
+      release_call(lock_, core_.keys_for(lock_.resource.str()), false), expires_at);
 }
 
 std::error_code ReleaseOperation::summary() {

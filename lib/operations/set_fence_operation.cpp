@@ -21,14 +21,15 @@ void SetFenceOperation::request_recovery() {
   // A node awaiting its second merge: a recovery round merges it.
   if (recovery_requested_) return;
   recovery_requested_ = true;
-  core_.recovery().request([](bool) {});
+  core_.recovery().request(core_.keys_for(set_.resource.str()), [](bool) {});
 }
 
 void SetFenceOperation::propose(std::uint64_t token) {
   ++rounds_;
   round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until);
   proposal_.emplace(core_.nodes().size(), token);
-  const ScriptCall call = fence_all_call(set_.resources, token, core_.config().lock);
+  const ScriptCall call =
+      fence_all_call(set_.resources, token, core_.keys_for(set_.resource.str()));
   auto self = shared_from_this();
   for (auto& node : core_.nodes()) {
     node->send_call(call, false, round_.started(), self, round_.tag());

@@ -19,6 +19,12 @@ bool SetTurnOperation::applies(const ClientCore& core, const std::vector<Resourc
   const LockConfig& lock = core.config().lock;
   if (resources.size() < 2 || !valid_resource_set(resources)) return false;
   if (options.shared || options.fair == false) return false;
+  // Per slot, a set is one call only within one slot: the acquire of the
+  // set refuses one across slots.
+  const KeySpace keys = core.keys_for(resources.front().str());
+  for (const Resource& each : resources) {
+    if (keys.slot() && resource_slot(each.str()) != *keys.slot()) return false;
+  }
   return options.retry_count.value_or(options.wait ? -1 : lock.retry_count) != 0;
 }
 
@@ -54,8 +60,9 @@ void SetTurnOperation::start() {
   // acquire had to wait) starts in line at once: its first attempt would
   // be refused, as a contended fair waiter's is (docs/algorithm.md, "A
   // set's turn").
+  const std::string_view first_name = resources_[order_.front()].str();
   const std::string first =
-      release_channel(core_.config().lock.key_prefix, resources_[order_.front()].str());
+      release_channel(core_.keys_for(first_name).channel_prefix(), first_name);
   if (core_.wakeups().recent_contention().contended_round_trip(first, core_.clock().now())) {
     phase_ = Phase::taking;
     // Never answered from inside the starting call.
@@ -159,7 +166,7 @@ void SetTurnOperation::adopt() {
   Lock set{resources_.front(), LockValue(value), ttl_, started, valid_until, std::nullopt};
   set.resources = resources_;
   set.kind = LockKind::multi;
-  ScriptCall call = adopt_call(set, values, core_.config().lock);
+  ScriptCall call = adopt_call(set, values, core_.keys_for(set.resource.str()));
   auto self = shared_from_this();
   current_ = launch<ExtendOperation>(
       core_, std::move(set), ExtendOptions{ttl_},
@@ -271,7 +278,7 @@ void SetTurnOperation::start_over(std::error_code why) {
 void SetTurnOperation::release_call_now(const Lock& lock) {
   // A cleanup: sent again after a reconnect until the value cannot live
   // on the node any more. No value is ever granted again once released.
-  const ScriptCall call = release_call(lock, core_.config().lock, true);
+  const ScriptCall call = release_call(lock, core_.keys_for(lock.resource.str()), true);
   // A renewal moved the keys' expiry past started + ttl: the last one
   // began before valid_until, so the keys are gone by valid_until + ttl.
   const TimePoint expires_at = lock.valid_until + lock.ttl + core_.drift_for(lock.ttl);

@@ -20,6 +20,7 @@ WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& met
                      std::vector<std::unique_ptr<NodeLink>>& commands, LinkFactory make_link)
     : loop_(loop),
       config_(config),
+      layout_(key_layout(config)),
       metrics_(metrics),
       wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))),
       commands_(commands),
@@ -306,11 +307,11 @@ std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& c
   // name it (the release that offers it names someone else first).
   subscribe_wake_channel();
   LinePlace place = line_place();
-  const std::string& prefix = config_.lock.key_prefix;
+  const KeySpace keys(config_.lock, layout_, resource);
   mark(channel);
   offered_.emplace(place.number, Offered{channel,
-                                         lock_key(config_.lock, resource),
-                                         waiting_key(prefix, resource),
+                                         lock_key(keys, resource),
+                                         waiting_key(keys.key_prefix(), resource),
                                          place.id,
                                          {},
                                          now + rejoin_lease()});
@@ -405,8 +406,9 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
 
 void WakeupHub::withdraw(const PreClaim& claim) {
   pre_claims_.erase(claim.place.number);
-  const ScriptCall call = claim_release_call(claim.resource, claim.value, claim.ttl, claim.place.id,
-                                             config_.lock, true);
+  const KeySpace keys(config_.lock, layout_, claim.resource.str());
+  const ScriptCall call =
+      claim_release_call(claim.resource, claim.value, claim.ttl, claim.place.id, keys, true);
   // Whatever a node set lives at most a TTL (and its drift) from now.
   const TimePoint expires_at =
       loop_.clock().now() + claim.ttl + lock_drift(config_.lock, claim.ttl);

@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "protocol/retry_policy.hpp"
+#include "scripts/key_space.hpp"
 #include "transport/loop_context.hpp"
 #include "transport/node_link.hpp"
 
@@ -256,6 +257,8 @@ class WakeupHub {
 
   LoopContext& loop_;
   const QuorumConfig& config_;
+  // Where a resource's keys live (scripts/key_space.hpp).
+  KeyLayout layout_;
   Metrics& metrics_;
   std::vector<std::unique_ptr<NodeLink>> subscribers_;
   // A release heard on a resource's channel: its message (the released

@@ -166,6 +166,14 @@ struct CheckMarkerCall {
   [[nodiscard]] std::array<std::string_view, 0> args() const { return {}; }
 };
 
+// check_slot_markers: check_marker over every slot's marker (per slot).
+struct CheckSlotMarkersCall {
+  static constexpr ScriptId kId = ScriptId::check_slot_markers;
+  std::string_view key_prefix{};
+  [[nodiscard]] std::array<std::string_view, 0> keys() const { return {}; }
+  [[nodiscard]] std::array<std::string_view, 1> args() const { return {key_prefix}; }
+};
+
 // acquire_all: every resource of a set granted or none.
 struct AcquireAllCall {
   static constexpr ScriptId kId = ScriptId::acquire_all;

@@ -130,6 +130,42 @@ redis.call('DEL', KEYS[1])
 return 1
 )lua";
 
+// check_slot_markers (scripts.hpp). The slot's tag is what lies between the
+// prefix's "{" and "}node"; a key of another shape that the glob also
+// matches (a lock key whose resource ends in "}node") is left alone.
+constexpr std::string_view kCheckSlotMarkers = R"lua(
+if #KEYS ~= 0 or #ARGV ~= 1 then
+  return redis.error_reply('ERR check_slot_markers: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local replication = info_text('replication')
+if string.match(replication, 'role:slave') then
+  return redis.error_reply('READONLY check_slot_markers: this server is a replica')
+end
+local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
+if not promoted_at or promoted_at < 0 then return 0 end
+local own = own_run_id()
+if own == '' then return 0 end
+local prefix = ARGV[1]
+local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*}node'
+local deleted = 0
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    local tag = string.sub(key, #prefix + 2, -6)
+    if string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true) then
+      local marker = redis.pcall('GET', key)
+      if type(marker) == 'string' and string.match(marker, ' run_id=(%x+)') ~= own then
+        redis.call('DEL', key)
+        deleted = deleted + 1
+      end
+    end
+  end
+until cursor == '0'
+return deleted
+)lua";
+
 // The second merge of a node recovered with a delay (docs/algorithm.md,
 // "The amnesia defence"). KEYS: the recovering key, the fence hash; ARGV:
 // field, counter pairs (the field-wise maximum over other nodes, read
@@ -522,6 +558,10 @@ const std::array<Script, kScriptCount>& script_table() {
       std::string(kRaiseCounters) + std::string(kOwnRunId) + std::string(kRecover);
   static const std::string declare_new = std::string(kOwnRunId) + std::string(kDeclareNew);
   static const std::string check_marker = std::string(kOwnRunId) + std::string(kCheckMarker);
+  // The flag lets one call touch the markers of every slot the server has.
+  static const std::string check_slot_markers = "#!lua flags=allow-cross-slot-keys\n" +
+                                                std::string(kOwnRunId) +
+                                                std::string(kCheckSlotMarkers);
   static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
@@ -607,6 +647,8 @@ const std::array<Script, kScriptCount>& script_table() {
        false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::check_marker), "check_marker", check_marker, sha1_hex(check_marker),
        false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::check_slot_markers), "check_slot_markers", check_slot_markers,
+       sha1_hex(check_slot_markers), false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::acquire_set),
        "acquire_set",
        {},
@@ -681,6 +723,14 @@ std::string lock_pattern(const LockConfig& lock) {
 
 std::string lock_key(const LockConfig& lock, std::string_view resource) {
   return expand_lock_key(lock.lock_key, lock.key_prefix, resource);
+}
+
+std::string lock_key(const KeySpace& keys, std::string_view resource) {
+  return expand_lock_key(keys.lock().lock_key, keys.key_prefix(), resource);
+}
+
+std::string lock_pattern(const KeySpace& keys) {
+  return lock_key_glob(keys.lock().lock_key, keys.key_prefix());
 }
 
 bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {

@@ -24,6 +24,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/types.hpp"
+#include "scripts/key_space.hpp"
 #include "transport/script.hpp"
 
 namespace redlock::detail {
@@ -85,11 +86,13 @@ enum class ScriptId : std::uint8_t {
   // was promoted in its writer's place is taken away (the amnesia
   // defence then recovers the node).
   check_marker,
+  // The same in the per-slot layout, over every slot's marker.
+  check_slot_markers,
   // The acquire sent as plain commands in one transaction (no script):
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 28;
+inline constexpr std::size_t kScriptCount = 29;
 
 static_assert(kScriptCount <= kMaxScripts, "a session's loaded set holds every script");
 
@@ -174,6 +177,16 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   else changes nothing and answers {0, "marker" | "counters" | "locks"}.
 //   It and recover write the marker with " run_id=<this server's run_id>"
 //   after the value they are given (INFO server).
+// check_slot_markers — no KEYS; ARGV: the key prefix. check_marker for a
+//   quorum that names its keys per slot (key_space.hpp): the session's
+//   first word there, over every slot's marker on the server
+//   (`<prefix>{<tag>}node`, found with SCAN; a script flagged
+//   allow-cross-slot-keys, since the markers of a cluster shard's slots are
+//   keys of many slots). On a replica: the error. On a server that shows a
+//   promotion: every such marker that does not name this server is
+//   deleted, and the answer is how many were. Otherwise nothing changes
+//   and the answer is 0 (every per-slot marker names its server: none was
+//   written before markers did).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
 //   On a server that is a replica (INFO replication's role:slave) it
@@ -229,10 +242,15 @@ inline constexpr std::string_view kFirstInitRecovering = "first-init: ";
 // A SCAN MATCH glob for every lock key (lock.lock_key with `{resource}` as
 // `*`; with a lock_key such as "{resource}", any key at all).
 [[nodiscard]] std::string lock_pattern(const LockConfig& lock);
+// The same for the lock keys under `keys` (per slot: that slot's only).
+[[nodiscard]] std::string lock_pattern(const KeySpace& keys);
 [[nodiscard]] std::string permit_pattern(std::string_view prefix);
 // The lock key of `resource`: lock.lock_key with its placeholders replaced
 // (config/lock_key_pattern.hpp).
 [[nodiscard]] std::string lock_key(const LockConfig& lock, std::string_view resource);
+// The lock key of `resource` under `keys` (key_space.hpp): `{prefix}` is
+// the space's key prefix.
+[[nodiscard]] std::string lock_key(const KeySpace& keys, std::string_view resource);
 // Whether `key`, a lock key, would be one of the library's own keys under
 // `prefix` (the marker, the recovering key, the fence hash, a fair lock's
 // queue, the waiters' line, a semaphore's permit or count, a listening mark): a resource whose lock

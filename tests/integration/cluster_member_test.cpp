@@ -190,26 +190,5 @@ TEST(ClusterMember, AnErrorReplyIsNoMap) {
   EXPECT_NE(error.find("cluster support disabled"), std::string::npos) << error;
 }
 
-// Until the client routes over a cluster, a quorum with a cluster member is
-// refused as a whole (config_error), before anything is sent: nothing of a
-// lock is ever taken on the other members and then left there.
-TEST(ClusterMember, TheClientRefusesAClusterMemberBeforeSendingAnything) {
-  RedisCluster nodes{2};
-  ShardedMemberOptions options;
-  options.replicas_per_shard = 0;
-  ShardedMember member(options);
-  const ConfigResult parsed =
-      config_from_addresses({nodes.node(0).address(), nodes.node(1).address(),
-                             "redis+cluster://" + member.seeds()[0] + "," + member.seeds()[1]});
-  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
-  BlockingClient client(*parsed.config);
-  const AcquireResult result = client.acquire(Resource("job"));
-  EXPECT_EQ(result.error, make_error_code(errc::config_error));
-  EXPECT_EQ(nodes_holding(nodes, "job"), 0U);
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    EXPECT_EQ(command_calls(nodes.node(i), {"eval", "evalsha", "set", "multi"}), 0) << i;
-  }
-}
-
 }  // namespace
 }  // namespace redlock::test

@@ -81,6 +81,7 @@ inline std::vector<ScriptCallSample> script_call_samples() {
                                            .first_init_prefix = kFirstInitMarkerPrefix,
                                            .lock_patterns = patterns}));
   add("check_marker", encode(CheckMarkerCall{.marker_key = marker}));
+  add("check_slot_markers", encode(CheckSlotMarkersCall{.key_prefix = "redlock:"}));
   add("acquire_all", encode(AcquireAllCall{.marker_key = marker,
                                            .recovering_key = recovering,
                                            .fence_key = fence,

@@ -602,6 +602,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "node[1].address: names a server that node[0] names too; ..."},
         ErrorCase{"BraceInThePrefix", kCluster + "[lock]\nkey_prefix = \"{app}:\"\n", 4, 14,
                   "lock.key_prefix: expected no '{' or '}' with a cluster member: ..."},
+        ErrorCase{"LockKeyWithoutThePrefix", kCluster + "[lock]\nlock_key = \"{resource}\"\n", 4,
+                  12,
+                  "lock.lock_key: expected {prefix} in it with a cluster member: a lock key "
+                  "must carry the hash tag the library puts after key_prefix, so that it shares "
+                  "its resource's slot with the node rules' keys, got \"{resource}\""},
         ErrorCase{"TooManySeeds",
                   [] {
                     std::string text = "[[node]]\ncluster = [";

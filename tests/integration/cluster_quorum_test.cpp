@@ -1,0 +1,263 @@
+// A quorum of three members that are each a real Redis Cluster of three
+// shards (docs/algorithm.md, "Key layout"): every key a lock call names —
+// the lock, its fence counter, the node rules' marker, recovering key and
+// fence hash — is in the slot of the resource's name, so the calls run on
+// the one master of that slot in each member; every lock kind works there;
+// a shard that lost its data is recovered for the slot a lock needs, with
+// the delay, while its other slots and the other members keep granting.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster_member.hpp"
+#include "harness.hpp"
+#include "protocol/hash_slot.hpp"
+
+namespace redlock::test {
+namespace {
+
+using detail::hash_slot;
+using detail::slot_tag;
+
+// Three members of three shards each, without replicas.
+class ClusterQuorum : public ::testing::Test {
+ protected:
+  ClusterQuorum() {
+    ShardedMemberOptions options;
+    options.shards = 3;
+    options.replicas_per_shard = 0;
+    for (int i = 0; i < 3; ++i) members_.push_back(std::make_unique<ShardedMember>(options));
+  }
+
+  QuorumConfig config() {
+    std::vector<std::string> addresses;
+    for (const auto& member : members_) {
+      std::string address = "redis+cluster://";
+      const std::vector<std::string> seeds = member->seeds();
+      for (std::size_t i = 0; i < seeds.size(); ++i) address += (i > 0 ? "," : "") + seeds[i];
+      addresses.push_back(address);
+    }
+    const ConfigResult parsed = config_from_addresses(addresses);
+    EXPECT_TRUE(parsed.ok()) << parsed.error.to_string();
+    QuorumConfig quorum = *parsed.config;
+    quorum.lock.ttl = std::chrono::seconds(10);
+    quorum.lock.retry_count = 0;
+    quorum.lock.release_at_majority = false;
+    return quorum;
+  }
+
+  // The shard of `member` whose master takes `slot`.
+  std::size_t shard_of(std::size_t member, std::uint16_t slot) {
+    for (std::size_t shard = 0; shard < members_[member]->shards(); ++shard) {
+      const auto [first, last] = members_[member]->slots_of(shard);
+      if (slot >= first && slot <= last) return shard;
+    }
+    ADD_FAILURE() << "no shard takes slot " << slot;
+    return 0;
+  }
+
+  // A probe of the master that takes `resource`'s keys in `member`.
+  RedisProbe master_for(std::size_t member, const std::string& resource) {
+    const std::size_t shard = shard_of(member, hash_slot(resource));
+    return RedisProbe(members_[member]->master(shard).port());
+  }
+
+  std::vector<std::unique_ptr<ShardedMember>> members_;
+};
+
+// The prefix of `resource`'s keys: key_prefix, then its slot's hash tag.
+std::string slotted(const std::string& resource) {
+  return "redlock:{" + std::string(slot_tag(hash_slot(resource))) + "}";
+}
+
+TEST_F(ClusterQuorum, ALocksKeysAreAllInItsResourcesSlotOnItsMasterInEveryMember) {
+  BlockingClient client(config());
+  AcquireOptions fenced;
+  fenced.fenced = true;
+  const std::string resource = "orders:42";
+  const AcquireResult held = client.acquire(Resource(resource), fenced);
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  ASSERT_TRUE(held.lock->fence.has_value());
+  const std::string prefix = slotted(resource);
+  const std::string lock_key = prefix + "lock:" + resource;
+  for (std::size_t member = 0; member < members_.size(); ++member) {
+    SCOPED_TRACE("member " + std::to_string(member));
+    RedisProbe master = master_for(member, resource);
+    EXPECT_EQ(master.get(lock_key), held.lock->value.str());
+    EXPECT_TRUE(master.exists(prefix + "node")) << "no marker in the resource's slot";
+    const Reply token = master.command({"HGET", prefix + "fence", resource});
+    EXPECT_EQ(token.text, std::to_string(*held.lock->fence));
+    // The cluster puts each of these keys in the resource's slot.
+    for (const std::string& key : {lock_key, prefix + "node", prefix + "fence"}) {
+      EXPECT_EQ(master.command({"CLUSTER", "KEYSLOT", key}).integer, hash_slot(resource)) << key;
+    }
+  }
+  const ExtendResult extended = client.extend(*held.lock);
+  ASSERT_TRUE(extended.ok()) << extended.error.message();
+  ASSERT_FALSE(client.release(*extended.lock).error);
+  for (std::size_t member = 0; member < members_.size(); ++member) {
+    EXPECT_FALSE(master_for(member, resource).exists(lock_key)) << member;
+  }
+}
+
+TEST_F(ClusterQuorum, ASecondClientIsRefusedWhileTheLockIsHeldAndGrantedOnceItIsReleased) {
+  BlockingClient a(config());
+  BlockingClient b(config());
+  const AcquireResult held = a.acquire(Resource("job"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  AcquireOptions once;
+  once.fair = false;
+  const AcquireResult refused = b.acquire(Resource("job"), once);
+  EXPECT_FALSE(refused.ok());
+  ASSERT_FALSE(a.release(*held.lock).error);
+  const AcquireResult second = b.acquire(Resource("job"), once);
+  EXPECT_TRUE(second.ok()) << second.error.message();
+}
+
+TEST_F(ClusterQuorum, EveryLockKindIsGrantedOverClusterMembers) {
+  BlockingClient client(config());
+  // A semaphore's permits and count in the semaphore's slot.
+  const AcquireResult permit = client.acquire(Semaphore("api-keys", 2));
+  ASSERT_TRUE(permit.ok()) << permit.error.message();
+  EXPECT_TRUE(master_for(0, "api-keys").exists(slotted("api-keys") + "permits:api-keys"));
+  // Two readers share the read side.
+  AcquireOptions read;
+  read.shared = true;
+  const AcquireResult reader = client.acquire(Resource("doc"), read);
+  const AcquireResult second_reader = client.acquire(Resource("doc"), read);
+  ASSERT_TRUE(reader.ok()) << reader.error.message();
+  EXPECT_TRUE(second_reader.ok()) << second_reader.error.message();
+  // A fair lock's queue in the resource's slot.
+  AcquireOptions fair;
+  fair.fair = true;
+  const AcquireResult queued = client.acquire(Resource("report"), fair);
+  ASSERT_TRUE(queued.ok()) << queued.error.message();
+  // A set in one slot (a shared hash tag) is one call; across slots it is
+  // refused before anything is sent.
+  const AcquireResult set = client.acquire(std::vector<Resource>{Resource("{user:7}:profile"),
+                                                                 Resource("{user:7}:avatar")});
+  ASSERT_TRUE(set.ok()) << set.error.message();
+  const AcquireResult across =
+      client.acquire(std::vector<Resource>{Resource("cart:1"), Resource("cart:2")});
+  ASSERT_NE(hash_slot("cart:1"), hash_slot("cart:2"));
+  EXPECT_EQ(across.error, make_error_code(errc::invalid_argument));
+  for (const AcquireResult* each : {&permit, &reader, &second_reader, &queued, &set}) {
+    EXPECT_FALSE(client.release(*each->lock).error);
+  }
+}
+
+TEST_F(ClusterQuorum, AShardThatLostItsDataGrantsNothingInThatSlotUntilRecovered) {
+  BlockingClient a(config());
+  const std::string resource = "alpha";
+  // A resource whose slot another shard of member 0 takes.
+  std::string elsewhere;
+  for (int i = 0; elsewhere.empty(); ++i) {
+    const std::string candidate = "beta-" + std::to_string(i);
+    if (shard_of(0, hash_slot(candidate)) != shard_of(0, hash_slot(resource))) {
+      elsewhere = candidate;
+    }
+  }
+  for (const std::string& name : {resource, elsewhere}) {
+    const AcquireResult warm = a.acquire(Resource(name));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    ASSERT_FALSE(a.release(*warm.lock).error);
+  }
+  // Member 0's master of alpha's slot loses everything, as a restart
+  // without data would leave it.
+  ASSERT_TRUE(master_for(0, resource).command({"FLUSHALL"}).is_ok());
+
+  BlockingClient b(config());
+  const AcquireResult held = b.acquire(Resource(resource));
+  ASSERT_TRUE(held.ok()) << "the other two members are a majority: " << held.error.message();
+  EXPECT_NE(held.nodes[0].status, NodeStatus::granted);
+  RedisProbe lost = master_for(0, resource);
+  ASSERT_TRUE(eventually([&] { return lost.pttl(slotted(resource) + "recovering") > 0; }))
+      << "no recovery delay in the slot that lost its data";
+  EXPECT_TRUE(lost.exists(slotted(resource) + "node"));
+  AcquireOptions once;
+  once.fair = false;
+  ASSERT_FALSE(b.release(*held.lock).error);
+  const AcquireResult again = b.acquire(Resource(resource), once);
+  ASSERT_TRUE(again.ok()) << again.error.message();
+  EXPECT_NE(again.nodes[0].status, NodeStatus::granted) << "granted within the recovery delay";
+  // Another shard of the same member kept its data: it grants at once.
+  const AcquireResult other = b.acquire(Resource(elsewhere), once);
+  ASSERT_TRUE(other.ok()) << other.error.message();
+  EXPECT_EQ(other.nodes[0].status, NodeStatus::granted);
+}
+
+// A shard's failover: its replica, promoted, holds copies of the markers
+// of its master's slots but maybe not the grants its master acknowledged
+// last. Each session's first word (check_slot_markers) takes the copies
+// away, so the slot is recovered with the delay on that member.
+TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilRecovered) {
+  std::vector<std::unique_ptr<ShardedMember>> members;
+  for (const std::size_t replicas : {std::size_t{1}, std::size_t{0}, std::size_t{0}}) {
+    ShardedMemberOptions options;
+    options.shards = 3;
+    options.replicas_per_shard = replicas;
+    members.push_back(std::make_unique<ShardedMember>(options));
+  }
+  std::vector<std::string> addresses;
+  for (const auto& member : members) {
+    std::string address = "redis+cluster://";
+    const std::vector<std::string> seeds = member->seeds();
+    for (std::size_t i = 0; i < seeds.size(); ++i) address += (i > 0 ? "," : "") + seeds[i];
+    addresses.push_back(address);
+  }
+  const ConfigResult parsed = config_from_addresses(addresses);
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  QuorumConfig quorum = *parsed.config;
+  quorum.lock.retry_count = 0;
+  quorum.lock.release_at_majority = false;
+
+  const std::string resource = "alpha";
+  const std::uint16_t slot = hash_slot(resource);
+  std::size_t shard = 0;
+  while (members[0]->slots_of(shard).second < slot) ++shard;
+  const std::string marker = slotted(resource) + "node";
+  {
+    BlockingClient a(quorum);
+    const AcquireResult warm = a.acquire(Resource(resource));
+    ASSERT_TRUE(warm.ok()) << warm.error.message();
+    ASSERT_FALSE(a.release(*warm.lock).error);
+  }
+  RedisProbe replica(members[0]->replicas(shard).front()->port());
+  // A cluster's replica serves reads only to a connection that asks.
+  ASSERT_TRUE(replica.command({"READONLY"}).is_ok());
+  ASSERT_TRUE(eventually([&] { return replica.exists(marker); })) << "the marker never replicated";
+  ASSERT_TRUE(members[0]->fail_over(shard));
+
+  BlockingClient b(quorum);
+  const AcquireResult held = b.acquire(Resource(resource));
+  ASSERT_TRUE(held.ok()) << "the other two members are a majority: " << held.error.message();
+  EXPECT_NE(held.nodes[0].status, NodeStatus::granted)
+      << "the promoted master granted with its old master's marker";
+  RedisProbe promoted(members[0]->master(shard).port());
+  ASSERT_TRUE(eventually([&] { return promoted.pttl(slotted(resource) + "recovering") > 0; }))
+      << "no recovery delay on the promoted master";
+}
+
+TEST(ClusterQuorumConfig, ALockKeyOutsideTheResourcesSlotIsRefusedBeforeSendingAnything) {
+  RedisCluster nodes{2};
+  ShardedMemberOptions options;
+  options.replicas_per_shard = 0;
+  ShardedMember member(options);
+  ConfigResult parsed =
+      config_from_addresses({nodes.node(0).address(), nodes.node(1).address(),
+                             "redis+cluster://" + member.seeds()[0] + "," + member.seeds()[1]});
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  parsed.config->lock.lock_key = "{resource}";
+  BlockingClient client(*parsed.config);
+  const AcquireResult result = client.acquire(Resource("job"));
+  EXPECT_EQ(result.error, make_error_code(errc::config_error));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(command_calls(nodes.node(i), {"eval", "evalsha", "set", "multi"}), 0) << i;
+  }
+}
+
+}  // namespace
+}  // namespace redlock::test
