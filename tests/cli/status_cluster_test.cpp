@@ -134,5 +134,45 @@ TEST(StatusCluster, MembersThatAreNotIndependentAreRefusedWithExit78) {
   EXPECT_EQ(fine.exit_code, 0) << describe(fine);
 }
 
+// The lock commands over members that are clusters, with a single server
+// beside them (the quorum names its keys per slot on every member):
+// acquire holds the resource on the master of its slot in each member,
+// status --resource shows the holder and the slot's marker on each, and
+// release frees it.
+TEST(StatusCluster, AcquireStatusAndReleaseOverClusterMembers) {
+  ShardedMember first = sharded(0);
+  ShardedMember second = sharded(0);
+  RedisServer single;
+  const std::vector<std::string> nodes{"--node", cluster_node(first.seeds()),
+                                       "--node", cluster_node(second.seeds()),
+                                       "--node", single.address()};
+  std::vector<std::string> acquire{"acquire", "--resource", "deploy"};
+  acquire.insert(acquire.end(), nodes.begin(), nodes.end());
+  const CliResult held = run_cli(acquire);
+  ASSERT_EQ(held.exit_code, 0) << describe(held);
+  const std::string value = parse_output(held)["value"].text;
+  ASSERT_FALSE(value.empty()) << held.out;
+
+  std::vector<std::string> status{"status", "--json", "--resource", "deploy"};
+  status.insert(status.end(), nodes.begin(), nodes.end());
+  const CliResult shown = run_cli(status);
+  ASSERT_EQ(shown.exit_code, 0) << describe(shown);
+  const JsonValue json = parse_output(shown);
+  ASSERT_EQ(json["nodes"].items.size(), 3U) << shown.out;
+  for (const JsonValue& node : json["nodes"].items) {
+    EXPECT_EQ(node["holder"].text, value) << shown.out;
+    EXPECT_TRUE(node["marked"].boolean) << "the resource slot's marker: " << shown.out;
+  }
+
+  std::vector<std::string> release{"release", "--resource", "deploy", "--value", value};
+  release.insert(release.end(), nodes.begin(), nodes.end());
+  const CliResult released = run_cli(release);
+  EXPECT_EQ(released.exit_code, 0) << describe(released);
+  const CliResult after = run_cli(status);
+  for (const JsonValue& node : parse_output(after)["nodes"].items) {
+    EXPECT_TRUE(node["holder"].is_null()) << after.out;
+  }
+}
+
 }  // namespace
 }  // namespace redlock::test

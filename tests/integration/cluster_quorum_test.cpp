@@ -137,8 +137,8 @@ TEST_F(ClusterQuorum, EveryLockKindIsGrantedOverClusterMembers) {
   ASSERT_TRUE(queued.ok()) << queued.error.message();
   // A set in one slot (a shared hash tag) is one call; across slots it is
   // refused before anything is sent.
-  const AcquireResult set = client.acquire(std::vector<Resource>{Resource("{user:7}:profile"),
-                                                                 Resource("{user:7}:avatar")});
+  const AcquireResult set = client.acquire(
+      std::vector<Resource>{Resource("{user:7}:profile"), Resource("{user:7}:avatar")});
   ASSERT_TRUE(set.ok()) << set.error.message();
   const AcquireResult across =
       client.acquire(std::vector<Resource>{Resource("cart:1"), Resource("cart:2")});

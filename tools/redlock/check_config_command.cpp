@@ -49,7 +49,7 @@ std::string node_line(const QuorumConfig& config, const NodeConfig& node) {
     for (const ClusterSeed& seed : node.cluster) {
       line += " " + endpoint_text(seed.host, seed.port, seed.unix_path);
     }
-    line += " (this version reads a cluster member but does not route over it yet)";
+    line += " (keys per slot)";
   }
   if (node.tls.enabled) line += tls_text(node.tls);
   if (!node.username.empty()) line += ", user " + printable(node.username);

@@ -90,7 +90,7 @@ ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, cons
     std::sort(shard.ranges.begin(), shard.ranges.end());
   }
   if (resource) {
-    const std::uint16_t slot = detail::hash_slot(detail::lock_key(lock, *resource));
+    const std::uint16_t slot = detail::resource_slot(*resource);
     for (std::size_t i = 0; i < report.shards.size(); ++i) {
       for (const auto& [first, last] : report.shards[i].ranges) {
         if (slot >= first && slot <= last) report.resource_shard = i;
@@ -105,16 +105,12 @@ ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, cons
       ShardReport& shard = report.shards[i];
       const NodeConfig server =
           detail::member_server(member, shard.master.host, shard.master.port, {});
+      // A quorum with a cluster member names its keys per slot: the
+      // resource's master reads its slot's marker, recovering key and fence
+      // counter, the others none (docs/algorithm.md, "Key layout").
       shard.node =
-          probe_node(server, timeout, lock, report.resource_shard == i ? resource : std::nullopt);
-      // The node rules' keys and the fence counters of a cluster member
-      // are not laid out per slot yet (docs/algorithm.md, "A cluster as a
-      // member"): what a single node's keys would say means nothing here.
-      shard.node.marked.reset();
-      shard.node.marker_max_ttl.reset();
-      shard.node.recovering_ms.reset();
-      shard.node.first_use_note.reset();
-      shard.node.fence_counter.reset();
+          probe_node(server, timeout, lock, report.resource_shard == i ? resource : std::nullopt,
+                     detail::KeyLayout::per_slot);
     });
   }
   for (std::thread& thread : threads) thread.join();

@@ -132,7 +132,7 @@ std::string declare(const NodeConfig& node, const LockConfig& lock) {
 }  // namespace
 
 int init_command(const Invocation& invocation) {
-  std::optional<QuorumConfig> config = load_quorum(invocation);
+  std::optional<QuorumConfig> config = load_quorum(invocation, ClusterMembers::refused);
   if (!config) return exit_code::config;
   const std::vector<NodeConfig>& nodes = config->nodes;
   std::vector<InitProbe> probes(nodes.size());

@@ -166,6 +166,10 @@ int extend_command(const Invocation& invocation) {
 int release_command(const Invocation& invocation) {
   std::optional<QuorumConfig> config = load_quorum(invocation);
   if (!config) return exit_code::config;
+  // The process ends with the release: requests still on their way when a
+  // majority answered (one to a cluster member still reading its slot map)
+  // would be dropped with it, and the lock left there for its TTL.
+  config->lock.release_at_majority = false;
   const std::size_t node_count = config->nodes.size();
   const Milliseconds ttl = config->lock.ttl;
   BlockingClient client(std::move(*config));

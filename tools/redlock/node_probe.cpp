@@ -74,10 +74,10 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
   }
 }
 
-void probe_resource(Session& session, const LockConfig& lock, const std::string& resource,
+void probe_resource(Session& session, const detail::KeySpace& keys, const std::string& resource,
                     NodeReport& report) {
-  const std::string& key_prefix = lock.key_prefix;
-  const std::string key = detail::lock_key(lock, resource);
+  const std::string& key_prefix = keys.key_prefix();
+  const std::string key = detail::lock_key(keys, resource);
   if (ReplyPtr reply = session.command({"PTTL", key});
       reply && reply->type == REDIS_REPLY_INTEGER) {
     report.pttl_ms = reply->integer;
@@ -111,7 +111,7 @@ std::string persistence_mode(const NodeReport& report) {
 }
 
 NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const LockConfig& lock,
-                      const std::optional<std::string>& resource) {
+                      const std::optional<std::string>& resource, detail::KeyLayout layout) {
   NodeReport report;
   report.name = node.name;
   report.address = endpoint_address(node.host, node.port, node.unix_path);
@@ -147,8 +147,13 @@ NodeReport probe_node(const NodeConfig& node, Milliseconds timeout, const LockCo
     report.appendonly = config_value(session, "appendonly");
     report.appendfsync = config_value(session, "appendfsync");
     report.no_fsync_on_rewrite = config_value(session, "no-appendfsync-on-rewrite");
-    probe_amnesia_state(session, lock.key_prefix, report);
-    if (resource) probe_resource(session, lock, *resource, report);
+    // Per slot, the node rules' keys are each resource slot's: without a
+    // resource there is no one marker to read.
+    const detail::KeySpace keys(lock, layout, resource.value_or(std::string()));
+    if (layout == detail::KeyLayout::shared || resource) {
+      probe_amnesia_state(session, keys.key_prefix(), report);
+    }
+    if (resource) probe_resource(session, keys, *resource, report);
     report.error = session.failure();
   } catch (const std::exception& error) {
     report.error = error.what();

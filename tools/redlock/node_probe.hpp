@@ -9,6 +9,7 @@
 #include <string>
 
 #include "redlock/config.hpp"
+#include "scripts/key_space.hpp"
 #include "transport/blocking_session.hpp"
 
 namespace redlock::cli {
@@ -67,9 +68,12 @@ inline constexpr std::size_t kMaxReplyBytes = detail::BlockingSession::kMaxReply
 
 // Asks one node. The whole probe, connect and every command, is bounded by
 // `timeout`: what is left undone when it runs out ends with "WHAT: timed out
-// after N ms". Never throws.
+// after N ms". `layout`: where the quorum names its keys
+// (scripts/key_space.hpp); per slot, the node rules' keys are read only for
+// `resource`, in its slot. Never throws.
 [[nodiscard]] NodeReport probe_node(const NodeConfig& node, Milliseconds timeout,
                                     const LockConfig& lock,
-                                    const std::optional<std::string>& resource);
+                                    const std::optional<std::string>& resource,
+                                    detail::KeyLayout layout = detail::KeyLayout::shared);
 
 }  // namespace redlock::cli

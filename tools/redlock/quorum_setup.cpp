@@ -35,10 +35,10 @@ std::optional<QuorumConfig> load_quorum(const Invocation& invocation,
   }
   for (const NodeConfig& node : loaded.config->nodes) {
     if (node.cluster.empty() || cluster_members == ClusterMembers::allowed) continue;
-    // The client would refuse it with config_error alone; say why.
     print_error(loaded.config->source + ": " + printable(node.name) +
-                " is a Redis Cluster member, which this version reads but does not route over "
-                "yet (docs/algorithm.md, \"A cluster as a member\")");
+                " is a Redis Cluster member: with one, each slot is marked the first time a lock "
+                "is taken in it, and there is no quorum to declare brand-new "
+                "(docs/algorithm.md, \"Key layout\")");
     return std::nullopt;
   }
   return std::move(loaded.config);

@@ -15,8 +15,10 @@
 
 namespace redlock::cli {
 
-// Whether a command can serve a quorum with a Redis Cluster member: only
-// `status`, which reads what each member says and sends no lock call.
+// Whether a command can serve a quorum with a Redis Cluster member: every
+// one but `init`, which declares single servers brand-new (with a cluster
+// member each slot is marked the first time a lock is taken in it:
+// docs/algorithm.md, "Key layout").
 enum class ClusterMembers { refused, allowed };
 
 // The quorum named by --node flags, else by the lookup --config /
@@ -24,7 +26,7 @@ enum class ClusterMembers { refused, allowed };
 // (file:line:col: ...) on stderr and returns nullopt: exit 78 (also for a
 // cluster member, unless `cluster_members` allows it).
 [[nodiscard]] std::optional<QuorumConfig> load_quorum(
-    const Invocation& invocation, ClusterMembers cluster_members = ClusterMembers::refused);
+    const Invocation& invocation, ClusterMembers cluster_members = ClusterMembers::allowed);
 
 // The TTL in force: --ttl, else the file's lock.ttl_ms.
 [[nodiscard]] Milliseconds effective_ttl(const Invocation& invocation,

@@ -188,6 +188,8 @@ int run_command(const Invocation& invocation) {
   }
   std::optional<QuorumConfig> config = load_quorum(invocation);
   if (!config) return exit_code::config;
+  // The process ends with the release (release_command says why).
+  config->lock.release_at_majority = false;
   if (const std::string ttl_error = ttl_problem(invocation, *config); !ttl_error.empty()) {
     print_error("run: " + ttl_error);
     return exit_code::usage;

@@ -83,6 +83,12 @@ NodeReport cluster_row(const NodeConfig& member, const ClusterReport& cluster) {
     const NodeReport& master = cluster.shards[*cluster.resource_shard].node;
     row.pttl_ms = master.pttl_ms;
     row.holder = master.holder;
+    row.marked = master.marked;
+    row.marker_max_ttl = master.marker_max_ttl;
+    row.marker_run_id = master.marker_run_id;
+    row.recovering_ms = master.recovering_ms;
+    row.first_use_note = master.first_use_note;
+    row.fence_counter = master.fence_counter;
   }
   return row;
 }
@@ -96,7 +102,8 @@ std::vector<MemberReport> probe_all(const QuorumConfig& config,
     threads.emplace_back([&, i] {
       const NodeConfig& node = config.nodes[i];
       if (node.cluster.empty()) {
-        reports[i].row = probe_node(node, config.lock.connect_timeout, config.lock, resource);
+        reports[i].row = probe_node(node, config.lock.connect_timeout, config.lock, resource,
+                                    detail::key_layout(config));
         return;
       }
       reports[i].cluster = probe_cluster(node, config.lock.connect_timeout, config.lock, resource);
