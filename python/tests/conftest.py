@@ -34,14 +34,21 @@ def _ping(port: int) -> bool:
 
 
 class RedisNode:
-    def __init__(self) -> None:
+    def __init__(self, cluster: bool = False) -> None:
         self.directory = tempfile.mkdtemp(prefix="redlock-py-redis-")
         for _attempt in range(5):
             self.port = _free_port()
+            extra: List[str] = []
+            if cluster:
+                # Cluster mode, its bus on a free port of its own.
+                self.bus_port = _free_port()
+                extra = ["--cluster-enabled", "yes", "--cluster-port", str(self.bus_port),
+                         "--cluster-config-file", os.path.join(self.directory, "nodes.conf"),
+                         "--cluster-node-timeout", "2000"]
             self.process = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
                  self.directory, "--save", "", "--appendonly", "no", "--protected-mode", "no",
-                 "--logfile", os.path.join(self.directory, "redis.log")],
+                 "--logfile", os.path.join(self.directory, "redis.log")] + extra,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline and self.process.poll() is None:
@@ -97,3 +104,52 @@ def nodes():
 @pytest.fixture
 def addresses(nodes) -> List[str]:
     return [node.address for node in nodes]
+
+
+class RedisClusterMember:
+    """A Redis Cluster of three masters, each given a third of the slots,
+    formed with CLUSTER ADDSLOTSRANGE and CLUSTER MEET: one quorum member."""
+
+    def __init__(self) -> None:
+        self.masters: List[RedisNode] = []
+        try:
+            self.masters = [RedisNode(cluster=True) for _ in range(3)]
+            bounds = [(0, 5460), (5461, 10921), (10922, 16383)]
+            for master, (first, last) in zip(self.masters, bounds):
+                assert master.command("CLUSTER", "ADDSLOTSRANGE", str(first), str(last)) == \
+                    b"+OK\r\n"
+            for master in self.masters[1:]:
+                assert self.masters[0].command(
+                    "CLUSTER", "MEET", "127.0.0.1", str(master.port), str(master.bus_port)) == \
+                    b"+OK\r\n"
+            deadline = time.monotonic() + 30
+            while not all(b"cluster_state:ok" in m.command("CLUSTER", "INFO")
+                          for m in self.masters):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the cluster did not form; see " +
+                                       self.masters[0].directory)
+                time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def seeds(self) -> List[str]:
+        return [master.address for master in self.masters]
+
+    def stop(self) -> None:
+        for master in self.masters:
+            master.stop()
+            shutil.rmtree(master.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster_members():
+    started: List[RedisClusterMember] = []
+    try:
+        for _ in range(2):
+            started.append(RedisClusterMember())
+        yield started
+    finally:
+        for member in started:
+            member.stop()
