@@ -36,6 +36,18 @@ struct HistogramSnapshot {
   Microseconds sum{0};
 };
 
+// One shard of a member that is a Redis Cluster, named by its master's
+// "host:port": the redirects that master answered with, and how often the
+// member's slot map named it master of slots another master had held (a
+// failover, or slots migrated to it).
+struct ShardMetricsSnapshot {
+  std::string shard;
+  std::uint64_t moved = 0;      // MOVED answers: the slot lives elsewhere now
+  std::uint64_t asked = 0;      // ASK answers: the slot is being migrated
+  std::uint64_t try_again = 0;  // TRYAGAIN answers: keys of a half-moved slot
+  std::uint64_t took_over = 0;  // map reads that gave it slots of another master
+};
+
 struct NodeMetricsSnapshot {
   std::string node;           // NodeConfig::name
   std::uint64_t replies = 0;  // answers received in time
@@ -46,6 +58,10 @@ struct NodeMetricsSnapshot {
   // requests of one loop turn); the rest went one call each.
   std::uint64_t batched = 0;
   HistogramSnapshot latency;  // of answers received in time
+  // A cluster member: how many times its slot map was read, and its shards
+  // (those that redirected or took over slots), in the order first seen.
+  std::uint64_t map_reads = 0;
+  std::vector<ShardMetricsSnapshot> shards;
 };
 
 struct MetricsSnapshot {
@@ -88,7 +104,18 @@ struct REDLOCK_API NodeMetrics {
   std::atomic<std::uint64_t> batched{0};
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> unreachable{0};
+  std::atomic<std::uint64_t> map_reads{0};
   Histogram latency;
+
+  // A cluster member's shard events (rare: under a mutex), by the shard
+  // master's "host:port".
+  enum class ShardEvent { moved, asked, try_again, took_over };
+  void count_shard_event(std::string_view shard, ShardEvent event);
+  [[nodiscard]] std::vector<ShardMetricsSnapshot> shards() const;
+
+ private:
+  mutable std::mutex shards_mutex_;
+  std::vector<ShardMetricsSnapshot> shards_;
 };
 
 class REDLOCK_API Metrics {

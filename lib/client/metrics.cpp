@@ -22,6 +22,12 @@
 //   redlock_node_failures_total{node,kind="error_reply"} counter  error_replies
 //   redlock_node_batched_requests_total{node}       counter    batched
 //   redlock_node_latency_seconds{node}              histogram  latency
+//   redlock_cluster_map_reads_total{node}           counter    map_reads
+//   redlock_cluster_redirects_total{node,shard,kind="moved"|"ask"|"tryagain"}
+//                                                   counter    shards()
+//   redlock_cluster_slot_takeovers_total{node,shard} counter   shards()
+//
+// The cluster families appear only for a member that is a Redis Cluster.
 //
 // The node families are left out while no node has a record, rather than
 // exposing families with no samples.
@@ -52,6 +58,36 @@ HistogramSnapshot Histogram::snapshot() const noexcept {
   }
   result.sum = Microseconds{sum_us_.load(std::memory_order_relaxed)};
   return result;
+}
+
+void NodeMetrics::count_shard_event(std::string_view shard, ShardEvent event) {
+  const std::lock_guard lock(shards_mutex_);
+  auto found =
+      std::find_if(shards_.begin(), shards_.end(),
+                   [shard](const ShardMetricsSnapshot& each) { return each.shard == shard; });
+  if (found == shards_.end()) {
+    shards_.push_back(ShardMetricsSnapshot{std::string(shard)});
+    found = shards_.end() - 1;
+  }
+  switch (event) {
+    case ShardEvent::moved:
+      ++found->moved;
+      break;
+    case ShardEvent::asked:
+      ++found->asked;
+      break;
+    case ShardEvent::try_again:
+      ++found->try_again;
+      break;
+    case ShardEvent::took_over:
+      ++found->took_over;
+      break;
+  }
+}
+
+std::vector<ShardMetricsSnapshot> NodeMetrics::shards() const {
+  const std::lock_guard lock(shards_mutex_);
+  return shards_;
 }
 
 NodeMetrics& Metrics::node(std::string_view name) {
@@ -92,6 +128,8 @@ MetricsSnapshot Metrics::snapshot() const {
     node_snapshot.unreachable = record->unreachable.load(relaxed);
     node_snapshot.batched = record->batched.load(relaxed);
     node_snapshot.latency = record->latency.snapshot();
+    node_snapshot.map_reads = record->map_reads.load(relaxed);
+    node_snapshot.shards = record->shards();
   }
   return result;
 }
@@ -205,6 +243,41 @@ void append_node_families(std::string& out, const std::vector<NodeMetricsSnapsho
   for (const auto& node : nodes) {
     append_counter(out, "redlock_node_batched_requests_total", label("node", node.node),
                    node.batched);
+  }
+  const bool any_cluster = std::any_of(nodes.begin(), nodes.end(), [](const auto& node) {
+    return node.map_reads > 0 || !node.shards.empty();
+  });
+  if (any_cluster) {
+    append_family(out, "redlock_cluster_map_reads_total", "counter",
+                  "Slot maps read from a cluster member's seeds.");
+    for (const auto& node : nodes) {
+      if (node.map_reads == 0 && node.shards.empty()) continue;
+      append_counter(out, "redlock_cluster_map_reads_total", label("node", node.node),
+                     node.map_reads);
+    }
+    append_family(out, "redlock_cluster_redirects_total", "counter",
+                  "Redirects a cluster member's shard master answered with, by kind.");
+    for (const auto& node : nodes) {
+      for (const ShardMetricsSnapshot& shard : node.shards) {
+        const std::string labels = label("node", node.node) + "," + label("shard", shard.shard);
+        append_counter(out, "redlock_cluster_redirects_total",
+                       labels + "," + label("kind", "moved"), shard.moved);
+        append_counter(out, "redlock_cluster_redirects_total", labels + "," + label("kind", "ask"),
+                       shard.asked);
+        append_counter(out, "redlock_cluster_redirects_total",
+                       labels + "," + label("kind", "tryagain"), shard.try_again);
+      }
+    }
+    append_family(out, "redlock_cluster_slot_takeovers_total", "counter",
+                  "Slot maps that named a shard master for slots another master had held "
+                  "(a failover, or slots migrated to it).");
+    for (const auto& node : nodes) {
+      for (const ShardMetricsSnapshot& shard : node.shards) {
+        append_counter(out, "redlock_cluster_slot_takeovers_total",
+                       label("node", node.node) + "," + label("shard", shard.shard),
+                       shard.took_over);
+      }
+    }
   }
   append_family(out, "redlock_node_latency_seconds", "histogram",
                 "Round-trip time of node answers received within the request timeout.");

@@ -45,6 +45,8 @@ struct ClusterLink::Routed final : ResponseSink {
   // The host of the server it went to last: an empty host in a redirect
   // ("MOVED 42 :7001") is that server's.
   std::string sent_host;
+  // The server it went to last, "host:port" (a shard's name in metrics).
+  std::string sent_to;
   int redirects = 0;
   bool asking = false;   // the next send goes after ASKING
   std::string ask_host;  // where an ASK sends it
@@ -137,6 +139,25 @@ void ClusterLink::read_map() {
   connection_to(seed.host, seed.port, seed.unix_path).send(std::move(request));
 }
 
+void ClusterLink::count_takeovers(const SlotMap& next) {
+  if (!map_) return;
+  // Each master that took slots another master held, counted once per map.
+  std::vector<const ShardEndpoint*> took;
+  for (std::uint32_t slot = 0; slot < kClusterSlots; ++slot) {
+    const ShardEndpoint* before = map_->master_of(static_cast<std::uint16_t>(slot));
+    const ShardEndpoint* now = next.master_of(static_cast<std::uint16_t>(slot));
+    if (before == nullptr || now == nullptr || before->same_server(*now)) continue;
+    if (std::none_of(took.begin(), took.end(),
+                     [now](const ShardEndpoint* each) { return each->same_server(*now); })) {
+      took.push_back(now);
+    }
+  }
+  for (const ShardEndpoint* master : took) {
+    stats_.count_shard_event(master->host + ":" + std::to_string(master->port),
+                             NodeMetrics::ShardEvent::took_over);
+  }
+}
+
 void ClusterLink::on_map(const NodeResponse& response) {
   reading_map_ = false;
   if (closed_) return;
@@ -149,8 +170,10 @@ void ClusterLink::on_map(const NodeResponse& response) {
     std::string error;
     if (auto ranges = slot_ranges_from(*response.replies[0], answering, error)) {
       if (auto map = SlotMap::from_ranges(*ranges, error)) {
+        count_takeovers(*map);
         map_ = std::move(map);
         ++maps_read_;
+        stats_.map_reads.fetch_add(1, std::memory_order_relaxed);
         seeds_tried_ = 0;
         for (const ShardEndpoint& master : map_->masters()) {
           (void)connection_to(master.host, master.port, {});
@@ -254,6 +277,9 @@ void ClusterLink::route(const std::shared_ptr<Routed>& routed) {
     target = &connection_to(master->host, master->port, {});
   }
   routed->sent_host = target->config().unix_path.empty() ? target->config().host : std::string();
+  routed->sent_to = target->config().unix_path.empty()
+                        ? target->config().host + ":" + std::to_string(target->config().port)
+                        : target->config().unix_path;
   if (routed->asking) {
     routed->asking = false;
     static constexpr std::array<std::string_view, 1> kAsking{"ASKING"};
@@ -303,6 +329,9 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
     // socket has no host to give, and the redirect is not followed.
     if (redirect && (!redirect->host.empty() || !routed->sent_host.empty())) {
       ++routed->redirects;
+      stats_.count_shard_event(routed->sent_to, redirect->kind == Redirect::Kind::moved
+                                                    ? NodeMetrics::ShardEvent::moved
+                                                    : NodeMetrics::ShardEvent::asked);
       const std::string host = redirect->host.empty() ? routed->sent_host : redirect->host;
       if (redirect->kind == Redirect::Kind::moved) {
         map_->move_slot(redirect->slot, ShardEndpoint{host, redirect->port, {}});
@@ -319,6 +348,7 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
     if (error.starts_with("TRYAGAIN")) {
       // Kept here while it pauses: nothing else holds it then.
       ++routed->redirects;
+      stats_.count_shard_event(routed->sent_to, NodeMetrics::ShardEvent::try_again);
       const TimerQueue::Id timer = loop_.timers().schedule_after(kTryAgainPause, [this, routed] {
         std::erase_if(pausing_, [&](const auto& entry) { return entry.second == routed; });
         route(routed);

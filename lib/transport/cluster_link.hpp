@@ -105,6 +105,9 @@ class ClusterLink final : public NodeLink {
   [[nodiscard]] const NodeConnection* connection_of(const ShardEndpoint& master) const noexcept;
   void read_map();
   void on_map(const NodeResponse& response);
+  // Counts, in the member's metrics, each master `next` names for slots
+  // another master held in the map read before it.
+  void count_takeovers(const SlotMap& next);
   void route(const std::shared_ptr<Routed>& routed);
   void on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response);
   // Fails `routed` as unreachable with `why`, from a posted task.

@@ -157,6 +157,7 @@ class LinkRun {
   LinkRun& operator=(const LinkRun&) = delete;
 
   ClusterLink& link() { return *link_; }
+  [[nodiscard]] const NodeMetrics& metrics() const { return metrics_; }
   bool run_until(const std::function<bool()>& condition,
                  std::chrono::seconds limit = std::chrono::seconds(10)) {
     const auto give_up = SteadyClock::now() + limit;
@@ -315,6 +316,7 @@ TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
   ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
   ASSERT_EQ(answers->answers[1].text, "OK") << answers->answers[1].detail;
   const std::uint16_t promoted = cluster.replicas(0).front()->port();
+  const std::uint16_t deposed = cluster.master(0).port();
   ASSERT_TRUE(cluster.fail_over(0));
   ASSERT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port,
             cluster.replicas(0).front()->port())
@@ -330,6 +332,20 @@ TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
   ASSERT_TRUE(run.run_until([&] { return run.link().maps_read() >= 2; }))
       << "a MOVED has the map read again";
   EXPECT_EQ(run.link().slot_map()->master_of(hash_slot(key))->port, promoted);
+  // The member's metrics name the shard: the deposed master's MOVED, and
+  // the promoted one taking the rest of its slots in the map read again.
+  EXPECT_GE(run.metrics().map_reads.load(), 2U);
+  const std::vector<ShardMetricsSnapshot> shards = run.metrics().shards();
+  const auto shard = [&](std::uint16_t port) -> const ShardMetricsSnapshot* {
+    for (const ShardMetricsSnapshot& each : shards) {
+      if (each.shard == "127.0.0.1:" + std::to_string(port)) return &each;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(shard(deposed), nullptr);
+  EXPECT_EQ(shard(deposed)->moved, 1U);
+  ASSERT_NE(shard(promoted), nullptr);
+  EXPECT_EQ(shard(promoted)->took_over, 1U);
 }
 
 // A cluster that does not know the names its servers are reached by

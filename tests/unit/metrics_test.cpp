@@ -477,6 +477,41 @@ TEST(Prometheus, ExposesTheDocumentedFamiliesEachWithHelp) {
   EXPECT_EQ(exposition.help.size(), exposition.type.size());
 }
 
+// A member that is a Redis Cluster: its map reads, and per shard master the
+// redirects it answered with and the slots it took over; none of these
+// families for a quorum of single servers (the test above's).
+TEST(Prometheus, AClusterMembersShardsAreLabelledByTheirMaster) {
+  Metrics metrics;
+  fill(metrics);
+  NodeMetrics& member = metrics.node("redis+cluster://127.0.0.1:7000");
+  member.map_reads = 3;
+  member.count_shard_event("127.0.0.1:7001", NodeMetrics::ShardEvent::moved);
+  member.count_shard_event("127.0.0.1:7001", NodeMetrics::ShardEvent::moved);
+  member.count_shard_event("127.0.0.1:7001", NodeMetrics::ShardEvent::asked);
+  member.count_shard_event("127.0.0.1:7004", NodeMetrics::ShardEvent::took_over);
+  member.count_shard_event("127.0.0.1:7002", NodeMetrics::ShardEvent::try_again);
+  const Exposition exposition = parse(metrics.prometheus());
+  ASSERT_TRUE(exposition.errors.empty()) << joined(exposition.errors);
+  EXPECT_EQ(exposition.type.at("redlock_cluster_map_reads_total"), "counter");
+  EXPECT_EQ(exposition.type.at("redlock_cluster_redirects_total"), "counter");
+  EXPECT_EQ(exposition.type.at("redlock_cluster_slot_takeovers_total"), "counter");
+  const std::string node = "redis+cluster://127.0.0.1:7000";
+  EXPECT_EQ(value_of(exposition, "redlock_cluster_map_reads_total", {{"node", node}}), 3.0);
+  const auto redirects = [&](const std::string& shard, const std::string& kind) {
+    return value_of(exposition, "redlock_cluster_redirects_total",
+                    {{"node", node}, {"shard", shard}, {"kind", kind}});
+  };
+  EXPECT_EQ(redirects("127.0.0.1:7001", "moved"), 2.0);
+  EXPECT_EQ(redirects("127.0.0.1:7001", "ask"), 1.0);
+  EXPECT_EQ(redirects("127.0.0.1:7002", "tryagain"), 1.0);
+  EXPECT_EQ(value_of(exposition, "redlock_cluster_slot_takeovers_total",
+                     {{"node", node}, {"shard", "127.0.0.1:7004"}}),
+            1.0);
+  const MetricsSnapshot snapshot = metrics.snapshot();
+  ASSERT_EQ(snapshot.nodes.back().shards.size(), 3U);
+  EXPECT_EQ(snapshot.nodes.back().shards[0].shard, "127.0.0.1:7001") << "in the order first seen";
+}
+
 TEST(Prometheus, EmptyMetricsParseAndHaveNoNodeFamilies) {
   const std::string text = Metrics().prometheus();
   const Exposition exposition = parse(text);
