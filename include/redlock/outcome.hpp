@@ -189,7 +189,11 @@ struct NodeHealth {
   std::string same_server_as;
   // What is unsafe about how this node is reached, from its configuration:
   // "password sent in clear text" (password_in_clear()) and "TLS
-  // certificate not verified" (tls_verify = false). Empty when nothing is.
+  // certificate not verified" (tls_verify = false); and, once connected,
+  // "not independent: one Redis Cluster with <member>" or "not independent:
+  // shares a server with <member>" for a member that is a Redis Cluster
+  // and another that is the same cluster or has one of its servers (their
+  // votes are not independent). Empty when nothing is.
   std::vector<std::string> warnings;
 };
 

@@ -97,6 +97,17 @@ std::vector<NodeHealth> AsyncClient::node_health() const {
   for (std::size_t i = 0; i < health.size(); ++i) {
     if (same[i]) health[i].same_server_as = health[*same[i]].name;
   }
+  // A member that is a Redis Cluster and another member that are one
+  // cluster, or share a server: their votes fail (and grant) together.
+  std::vector<detail::MemberServers> members;
+  members.reserve(health.size());
+  for (const auto& node : core_->nodes()) members.push_back(node->servers());
+  for (const detail::SharedMembers& pair : detail::members_not_independent(members)) {
+    const std::string why = pair.same_cluster ? "not independent: one Redis Cluster with "
+                                              : "not independent: shares a server with ";
+    health[pair.first].warnings.push_back(why + health[pair.second].name);
+    health[pair.second].warnings.push_back(why + health[pair.first].name);
+  }
   return health;
 }
 

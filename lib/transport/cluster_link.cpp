@@ -456,6 +456,17 @@ Persistence ClusterLink::persistence() const noexcept {
   return common.value_or(Persistence::unknown);
 }
 
+MemberServers ClusterLink::servers() const {
+  MemberServers out;
+  out.cluster = true;
+  for (const auto& [name, connection] : servers_)
+    out.run_ids.push_back(connection->health().run_id);
+  if (map_) {
+    for (const ShardEndpoint& master : map_->masters()) out.node_ids.push_back(master.id);
+  }
+  return out;
+}
+
 NodeHealth ClusterLink::health() const {
   if (servers_.empty()) {
     NodeHealth health;

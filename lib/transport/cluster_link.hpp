@@ -87,6 +87,9 @@ class ClusterLink final : public NodeLink {
   [[nodiscard]] Persistence persistence() const noexcept override;
   // The first seed's connection's.
   [[nodiscard]] NodeHealth health() const override;
+  // Every master's run_id (of the connections made) and cluster node id
+  // (of the map).
+  [[nodiscard]] MemberServers servers() const override;
 
   // The map as last read (nullptr before the first); for tests and
   // diagnosis.

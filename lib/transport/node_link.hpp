@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/same_server.hpp"
 #include "redlock/config.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/outcome.hpp"
@@ -179,6 +180,14 @@ class NodeLink {
   // What the handshake learned (unknown until it has, or when denied).
   [[nodiscard]] virtual Persistence persistence() const noexcept = 0;
   [[nodiscard]] virtual NodeHealth health() const = 0;
+  // The servers behind this link as the independence check compares
+  // members (protocol/same_server.hpp): by default one server, its run_id
+  // (empty until known).
+  [[nodiscard]] virtual MemberServers servers() const {
+    MemberServers out;
+    out.run_ids.push_back(health().run_id);
+    return out;
+  }
 
   // The forms callers write, each one Request (a script's call by its
   // struct: scripts/script_calls.hpp, send_to).

@@ -249,6 +249,34 @@ TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilReco
       << "the promoted master granted with its old master's marker";
 }
 
+// Two members that are one cluster (named by two of its seeds): their
+// votes grant and fail together, and the client says so in node health once
+// it has read their maps.
+TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedInNodeHealth) {
+  ShardedMemberOptions options;
+  options.replicas_per_shard = 0;
+  ShardedMember member(options);
+  RedisServer single;
+  const ConfigResult parsed =
+      config_from_addresses({"redis+cluster://" + member.seeds()[0],
+                             "redis+cluster://" + member.seeds()[1], single.address()});
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  BlockingClient client(*parsed.config);
+  const AcquireResult held = client.acquire(Resource("job"));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  const auto warned = [&](std::size_t node, const std::string& other) {
+    const std::vector<NodeHealth> health = client.node_health();
+    for (const std::string& warning : health[node].warnings) {
+      if (warning == "not independent: one Redis Cluster with " + other) return true;
+    }
+    return false;
+  };
+  const std::string& first = parsed.config->nodes[0].name;
+  const std::string& second = parsed.config->nodes[1].name;
+  EXPECT_TRUE(eventually([&] { return warned(0, second) && warned(1, first); }));
+  EXPECT_TRUE(client.node_health()[2].warnings.empty());
+}
+
 TEST(ClusterQuorumConfig, ALockKeyOutsideTheResourcesSlotIsRefusedBeforeSendingAnything) {
   RedisCluster nodes{2};
   ShardedMemberOptions options;
