@@ -67,7 +67,8 @@ void WakeupHub::wait(const std::string& channel, const std::shared_ptr<Wakeable>
 
 void WakeupHub::send_mark(NodeLink& connection, const std::string& channel) {
   static const std::string ttl = std::to_string(kListeningMarkTtl.count());
-  connection.send_command({"SET", channel, "1", "PX", ttl});
+  // A key of the channel's own name: on a cluster member, its slot's master.
+  connection.send_keyed_command(channel, {"SET", channel, "1", "PX", ttl});
 }
 
 void WakeupHub::watch_command_sessions() {

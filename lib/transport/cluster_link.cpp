@@ -387,6 +387,14 @@ void ClusterLink::send_command(std::initializer_list<std::string_view> argv) {
   if (!closed_) seed_connection().send_command(argv);
 }
 
+void ClusterLink::send_keyed_command(std::string_view key,
+                                     std::initializer_list<std::string_view> argv) {
+  if (closed_ || !map_) return;
+  const ShardEndpoint* master = map_->master_of(hash_slot(key));
+  if (master == nullptr) return;
+  connection_to(master->host, master->port, {}).send_command(argv);
+}
+
 void ClusterLink::set_push_handler(
     std::function<void(std::string_view channel, std::string_view payload)> handler) {
   push_handler_ = std::move(handler);

@@ -22,9 +22,11 @@
 //   included, is the request's answer.
 // - A cleanup goes to the master the map names, as any request does; a
 //   redirect of a cleanup is not followed (nothing sees its answer).
-// - Plain commands without keys (subscribe mode: SUBSCRIBE, a listening
-//   mark) go to the first seed's connection: a cluster carries PUBLISH to
-//   every server, so one subscription anywhere hears every release.
+// - Plain commands without keys (subscribe mode: SUBSCRIBE) go to the
+//   first seed's connection: a cluster carries PUBLISH to every server, so
+//   one subscription anywhere hears every release. A plain command about
+//   one key (a listening mark's SET: send_keyed_command) goes to the master
+//   of the key's slot.
 //
 // Callback and lifetime contract: as NodeLink's. The caller's sink gets
 // exactly one non-late response per request, never from inside send().
@@ -66,6 +68,10 @@ class ClusterLink final : public NodeLink {
   void start() override;
   void send(Request request) override;
   void send_command(std::initializer_list<std::string_view> argv) override;
+  // To the master of `key`'s slot, once the map is known (dropped before:
+  // as send_command before a session is ready, its caller sends it again).
+  void send_keyed_command(std::string_view key,
+                          std::initializer_list<std::string_view> argv) override;
   void set_push_handler(
       std::function<void(std::string_view channel, std::string_view payload)> handler) override;
   void set_ready_handler(std::function<void()> handler) override;

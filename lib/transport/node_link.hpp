@@ -155,6 +155,14 @@ class NodeLink {
   // listening mark's SET). Only on a ready session; before it, the ready
   // handler sends what it needs.
   virtual void send_command(std::initializer_list<std::string_view> argv) = 0;
+  // The same for a command about one key (a listening mark's SET), sent to
+  // the server that holds `key`: for one server, send_command; a member
+  // that is a cluster sends it to the master of the key's slot.
+  virtual void send_keyed_command(std::string_view key,
+                                  std::initializer_list<std::string_view> argv) {
+    (void)key;
+    send_command(argv);
+  }
   // Published messages go here instead of to requests: for a link used in
   // subscribe mode.
   virtual void set_push_handler(

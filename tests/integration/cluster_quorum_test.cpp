@@ -7,6 +7,7 @@
 // the delay, while its other slots and the other members keep granting.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,33 @@ TEST_F(ClusterQuorum, ASecondClientIsRefusedWhileTheLockIsHeldAndGrantedOnceItIs
   EXPECT_FALSE(refused.ok());
   ASSERT_FALSE(a.release(*held.lock).error);
   const AcquireResult second = b.acquire(Resource("job"), once);
+  EXPECT_TRUE(second.ok()) << second.error.message();
+}
+
+// A waiter's listening mark (a key of its release channel's name, which
+// the release reads before it publishes) lives in the resource's slot on
+// each member's master of it, so the holder's release there wakes it.
+TEST_F(ClusterQuorum, AWaitersListeningMarkIsOnTheMasterOfItsResourcesSlot) {
+  BlockingClient a(config());
+  BlockingClient b(config());
+  const std::string resource = "queue-job";
+  const AcquireResult held = a.acquire(Resource(resource));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  AcquireOptions waiting;
+  waiting.wait = std::chrono::seconds(30);
+  std::promise<AcquireResult> result;
+  (void)b.acquire_async(Resource(resource), waiting,
+                        [&result](AcquireResult done) { result.set_value(std::move(done)); });
+  const std::string mark = slotted(resource) + "released:" + resource;
+  for (std::size_t member = 0; member < members_.size(); ++member) {
+    RedisProbe master = master_for(member, resource);
+    EXPECT_TRUE(eventually([&] { return master.exists(mark); }))
+        << "no listening mark on member " << member << "'s master of the slot";
+  }
+  ASSERT_FALSE(a.release(*held.lock).error);
+  std::future<AcquireResult> done = result.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const AcquireResult second = done.get();
   EXPECT_TRUE(second.ok()) << second.error.message();
 }
 
