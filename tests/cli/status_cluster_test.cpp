@@ -169,7 +169,8 @@ TEST(StatusCluster, AcquireStatusAndReleaseOverClusterMembers) {
   const CliResult released = run_cli(release);
   EXPECT_EQ(released.exit_code, 0) << describe(released);
   const CliResult after = run_cli(status);
-  for (const JsonValue& node : parse_output(after)["nodes"].items) {
+  const JsonValue after_json = parse_output(after);
+  for (const JsonValue& node : after_json["nodes"].items) {
     EXPECT_TRUE(node["holder"].is_null()) << after.out;
   }
 }
