@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_keys.hpp"
 #include "cluster_member.hpp"
 #include "harness.hpp"
 #include "protocol/hash_slot.hpp"
@@ -19,11 +20,6 @@ namespace redlock::test {
 namespace {
 
 using detail::hash_slot;
-using detail::slot_tag;
-
-std::string slotted(const std::string& resource) {
-  return "redlock:{" + std::string(slot_tag(hash_slot(resource))) + "}";
-}
 
 class ClusterMigration : public ::testing::Test {
  protected:

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_keys.hpp"
 #include "cluster_member.hpp"
 #include "harness.hpp"
 #include "protocol/hash_slot.hpp"
@@ -21,7 +22,6 @@ namespace redlock::test {
 namespace {
 
 using detail::hash_slot;
-using detail::slot_tag;
 
 // Three members of three shards each, without replicas.
 class ClusterQuorum : public ::testing::Test {
@@ -68,11 +68,6 @@ class ClusterQuorum : public ::testing::Test {
 
   std::vector<std::unique_ptr<ShardedMember>> members_;
 };
-
-// The prefix of `resource`'s keys: key_prefix, then its slot's hash tag.
-std::string slotted(const std::string& resource) {
-  return "redlock:{" + std::string(slot_tag(hash_slot(resource))) + "}";
-}
 
 TEST_F(ClusterQuorum, ALocksKeysAreAllInItsResourcesSlotOnItsMasterInEveryMember) {
   BlockingClient client(config());
