@@ -643,12 +643,15 @@ namespace redlock::test {
 namespace {
 
 // Acquires and releases until node `node` answered an acquire's grant in
-// time to be counted (bounded): the client's session with it has then seen
-// its marker, and sends it the transaction.
+// time to be counted (bounded in time, not in tries: on a loaded machine
+// the session with the node may take a while to open, and failed tries are
+// quick): the client's session with it has then seen its marker, and sends
+// it the transaction.
 bool session_sees_marker(BlockingClient& client, std::size_t node) {
   AcquireOptions once;
   once.wait = std::chrono::milliseconds(0);
-  for (int i = 0; i < 50; ++i) {
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(10);
+  while (SteadyClock::now() < give_up) {
     const AcquireResult warm = client.acquire(Resource("warm"), once);
     if (!warm.ok()) continue;
     const bool answered = warm.nodes.at(node).status == NodeStatus::granted;
