@@ -228,8 +228,8 @@ Guard BlockingClientImpl::campaign(const Election& election, const CampaignOptio
       const Lock held = guard.lock();
       (void)submit([this, held] {
         ClientCore& core = ClientAccess::core(*client_);
-        const std::string channel = elected_channel(
-            core.keys_for(held.resource.str()).channel_prefix(), held.resource.str());
+        const std::string channel =
+            elected_channel(core.keys_for(held.resource.str()).key_prefix(), held.resource.str());
         const std::string term = "term:" + std::to_string(held.fence.value_or(0));
         const AnnounceCall call{.channel = channel, .message = term};
         for (auto& node : core.nodes()) send_cleanup_to(*node, call, held.valid_until);

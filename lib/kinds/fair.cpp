@@ -70,7 +70,7 @@ ScriptCall fair_release_call(const Lock& lock, const KeySpace& keys, bool announ
   const std::string recovering = recovering_key(prefix);
   const std::string fence = fence_key(prefix);
   const std::string channel =
-      announce ? release_channel(keys.channel_prefix(), resource) : std::string();
+      announce ? release_channel(keys.key_prefix(), resource) : std::string();
   const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
   const std::string counter = extras.draw ? ticket_field(resource) : std::string();
   // The holder's place and its claim (granted: the claim went with the

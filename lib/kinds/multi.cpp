@@ -71,7 +71,7 @@ class MultiRules final : public KindRules {
     for (const Resource& resource : lock.resources) {
       released.push_back(
           {lock_key(keys, resource.str()),
-           announce ? release_channel(keys.channel_prefix(), resource.str()) : std::string(),
+           announce ? release_channel(keys.key_prefix(), resource.str()) : std::string(),
            announce ? waiting_key(prefix, resource.str()) : std::string()});
     }
     return encode(ReleaseAllCall{.marker_key = marker,

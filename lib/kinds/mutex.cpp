@@ -44,7 +44,7 @@ class MutexRules final : public KindRules {
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
     const std::string channel =
-        announce ? release_channel(keys.channel_prefix(), resource) : std::string();
+        announce ? release_channel(keys.key_prefix(), resource) : std::string();
     const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
     return encode(ReleaseCall{.lock_key = key,
                               .marker_key = marker,

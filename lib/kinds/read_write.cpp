@@ -41,7 +41,7 @@ class ReadWriteRules final : public KindRules {
     const std::string_view resource = lock.resource.str();
     const std::string key = lock_key(keys, resource);
     const std::string channel =
-        announce ? release_channel(keys.channel_prefix(), resource) : std::string();
+        announce ? release_channel(keys.key_prefix(), resource) : std::string();
     const std::string waiting = announce ? waiting_key(prefix, resource) : std::string();
     return encode(ReadReleaseCall{
         .lock_key = key, .value = lock.value.str(), .channel = channel, .waiting_set = waiting});

@@ -71,7 +71,7 @@ class SemaphoreRules final : public KindRules {
     const std::string marker = marker_key(prefix);
     const std::string recovering = recovering_key(prefix);
     const std::string channel =
-        announce ? permit_channel(keys.channel_prefix(), lock.resource.str()) : std::string();
+        announce ? permit_channel(keys.key_prefix(), lock.resource.str()) : std::string();
     // Permits have no waiting line: any waiter may take any permit.
     return encode(ReleaseCall{.lock_key = key,
                               .marker_key = marker,

@@ -19,7 +19,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
       resources_(std::move(resources)),
       keys_(core.keys_for(resource_.str())),
       callback_(std::move(callback)) {
-  channel_ = release_channel(keys_.channel_prefix(), resource_.str());
+  channel_ = release_channel(keys_.key_prefix(), resource_.str());
   configure(options);
   if (!valid_resource_set(resources_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);
@@ -36,7 +36,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
     if (keys_.slot() && resource_slot(each.str()) != *keys_.slot()) {
       argument_problem_ = make_error_code(errc::invalid_argument);
     }
-    channels_.push_back(release_channel(keys_.channel_prefix(), each.str()));
+    channels_.push_back(release_channel(keys_.key_prefix(), each.str()));
   }
 }
 
@@ -50,7 +50,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
       permits_(semaphore.permits()),
       callback_(std::move(callback)) {
   const std::string& prefix = keys_.key_prefix();
-  channel_ = permit_channel(keys_.channel_prefix(), resource_.str());
+  channel_ = permit_channel(keys_.key_prefix(), resource_.str());
   configure(options);
   if (resource_.empty() || permits_ < 1 || permits_ > Semaphore::kMaxPermits) {
     argument_problem_ = make_error_code(errc::invalid_argument);

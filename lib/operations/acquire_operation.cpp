@@ -21,7 +21,7 @@ AcquireOperation::AcquireOperation(ClientCore& core, Resource resource,
       keys_(core.keys_for(resource_.str())),
       callback_(std::move(callback)) {
   lock_key_ = lock_key(keys_, resource_.str());
-  channel_ = release_channel(keys_.channel_prefix(), resource_.str());
+  channel_ = release_channel(keys_.key_prefix(), resource_.str());
   configure(options);
   if (resource_.empty() || is_bookkeeping_key(keys_.key_prefix(), lock_key_)) {
     argument_problem_ = make_error_code(errc::invalid_argument);

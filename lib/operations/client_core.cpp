@@ -68,7 +68,7 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
       config_problem_(validate(config_)),
       context_(std::make_unique<LoopContext>(
           loop, options.clock != nullptr ? *options.clock : steady_clock_source())) {
-  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, *metrics_, nodes_, make_link);
+  wakeups_ = std::make_unique<WakeupHub>(*context_, config_, layout_, *metrics_, nodes_, make_link);
   recovery_ = std::make_unique<RecoveryCoordinator>(*this);
   if (!config_problem_.empty()) return;
   // The lock connections load the mutex's scripts at set-up; the other
@@ -88,13 +88,12 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   // check takes that marker away, and the node rules then refuse the node
   // until the amnesia defence recovered it (docs/safety.md, "A server
   // replaced under its address").
-  if (config_.lock.amnesia_defence && layout_ == KeyLayout::shared) {
-    const std::string marker = marker_key(config_.lock.key_prefix);
-    setup.opening = encode(CheckMarkerCall{.marker_key = marker});
-  } else if (config_.lock.amnesia_defence) {
-    // Per slot, a marker per slot (scripts/key_space.hpp): a cluster
-    // shard's master promoted after a failover is the same case.
-    setup.opening = encode(CheckSlotMarkersCall{.key_prefix = config_.lock.key_prefix});
+  // Per slot there is a marker per slot (scripts/key_space.hpp), and a
+  // cluster shard's master promoted by a failover is the same case.
+  if (config_.lock.amnesia_defence) {
+    setup.opening = layout_ == KeyLayout::shared
+                        ? encode(CheckMarkerCall{.marker_key = marker_key(config_.lock.key_prefix)})
+                        : encode(CheckSlotMarkersCall{.key_prefix = config_.lock.key_prefix});
   }
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);

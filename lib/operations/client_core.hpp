@@ -60,7 +60,6 @@ class ClientCore {
   [[nodiscard]] KeySpace keys_for(std::string_view resource) const {
     return KeySpace(config_.lock, layout_, resource);
   }
-  [[nodiscard]] KeyLayout layout() const noexcept { return layout_; }
   // Whether some node counts a grant only once replicated (min_replicas):
   // a fair waiter then makes no claim, since a release's grant is not
   // followed by WAIT.

@@ -24,7 +24,7 @@ ObserveOperation::ObserveOperation(ClientCore& core, Election election,
       poll_(std::max(options.poll.value_or(core.config().lock.ttl / 3), kMinPoll)),
       callback_(std::move(callback)) {
   const KeySpace keys = core.keys_for(election_.resource().str());
-  const std::string& prefix = keys.channel_prefix();
+  const std::string& prefix = keys.key_prefix();
   release_channel_ = release_channel(prefix, election_.resource().str());
   elected_channel_ = elected_channel(prefix, election_.resource().str());
 }

@@ -30,7 +30,7 @@ void ReleaseOperation::start() {
   const bool comes_back = (kind == LockKind::mutex || kind == LockKind::fair) &&
                           core_.wakeups().recent_contention().size() > 0;
   if (comes_back) {
-    channel_ = release_channel(keys.channel_prefix(), lock_.resource.str());
+    channel_ = release_channel(keys.key_prefix(), lock_.resource.str());
     const TimePoint now = core_.clock().now();
     if (kind == LockKind::mutex) {
       rejoin_ = core_.wakeups().offer_rejoin(channel_, lock_.resource.str(), now);

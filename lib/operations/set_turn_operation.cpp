@@ -61,8 +61,7 @@ void SetTurnOperation::start() {
   // be refused, as a contended fair waiter's is (docs/algorithm.md, "A
   // set's turn").
   const std::string_view first_name = resources_[order_.front()].str();
-  const std::string first =
-      release_channel(core_.keys_for(first_name).channel_prefix(), first_name);
+  const std::string first = release_channel(core_.keys_for(first_name).key_prefix(), first_name);
   if (core_.wakeups().recent_contention().contended_round_trip(first, core_.clock().now())) {
     phase_ = Phase::taking;
     // Never answered from inside the starting call.

@@ -16,11 +16,12 @@ namespace {
 constexpr std::size_t kReleasesRemembered = 16;
 }  // namespace
 
-WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
-                     std::vector<std::unique_ptr<NodeLink>>& commands, LinkFactory make_link)
+WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, KeyLayout layout,
+                     Metrics& metrics, std::vector<std::unique_ptr<NodeLink>>& commands,
+                     LinkFactory make_link)
     : loop_(loop),
       config_(config),
-      layout_(key_layout(config)),
+      layout_(layout),
       metrics_(metrics),
       wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))),
       commands_(commands),

@@ -111,7 +111,7 @@ class WakeupHub {
   // `loop`, `config`, `metrics` and `commands` (the client's lock
   // connections, on which a turn is passed) must outlive the hub (the
   // client core owns them all). `make_link` makes its subscriber links.
-  WakeupHub(LoopContext& loop, const QuorumConfig& config, Metrics& metrics,
+  WakeupHub(LoopContext& loop, const QuorumConfig& config, KeyLayout layout, Metrics& metrics,
             std::vector<std::unique_ptr<NodeLink>>& commands, LinkFactory make_link);
   ~WakeupHub();
   WakeupHub(const WakeupHub&) = delete;

@@ -48,11 +48,9 @@ class KeySpace {
   // The keys of `resource` under `layout`. `lock` must outlive the space.
   KeySpace(const LockConfig& lock, KeyLayout layout, std::string_view resource);
 
-  // The prefix of every key: the quorum's key_prefix, per slot with the
-  // slot's hash tag after it.
+  // The prefix of every key and of the resource's release channels (above):
+  // the quorum's key_prefix, per slot with the slot's hash tag after it.
   [[nodiscard]] const std::string& key_prefix() const noexcept { return key_prefix_; }
-  // The prefix of the resource's channels: the keys' (above).
-  [[nodiscard]] const std::string& channel_prefix() const noexcept { return key_prefix_; }
   [[nodiscard]] bool amnesia_defence() const noexcept { return lock_->amnesia_defence; }
   [[nodiscard]] const LockConfig& lock() const noexcept { return *lock_; }
   // The slot every key is in (per slot), or none (shared).

@@ -57,6 +57,12 @@ local function info_text(section)
   if type(text) == 'string' then return text end
   return ''
 end
+-- Whether INFO replication's text shows a promotion: second_repl_offset is
+-- not -1 on a server that was a replica and took its master's place.
+local function shows_promotion(replication)
+  local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
+  return promoted_at ~= nil and promoted_at >= 0
+end
 local function own_run_id()
   return string.match(info_text('server'), 'run_id:(%x+)') or ''
 end
@@ -119,8 +125,7 @@ local own = own_run_id()
 if own == '' then return 0 end
 local written_by = string.match(marker, ' run_id=(%x+)')
 if written_by == own then return 0 end
-local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
-if not promoted_at or promoted_at < 0 then
+if not shows_promotion(replication) then
   if not written_by then
     redis.call('SET', KEYS[1], marker .. ' run_id=' .. own)
   end
@@ -141,8 +146,7 @@ local replication = info_text('replication')
 if string.match(replication, 'role:slave') then
   return redis.error_reply('READONLY check_slot_markers: this server is a replica')
 end
-local promoted_at = tonumber(string.match(replication, 'second_repl_offset:(%-?%d+)'))
-if not promoted_at or promoted_at < 0 then return 0 end
+if not shows_promotion(replication) then return 0 end
 local own = own_run_id()
 if own == '' then return 0 end
 local prefix = ARGV[1]

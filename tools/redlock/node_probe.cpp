@@ -63,10 +63,11 @@ void probe_amnesia_state(Session& session, const std::string& key_prefix, NodeRe
       report.marker_run_id = detail::marker_run_id(value);
     }
   }
-  if (ReplyPtr reply = session.command({"PTTL", key_prefix + "recovering"});
+  const std::string recovering = detail::recovering_key(key_prefix);
+  if (ReplyPtr reply = session.command({"PTTL", recovering});
       reply && reply->type == REDIS_REPLY_INTEGER && reply->integer != -2) {
     report.recovering_ms = reply->integer;
-    if (ReplyPtr note = session.command({"GET", key_prefix + "recovering"});
+    if (ReplyPtr note = session.command({"GET", recovering});
         note && note->type == REDIS_REPLY_STRING) {
       const std::string_view story = detail::first_use_story({note->str, note->len});
       if (!story.empty()) report.first_use_note = std::string(story);
@@ -85,7 +86,7 @@ void probe_resource(Session& session, const detail::KeySpace& keys, const std::s
   if (ReplyPtr reply = session.command({"GET", key}); reply && reply->type == REDIS_REPLY_STRING) {
     report.holder = text_of(*reply);
   }
-  if (ReplyPtr reply = session.command({"HGET", key_prefix + "fence", resource});
+  if (ReplyPtr reply = session.command({"HGET", detail::fence_key(key_prefix), resource});
       reply && reply->type == REDIS_REPLY_STRING) {
     try {
       report.fence_counter = std::stoll(text_of(*reply));
