@@ -107,8 +107,10 @@ struct NodeConfig {
   // `redis+cluster://host:port,host:port` for the CLI; docs/algorithm.md,
   // "A cluster as a member"): the seeds its slot map is read from. Empty:
   // the member is one server. For a cluster, host, port and unix_path are
-  // its first seed's, db is 0, and every other setting (credentials, TLS,
-  // timeouts) applies to each of its servers.
+  // not used to connect (a quorum file sets them to its first seed's, which
+  // messages name; a configuration built in code may leave them empty), db
+  // is 0, and every other setting (credentials, TLS, timeouts) applies to
+  // each of its servers.
   std::vector<ClusterSeed> cluster;
 };
 

@@ -20,6 +20,16 @@ std::string validate(const QuorumConfig& config) {
   if (config.lock.ttl.count() <= 0) return "ttl must be positive";
   if (config.lock.connect_timeout.count() <= 0) return "connect timeout must be positive";
   for (const NodeConfig& node : config.nodes) {
+    // A cluster member is reached through its seeds (host and port, which
+    // a quorum file sets to its first seed's, are not read).
+    if (!node.cluster.empty()) {
+      for (const ClusterSeed& seed : node.cluster) {
+        if (seed.host.empty() && seed.unix_path.empty()) {
+          return "cluster member " + node.name + " has a seed without a host";
+        }
+      }
+      continue;
+    }
     if (node.host.empty() && node.unix_path.empty()) return "node " + node.name + " has no host";
   }
   // With a cluster member every key of a call must share one slot

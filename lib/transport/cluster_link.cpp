@@ -357,6 +357,14 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
       return;
     }
   }
+  // A master of the map that does not answer may have been replaced: its
+  // replica promoted, and the old master back as a replica that refuses
+  // the session's first word, so no MOVED would ever say so. The map is
+  // read again (one read at a time) for the requests that follow.
+  if (response.kind == NodeResponse::Kind::unreachable && !routed->keyless && !closed_) {
+    map_wanted_ = true;
+    read_map();
+  }
   routed->answered = !response.late;
   if (routed->sink) routed->sink->on_response(index_, routed->tag, response);
 }

@@ -48,7 +48,7 @@ class FaketimeNodeTest : public ::testing::Test {
     found_ = libraries(error);
     if (!found_) GTEST_SKIP() << error;
     nodes_ =
-        std::make_unique<NodeSupervisor>(NodesSpec{1, NodePersistence::always}, kPrefix, found_);
+        std::make_unique<NodeSupervisor>(NodesSpec{1, NodePersistence::always}, kPrefix, 0, found_);
   }
 
   std::optional<FaketimeLibraries> found_;
@@ -107,7 +107,7 @@ TEST_F(FaketimeNodeTest, KilledNodeLeavesNoLibfaketimeFiles) {
 }
 
 TEST(EmulatedNodeClockTest, JumpMovesTheKeysNotTheClock) {
-  NodeSupervisor nodes(NodesSpec{1, NodePersistence::none}, kPrefix);
+  NodeSupervisor nodes(NodesSpec{1, NodePersistence::none}, kPrefix, 0);
   test::RedisProbe probe(nodes.port(0));
   ASSERT_TRUE(probe.set(kKey, "v", milliseconds(20'000)));
   ASSERT_TRUE(probe.set("other:key", "v", milliseconds(20'000)));

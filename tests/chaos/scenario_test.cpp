@@ -378,6 +378,82 @@ TEST(ScenarioReentrant, OtherKindsAndPointsWithoutANestedHoldArePinned) {
   }
 }
 
+TEST(ScenarioClusters, AClusterMemberIsReadWithItsShapeAndItsActions) {
+  const ScenarioParseResult result = parse(
+      "name = \"x\"\n[nodes]\ncount = 3\nclusters = [0, 2]\nshards = 4\nreplicas = 2\n"
+      "cluster_node_timeout_ms = 700\n"
+      "[[nemesis]]\naction = \"failover\"\ntarget = \"n2\"\nlag = true\nwhen_holding = 0\n"
+      "[[nemesis]]\nat_ms = 10\naction = \"migrate\"\ntarget = \"n0\"\n"
+      "[[nemesis]]\nat_ms = 20\naction = \"kill\"\ntarget = \"n0\"\n"
+      "[[nemesis]]\nat_ms = 30\naction = \"link\"\ntarget = \"c0->n1\"\nmode = \"blackhole\"\n");
+  ASSERT_TRUE(result.scenario) << result.error;
+  const NodesSpec& nodes = result.scenario->nodes;
+  EXPECT_EQ(nodes.clusters, (std::vector<int>{0, 2}));
+  EXPECT_TRUE(nodes.is_cluster(2));
+  EXPECT_FALSE(nodes.is_cluster(1));
+  EXPECT_EQ(nodes.shards, 4);
+  EXPECT_EQ(nodes.replicas, 2);
+  EXPECT_EQ(nodes.cluster_node_timeout, Milliseconds(700));
+  ASSERT_EQ(result.scenario->nemesis.size(), 4u);
+  EXPECT_EQ(result.scenario->nemesis[0].action, NemesisAction::failover);
+  EXPECT_TRUE(result.scenario->nemesis[0].lag);
+  EXPECT_EQ(result.scenario->nemesis[1].action, NemesisAction::migrate);
+  EXPECT_FALSE(result.scenario->nemesis[1].lag);
+}
+
+TEST(ScenarioClusters, WhatACatalogClusterMemberCannotTakeIsPinned) {
+  const std::string base = "name = \"x\"\n[nodes]\ncount = 3\nclusters = [0]\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"name = \"x\"\n[nodes]\ncount = 3\nclusters = [3]\n",
+       "s.toml:4:12: nodes.clusters: no node 3 (nodes.count is 3)"},
+      {"name = \"x\"\n[nodes]\nclusters = [1, 1]\n",
+       "s.toml:3:16: nodes.clusters: node 1 is named twice"},
+      {base + "tls = true\n",
+       "s.toml:5:7: nodes.tls: cluster members run without TLS in the harness"},
+      {base + "[lock]\nkind = \"multi\"\nresources = [\"a\", \"b\"]\n",
+       "s.toml:6:8: lock.kind: a set of resources spans slots"},
+      {base + "[[nemesis]]\naction = \"link\"\ntarget = \"c0->n0\"\nmode = \"blackhole\"\n",
+       "s.toml:5:1: nemesis: n0 is a cluster member, whose servers the clients reach directly"},
+      {base + "[[nemesis]]\naction = \"link\"\ntarget = \"c0->n*\"\nmode = \"blackhole\"\n",
+       "s.toml:5:1: nemesis: n0 is a cluster member"},
+      {base + "[[nemesis]]\naction = \"clock-jump\"\ntarget = \"n0\"\ndelta_ms = 5\n",
+       "s.toml:5:1: nemesis: n0 is a cluster member: clock-jump acts on single-server nodes only"},
+      {base + "[[nemesis]]\naction = \"failover\"\ntarget = \"n1\"\n",
+       "s.toml:5:1: nemesis: target must be a cluster member"},
+      {base + "replicas = 0\n[[nemesis]]\naction = \"failover\"\ntarget = \"n0\"\n",
+       "s.toml:6:1: nemesis: a failover needs nodes.replicas of at least 1"},
+      {base + "[[nemesis]]\naction = \"migrate\"\ntarget = \"n0\"\nlag = true\n",
+       "s.toml:5:1: nemesis: lag applies to action = \"failover\" only"},
+  };
+  for (const auto& [text, error] : cases) {
+    const ScenarioParseResult result = parse(text);
+    ASSERT_FALSE(result.scenario) << text;
+    EXPECT_EQ(result.error.rfind(error, 0), 0u) << text << " -> " << result.error;
+  }
+}
+
+TEST(ScenarioCatalog, TheClusterScenariosExpectViolationsOnlyWithoutTheDefence) {
+  const std::pair<std::string, bool> cases[] = {
+      {"s50-cluster-failover-with-lag", true},
+      {"s51-cluster-failover-with-recovery", false},
+      {"s52-cluster-slot-migrated", false},
+      {"s53-cluster-shard-master-killed", false},
+  };
+  for (const auto& [name, demonstrates] : cases) {
+    const ScenarioParseResult result =
+        load_scenario(std::string(CHAOS_SCENARIO_DIR) + "/" + name + ".toml");
+    ASSERT_TRUE(result.scenario) << result.error;
+    EXPECT_FALSE(result.scenario->nodes.clusters.empty()) << name;
+    EXPECT_EQ(result.scenario->lock.amnesia_defence, !demonstrates) << name;
+    for (const auto& [variant, expectations] : result.scenario->expectations) {
+      const Expectation exclusion =
+          expectations.at(static_cast<std::size_t>(invariant_index("C3")));
+      EXPECT_EQ(exclusion, demonstrates ? Expectation::violated : Expectation::holds)
+          << name << " " << to_string(variant);
+    }
+  }
+}
+
 TEST(ScenarioTargets, LinksExpandStars) {
   const auto all = parse_link_target("c*->n*", 2, 3);
   ASSERT_TRUE(all);

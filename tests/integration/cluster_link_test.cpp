@@ -348,6 +348,37 @@ TEST(ClusterLink, APromotedReplicasMovedIsFollowedWithinTheRequest) {
   EXPECT_EQ(shard(promoted)->took_over, 1U);
 }
 
+// A master that stops answering may have been replaced with no MOVED to
+// say so: it is down, or back as a replica that refuses the session's first
+// word. Its unreachable answer has the link read the map again, so the
+// next request reaches the promoted master.
+TEST(ClusterLink, AMasterThatNoLongerAnswersHasTheMapReadAgain) {
+  ShardedMember cluster;
+  LinkRun run(cluster.seeds());
+  auto answers = std::make_shared<Answers>();
+  const std::string key = key_in_shard(cluster, 0, "redlock:lock:gone");
+  run.set(key, "before", 1, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(1) == 1; }));
+  ASSERT_EQ(answers->answers[1].text, "OK") << answers->answers[1].detail;
+  const std::uint16_t promoted = cluster.replicas(0).front()->port();
+  cluster.master(0).kill9();
+  ASSERT_TRUE(cluster.fail_over(0, ShardedMember::Failover::force));
+
+  run.set(key, "lost", 2, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(2) == 1; }));
+  EXPECT_EQ(answers->answers[2].kind, NodeResponse::Kind::unreachable)
+      << "the old master is down: " << answers->answers[2].text;
+  ASSERT_TRUE(run.run_until([&] {
+    const detail::ShardEndpoint* master = run.link().slot_map()->master_of(hash_slot(key));
+    return master != nullptr && master->port == promoted;
+  })) << "the link's map still names the master that stopped answering";
+  run.set(key, "after", 3, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(3) == 1; }));
+  EXPECT_EQ(answers->answers[3].text, "OK") << answers->answers[3].detail;
+  EXPECT_EQ(cluster.master(0).port(), promoted);
+  EXPECT_EQ(cluster.master(0).probe().get(key), "after");
+}
+
 // A cluster that does not know the names its servers are reached by
 // announces no host (empty, or "?") in its map and its redirects: each is
 // the host of the server that answered.

@@ -36,12 +36,7 @@ class ClusterMigration : public ::testing::Test {
 
   QuorumConfig config() {
     std::vector<std::string> addresses;
-    for (const auto& member : members_) {
-      std::string address = "redis+cluster://";
-      const std::vector<std::string> seeds = member->seeds();
-      for (std::size_t i = 0; i < seeds.size(); ++i) address += (i > 0 ? "," : "") + seeds[i];
-      addresses.push_back(address);
-    }
+    for (const auto& member : members_) addresses.push_back(member->address());
     const ConfigResult parsed = config_from_addresses(addresses);
     EXPECT_TRUE(parsed.ok()) << parsed.error.to_string();
     QuorumConfig quorum = *parsed.config;
@@ -49,48 +44,6 @@ class ClusterMigration : public ::testing::Test {
     quorum.lock.retry_count = 0;
     quorum.lock.release_at_majority = false;
     return quorum;
-  }
-
-  std::size_t shard_of(std::size_t member, std::uint16_t slot) {
-    for (std::size_t shard = 0; shard < members_[member]->shards(); ++shard) {
-      const auto [first, last] = members_[member]->slots_of(shard);
-      if (slot >= first && slot <= last) return shard;
-    }
-    ADD_FAILURE() << "no shard takes slot " << slot;
-    return 0;
-  }
-
-  static std::string node_id(RedisServer& server) {
-    return server.probe().command({"CLUSTER", "MYID"}).text;
-  }
-
-  // Starts moving `slot` of member 0 from shard `from` to shard `to`: both
-  // ends marked (IMPORTING, MIGRATING), and the keys in `moved` migrated.
-  void begin_migration(std::uint16_t slot, std::size_t from, std::size_t to,
-                       const std::vector<std::string>& moved) {
-    RedisServer& source = members_[0]->master(from);
-    RedisServer& target = members_[0]->master(to);
-    const std::string text = std::to_string(slot);
-    ASSERT_TRUE(
-        target.probe().command({"CLUSTER", "SETSLOT", text, "IMPORTING", node_id(source)}).is_ok());
-    ASSERT_TRUE(
-        source.probe().command({"CLUSTER", "SETSLOT", text, "MIGRATING", node_id(target)}).is_ok());
-    if (moved.empty()) return;
-    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.port()), "", "0",
-                                     "5000",    "KEYS"};
-    migrate.insert(migrate.end(), moved.begin(), moved.end());
-    const Reply reply = source.probe().command(migrate);
-    ASSERT_TRUE(reply.is_ok()) << reply.text;
-  }
-
-  // Ends it: the slot is the target's, as every master of member 0 says.
-  void end_migration(std::uint16_t slot, std::size_t to) {
-    const std::string target = node_id(members_[0]->master(to));
-    for (std::size_t shard = 0; shard < members_[0]->shards(); ++shard) {
-      const Reply reply = members_[0]->master(shard).probe().command(
-          {"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", target});
-      ASSERT_TRUE(reply.is_ok()) << reply.text;
-    }
   }
 
   std::vector<std::unique_ptr<ShardedMember>> members_;
@@ -104,7 +57,7 @@ TEST_F(ClusterMigration, ASlotMigratedBetweenAcquireAndExtendTakesTheLockAndTheE
   short_lived.ttl = std::chrono::seconds(5);
   const AcquireResult held = client.acquire(Resource(resource), short_lived);
   ASSERT_TRUE(held.ok()) << held.error.message();
-  const std::size_t from = shard_of(0, slot);
+  const std::size_t from = members_[0]->shard_of(slot);
   const std::size_t to = (from + 1) % members_[0]->shards();
   // Every key of the slot moves: the lock with its marker, recovering key
   // and fence hash.
@@ -113,8 +66,9 @@ TEST_F(ClusterMigration, ASlotMigratedBetweenAcquireAndExtendTakesTheLockAndTheE
       {"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "100"});
   for (const Reply& key : in_slot.elements) keys.push_back(key.text);
   ASSERT_GE(keys.size(), 2U) << "the lock and its slot's marker";
-  begin_migration(slot, from, to, keys);
-  end_migration(slot, to);
+  ASSERT_TRUE(members_[0]->begin_slot_move(slot, to));
+  ASSERT_TRUE(members_[0]->migrate_keys(slot, to, keys));
+  ASSERT_TRUE(members_[0]->end_slot_move(slot, to));
 
   const ExtendResult extended = client.extend(*held.lock, ExtendOptions{std::chrono::seconds(10)});
   ASSERT_TRUE(extended.ok()) << extended.error.message();
@@ -138,11 +92,12 @@ TEST_F(ClusterMigration, WhileASlotIsHalfMovedItsCallsAreRefusedNeverHalfApplied
   const AcquireResult first = warm.acquire(Resource(resource));
   ASSERT_TRUE(first.ok()) << first.error.message();
   ASSERT_FALSE(warm.release(*first.lock).error);
-  const std::size_t from = shard_of(0, slot);
+  const std::size_t from = members_[0]->shard_of(slot);
   const std::size_t to = (from + 1) % members_[0]->shards();
   // The marker has moved, the recovering key and fence hash (if any) not:
   // an acquire's keys are split between the two masters.
-  begin_migration(slot, from, to, {slotted(resource) + "node"});
+  ASSERT_TRUE(members_[0]->begin_slot_move(slot, to));
+  ASSERT_TRUE(members_[0]->migrate_keys(slot, to, {slotted(resource) + "node"}));
 
   auto metrics = std::make_shared<Metrics>();
   ClientOptions options;
@@ -171,7 +126,7 @@ TEST_F(ClusterMigration, WhileASlotIsHalfMovedItsCallsAreRefusedNeverHalfApplied
   (void)client.release(*held.lock);
 
   // Once the slot is the target's, member 0 grants there.
-  end_migration(slot, to);
+  ASSERT_TRUE(members_[0]->end_slot_move(slot, to));
   const AcquireResult after = client.acquire(Resource(resource), once);
   ASSERT_TRUE(after.ok()) << after.error.message();
   EXPECT_TRUE(eventually([&] { return target.get(lock_key) == after.lock->value.str(); }))
@@ -189,7 +144,8 @@ TEST_F(ClusterShardDown, AShardMasterDownCostsItsMemberTheVoteForThatShardsSlots
   std::string up_resource;
   for (int i = 0; up_resource.empty(); ++i) {
     const std::string candidate = "beta-" + std::to_string(i);
-    if (shard_of(0, hash_slot(candidate)) != shard_of(0, hash_slot(down_resource))) {
+    if (members_[0]->shard_of(hash_slot(candidate)) !=
+        members_[0]->shard_of(hash_slot(down_resource))) {
       up_resource = candidate;
     }
   }
@@ -201,13 +157,13 @@ TEST_F(ClusterShardDown, AShardMasterDownCostsItsMemberTheVoteForThatShardsSlots
     ASSERT_TRUE(warm.ok()) << warm.error.message();
     ASSERT_FALSE(client.release(*warm.lock).error);
   }
-  members_[0]->master(shard_of(0, hash_slot(down_resource))).kill9();
+  members_[0]->master(members_[0]->shard_of(hash_slot(down_resource))).kill9();
   const AcquireResult down = client.acquire(Resource(down_resource), once);
   ASSERT_TRUE(down.ok()) << "members 1 and 2 are a majority: " << down.error.message();
   EXPECT_NE(down.nodes[0].status, NodeStatus::granted);
   const AcquireResult up = client.acquire(Resource(up_resource), once);
   ASSERT_TRUE(up.ok()) << up.error.message();
-  RedisProbe kept(members_[0]->master(shard_of(0, hash_slot(up_resource))).port());
+  RedisProbe kept(members_[0]->master(members_[0]->shard_of(hash_slot(up_resource))).port());
   EXPECT_TRUE(eventually([&] {
     return kept.get(slotted(up_resource) + "lock:" + up_resource) == up.lock->value.str();
   })) << "member 0's other shards stopped granting";

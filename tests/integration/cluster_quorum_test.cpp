@@ -35,12 +35,7 @@ class ClusterQuorum : public ::testing::Test {
 
   QuorumConfig config() {
     std::vector<std::string> addresses;
-    for (const auto& member : members_) {
-      std::string address = "redis+cluster://";
-      const std::vector<std::string> seeds = member->seeds();
-      for (std::size_t i = 0; i < seeds.size(); ++i) address += (i > 0 ? "," : "") + seeds[i];
-      addresses.push_back(address);
-    }
+    for (const auto& member : members_) addresses.push_back(member->address());
     const ConfigResult parsed = config_from_addresses(addresses);
     EXPECT_TRUE(parsed.ok()) << parsed.error.to_string();
     QuorumConfig quorum = *parsed.config;
@@ -50,19 +45,9 @@ class ClusterQuorum : public ::testing::Test {
     return quorum;
   }
 
-  // The shard of `member` whose master takes `slot`.
-  std::size_t shard_of(std::size_t member, std::uint16_t slot) {
-    for (std::size_t shard = 0; shard < members_[member]->shards(); ++shard) {
-      const auto [first, last] = members_[member]->slots_of(shard);
-      if (slot >= first && slot <= last) return shard;
-    }
-    ADD_FAILURE() << "no shard takes slot " << slot;
-    return 0;
-  }
-
   // A probe of the master that takes `resource`'s keys in `member`.
   RedisProbe master_for(std::size_t member, const std::string& resource) {
-    const std::size_t shard = shard_of(member, hash_slot(resource));
+    const std::size_t shard = members_[member]->shard_of(hash_slot(resource));
     return RedisProbe(members_[member]->master(shard).port());
   }
 
@@ -179,7 +164,7 @@ TEST_F(ClusterQuorum, AShardThatLostItsDataGrantsNothingInThatSlotUntilRecovered
   std::string elsewhere;
   for (int i = 0; elsewhere.empty(); ++i) {
     const std::string candidate = "beta-" + std::to_string(i);
-    if (shard_of(0, hash_slot(candidate)) != shard_of(0, hash_slot(resource))) {
+    if (members_[0]->shard_of(hash_slot(candidate)) != members_[0]->shard_of(hash_slot(resource))) {
       elsewhere = candidate;
     }
   }
@@ -233,12 +218,7 @@ TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilReco
     members.push_back(std::make_unique<ShardedMember>(options));
   }
   std::vector<std::string> addresses;
-  for (const auto& member : members) {
-    std::string address = "redis+cluster://";
-    const std::vector<std::string> seeds = member->seeds();
-    for (std::size_t i = 0; i < seeds.size(); ++i) address += (i > 0 ? "," : "") + seeds[i];
-    addresses.push_back(address);
-  }
+  for (const auto& member : members) addresses.push_back(member->address());
   const ConfigResult parsed = config_from_addresses(addresses);
   ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
   QuorumConfig quorum = *parsed.config;
@@ -247,8 +227,7 @@ TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilReco
 
   const std::string resource = "alpha";
   const std::uint16_t slot = hash_slot(resource);
-  std::size_t shard = 0;
-  while (members[0]->slots_of(shard).second < slot) ++shard;
+  const std::size_t shard = members[0]->shard_of(slot);
   const std::string marker = slotted(resource) + "node";
   {
     BlockingClient a(quorum);

@@ -37,8 +37,6 @@ std::string info_field(const std::string& text, const std::string& field) {
   return {};
 }
 
-std::string my_id(RedisServer& server) { return server.probe().command({"CLUSTER", "MYID"}).text; }
-
 // How many lines of CLUSTER NODES name a server that finished its
 // handshake (no "handshake" or "noaddr" flag).
 std::size_t known_nodes(RedisServer& server) {
@@ -121,7 +119,7 @@ void ShardedMember::form(const ShardedMemberOptions& options) {
     throw RedisServerError("cluster: the servers did not all meet within the form timeout");
   }
   for (Shard& shard : shards_) {
-    const std::string master_id = my_id(*shard.servers.front());
+    const std::string master_id = ShardedMember::node_id(*shard.servers.front());
     for (std::size_t i = 1; i < shard.servers.size(); ++i) {
       RedisServer& replica = *shard.servers[i];
       // A replica must know the master's id first; MEET spreads it by gossip.
@@ -187,12 +185,105 @@ RedisServer* ShardedMember::server_on(std::uint16_t port) {
   return nullptr;
 }
 
-bool ShardedMember::fail_over(std::size_t shard, bool force, milliseconds timeout) {
+std::string ShardedMember::address() const {
+  std::string out = "redis+cluster://";
+  const std::vector<std::string> all = seeds();
+  for (std::size_t i = 0; i < all.size(); ++i) out += (i > 0 ? "," : "") + all[i];
+  return out;
+}
+
+std::string ShardedMember::node_id(RedisServer& server) {
+  return server.probe().command({"CLUSTER", "MYID"}).text;
+}
+
+std::size_t ShardedMember::shard_of(std::uint16_t slot) const {
+  if (auto moved = moved_.find(slot); moved != moved_.end()) return moved->second;
+  for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
+    if (slot >= shards_[shard].first && slot <= shards_[shard].last) return shard;
+  }
+  return 0;  // (every slot is some shard's)
+}
+
+void ShardedMember::follow_roles() {
+  for (Shard& shard : shards_) {
+    int slot = shard.first;
+    while (slot < shard.last && moved_.contains(static_cast<std::uint16_t>(slot))) ++slot;
+    long long port = 0;
+    for (RedisServer* server : servers()) {
+      if (!server->running() || server->paused()) continue;
+      port = master_port_for(*server, slot);
+      if (port != 0) break;
+    }
+    for (auto& server : shard.servers) {
+      if (server->port() == port) {
+        std::swap(server, shard.servers.front());
+        break;
+      }
+    }
+  }
+}
+
+bool ShardedMember::begin_slot_move(std::uint16_t slot, std::size_t to) {
+  RedisServer& source = master(shard_of(slot));
+  RedisServer& target = master(to);
+  const std::string text = std::to_string(slot);
+  return target.probe()
+             .command({"CLUSTER", "SETSLOT", text, "IMPORTING", node_id(source)})
+             .is_ok() &&
+         source.probe().command({"CLUSTER", "SETSLOT", text, "MIGRATING", node_id(target)}).is_ok();
+}
+
+bool ShardedMember::migrate_keys(std::uint16_t slot, std::size_t to,
+                                 const std::vector<std::string>& keys) {
+  if (keys.empty()) return true;
+  std::vector<std::string> migrate{
+      "MIGRATE", "127.0.0.1", std::to_string(master(to).port()), "", "0", "5000", "KEYS"};
+  migrate.insert(migrate.end(), keys.begin(), keys.end());
+  return master(shard_of(slot)).probe().command(migrate).is_ok();
+}
+
+bool ShardedMember::end_slot_move(std::uint16_t slot, std::size_t to) {
+  const std::string target = node_id(master(to));
+  // The target first, then the source: the order the cluster's own
+  // resharding uses, so no master ever names a slot nobody serves.
+  std::vector<std::size_t> order{to, shard_of(slot)};
+  for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
+    if (shard != order[0] && shard != order[1]) order.push_back(shard);
+  }
+  for (const std::size_t shard : order) {
+    if (shard == order[1] && order[1] == order[0]) continue;
+    RedisServer& owner = master(shard);
+    if (!owner.running() || owner.paused()) continue;
+    const Reply given =
+        owner.probe().command({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", target});
+    if (!given.is_ok()) return false;
+  }
+  moved_[slot] = to;
+  return true;
+}
+
+bool ShardedMember::move_slot(std::uint16_t slot, std::size_t to) {
+  if (!begin_slot_move(slot, to)) return false;
+  for (;;) {
+    const Reply in_slot = master(shard_of(slot))
+                              .probe()
+                              .command({"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "100"});
+    if (in_slot.kind != Reply::Kind::array) return false;
+    if (in_slot.elements.empty()) break;
+    std::vector<std::string> keys;
+    for (const Reply& key : in_slot.elements) keys.push_back(key.text);
+    if (!migrate_keys(slot, to, keys)) return false;
+  }
+  return end_slot_move(slot, to);
+}
+
+bool ShardedMember::fail_over(std::size_t shard, Failover how, milliseconds timeout) {
   Shard& target = shards_.at(shard);
   if (target.servers.size() < 2) return false;
   RedisServer& promoted = *target.servers[1];
   std::vector<std::string> command{"CLUSTER", "FAILOVER"};
-  if (force) command.emplace_back("FORCE");
+  if (how == Failover::force) command.emplace_back("FORCE");
+  if (how == Failover::takeover) command.emplace_back("TAKEOVER");
   const auto names_promoted = [&] {
     for (RedisServer* server : servers()) {
       if (!server->running() || server->paused()) continue;

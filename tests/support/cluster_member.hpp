@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,14 +56,41 @@ class ShardedMember {
   [[nodiscard]] std::vector<RedisServer*> servers();
   // "127.0.0.1:<port>" of every server: the seeds of a cluster member.
   [[nodiscard]] std::vector<std::string> seeds() const;
+  // "redis+cluster://<seed>,<seed>,...": the member as `--node` names it.
+  [[nodiscard]] std::string address() const;
   // The server whose client port is `port`; nullptr when none is.
   [[nodiscard]] RedisServer* server_on(std::uint16_t port);
+  // The shard that serves `slot` now: the one it was given, or the one
+  // end_slot_move() gave it to.
+  [[nodiscard]] std::size_t shard_of(std::uint16_t slot) const;
+  // The server's cluster node id (CLUSTER MYID).
+  [[nodiscard]] static std::string node_id(RedisServer& server);
 
-  // Promotes the shard's first replica with CLUSTER FAILOVER (`force`:
-  // FORCE, without the master's agreement, for a master that is stopped or
-  // paused) and waits until every running server's map names it master of
-  // the shard's slots. False on timeout.
-  [[nodiscard]] bool fail_over(std::size_t shard, bool force = false,
+  // Puts each shard's master first again after the cluster promoted a
+  // replica by itself (its master killed for longer than the node
+  // timeout), as the running servers' maps say. A shard no running server
+  // names a master for is left as it is.
+  void follow_roles();
+
+  // Moving a slot to another shard, in the cluster's own three steps:
+  // both ends marked (IMPORTING on the target's master, MIGRATING on the
+  // source's), keys moved with MIGRATE, then the slot given to the target
+  // on every master. Each returns false when a server refused.
+  [[nodiscard]] bool begin_slot_move(std::uint16_t slot, std::size_t to);
+  [[nodiscard]] bool migrate_keys(std::uint16_t slot, std::size_t to,
+                                  const std::vector<std::string>& keys);
+  [[nodiscard]] bool end_slot_move(std::uint16_t slot, std::size_t to);
+  // All three, with every key of the slot (CLUSTER GETKEYSINSLOT).
+  [[nodiscard]] bool move_slot(std::uint16_t slot, std::size_t to);
+
+  // How a replica is promoted: CLUSTER FAILOVER (the master agrees, and the
+  // replica catches up first), FORCE (without the master, for one that is
+  // stopped or paused: the other masters still vote) or TAKEOVER (without
+  // any vote).
+  enum class Failover { coordinated, force, takeover };
+  // Promotes the shard's first replica and waits until every running
+  // server's map names it master of the shard's slots. False on timeout.
+  [[nodiscard]] bool fail_over(std::size_t shard, Failover how = Failover::coordinated,
                                std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // Waits until every running, unpaused server reports cluster_state:ok.
   [[nodiscard]] bool settled(std::chrono::milliseconds timeout = std::chrono::seconds(20));
@@ -76,6 +105,8 @@ class ShardedMember {
   void form(const ShardedMemberOptions& options);
 
   std::vector<Shard> shards_;
+  // Slots end_slot_move() gave to a shard other than their first.
+  std::map<std::uint16_t, std::size_t> moved_;
 };
 
 }  // namespace redlock::test

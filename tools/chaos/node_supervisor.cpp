@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <system_error>
 
 #include "test_certificates.hpp"
@@ -53,19 +54,39 @@ std::unique_ptr<FaketimeClocks> make_clocks(const std::optional<FaketimeLibrarie
   return std::make_unique<FaketimeClocks>(*faketime, nodes);
 }
 
-std::vector<test::RedisServerOptions> node_options(const NodesSpec& nodes,
-                                                   const FaketimeClocks* clocks) {
-  std::vector<test::RedisServerOptions> options(static_cast<std::size_t>(nodes.count));
+test::RedisServerOptions server_options(const NodesSpec& nodes) {
+  test::RedisServerOptions one;
+  one.persistence = fixture_persistence(nodes.persistence);
+  if (nodes.tls) {
+    const test::TestCertificates& certs = test::TestCertificates::shared();
+    one.tls = test::TlsServerOptions{certs.server_cert(), certs.server_key(), certs.ca_file()};
+  }
+  return one;
+}
+
+// The single-server nodes, in node order.
+std::vector<test::RedisServerOptions> single_options(const NodesSpec& nodes,
+                                                     const FaketimeClocks* clocks) {
+  std::vector<test::RedisServerOptions> options;
   for (int i = 0; i < nodes.count; ++i) {
-    test::RedisServerOptions& one = options[static_cast<std::size_t>(i)];
-    one.persistence = fixture_persistence(nodes.persistence);
+    if (nodes.is_cluster(i)) continue;
+    test::RedisServerOptions one = server_options(nodes);
     if (clocks != nullptr) one.environment = clocks->environment(i);
-    if (nodes.tls) {
-      const test::TestCertificates& certs = test::TestCertificates::shared();
-      one.tls = test::TlsServerOptions{certs.server_cert(), certs.server_key(), certs.ca_file()};
-    }
+    options.push_back(std::move(one));
   }
   return options;
+}
+
+std::map<int, std::size_t> single_indices(const NodesSpec& nodes) {
+  std::map<int, std::size_t> out;
+  for (int i = 0; i < nodes.count; ++i) {
+    if (!nodes.is_cluster(i)) out.emplace(i, out.size());
+  }
+  return out;
+}
+
+std::string server_name(const test::RedisServer& server) {
+  return "127.0.0.1:" + std::to_string(server.port());
 }
 
 }  // namespace
@@ -75,24 +96,57 @@ std::string NodeSupervisor::tls_ca_file() const {
 }
 
 NodeSupervisor::NodeSupervisor(const NodesSpec& nodes, std::string key_prefix,
+                               std::uint16_t lock_slot,
                                const std::optional<FaketimeLibraries>& faketime)
     : spec_(nodes),
       key_prefix_(std::move(key_prefix)),
       clocks_(make_clocks(faketime, nodes.count)),
-      cluster_(node_options(nodes, clocks_.get())),
+      lock_slot_(lock_slot),
+      single_of_(single_indices(nodes)),
+      singles_(single_options(nodes, clocks_.get())),
+      members_(static_cast<std::size_t>(nodes.count)),
       resource_(test::Persistence::none),
       state_(static_cast<std::size_t>(nodes.count)),
       last_tick_(std::chrono::steady_clock::now()),
       last_sync_note_(last_tick_) {
+  for (const int index : nodes.clusters) {
+    test::ShardedMemberOptions options;
+    options.shards = static_cast<std::size_t>(nodes.shards);
+    options.replicas_per_shard = static_cast<std::size_t>(nodes.replicas);
+    options.node_timeout = nodes.cluster_node_timeout;
+    options.server = server_options(nodes);
+    // A shard whose master is down leaves the others serving their slots,
+    // as a member's vote is lost for that shard's slots only.
+    options.server.extra_arguments = {"--cluster-require-full-coverage", "no"};
+    members_.at(static_cast<std::size_t>(index)) = std::make_unique<test::ShardedMember>(options);
+  }
   for (int i = 0; i < count(); ++i) note_sync_points(i);
 }
 
+std::vector<std::string> NodeSupervisor::seeds(int index) const {
+  return members_.at(static_cast<std::size_t>(index))->seeds();
+}
+
+std::size_t NodeSupervisor::lock_shard(int index) {
+  test::ShardedMember& cluster = member(index);
+  cluster.follow_roles();
+  return cluster.shard_of(lock_slot_);
+}
+
+std::string NodeSupervisor::shard_name(int index) {
+  const std::size_t shard = lock_shard(index);
+  return "shard " + std::to_string(shard) + " (master " + server_name(member(index).master(shard)) +
+         ")";
+}
+
 NodeSupervisor::~NodeSupervisor() {
-  // The cluster (destroyed before clocks_) stops its nodes with SIGTERM, a
+  // The nodes (destroyed before clocks_) stop with SIGTERM, a
   // clean exit that removes libfaketime's files, but with SIGKILL after a
   // timeout.
   if (clocks_) {
-    for (int i = 0; i < count(); ++i) clocks_->sweep_on_destruction(node(i).pid());
+    for (const auto& [index, single] : single_of_) {
+      clocks_->sweep_on_destruction(singles_.node(single).pid());
+    }
   }
 }
 
@@ -106,6 +160,14 @@ void NodeSupervisor::kill9(int index) {
 }
 
 std::string NodeSupervisor::kill(int index) {
+  if (is_cluster(index)) {
+    NodeState& state = state_.at(static_cast<std::size_t>(index));
+    if (state.killed_server != nullptr) return "a master is down already";
+    const std::string name = shard_name(index);
+    state.killed_server = &member(index).master(lock_shard(index));
+    state.killed_server->kill9();
+    return "kill -9 of " + name;
+  }
   kill9(index);
   return "kill -9";
 }
@@ -133,6 +195,19 @@ std::string NodeSupervisor::power_loss(int index) {
 
 std::string NodeSupervisor::restart(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
+  if (is_cluster(index)) {
+    if (state.killed_server == nullptr) return "not down";
+    test::RedisServer& server = *state.killed_server;
+    try {
+      server.restart();
+    } catch (const std::exception& error) {
+      return std::string("restart failed: ") + error.what();
+    }
+    state.killed_server = nullptr;
+    // (It rejoins as its shard's master, or as the replica of the one the
+    // cluster promoted meanwhile.)
+    return "restarted " + server_name(server);
+  }
   // The fixture's restart stops a running node first; a restart step (or a
   // kill's scheduled end) must never do that to a live node.
   if (!state.killed) return "not down";
@@ -149,22 +224,120 @@ std::string NodeSupervisor::restart(int index) {
 
 std::string NodeSupervisor::pause(int index) {
   if (down(index)) return "not running";
+  if (is_cluster(index)) {
+    NodeState& state = state_.at(static_cast<std::size_t>(index));
+    if (state.paused_server != nullptr) return "paused already";
+    const std::string name = shard_name(index);
+    state.paused_server = &member(index).master(lock_shard(index));
+    state.paused_server->pause();
+    return "SIGSTOP of " + name;
+  }
   node(index).pause();
   return "SIGSTOP";
 }
 
 std::string NodeSupervisor::resume(int index) {
+  if (is_cluster(index)) {
+    NodeState& state = state_.at(static_cast<std::size_t>(index));
+    if (state.paused_server == nullptr) return "not paused";
+    state.paused_server->resume();
+    const std::string name = server_name(*state.paused_server);
+    state.paused_server = nullptr;
+    return "SIGCONT of " + name;
+  }
   if (!node(index).paused()) return "not paused";
   node(index).resume();
   return "SIGCONT";
 }
 
+// A replica that lags must not even receive what its master sends: one
+// stopped with SIGSTOP would read it from its socket once resumed. So the
+// replica is killed, and started again (from its own data, if it persists
+// any) only to be promoted.
+std::string NodeSupervisor::begin_lag(int index) {
+  NodeState& state = state_.at(static_cast<std::size_t>(index));
+  const std::size_t shard = lock_shard(index);
+  const std::vector<test::RedisServer*> replicas = member(index).replicas(shard);
+  if (state.lagging != nullptr || replicas.empty() || !replicas.front()->running()) {
+    return "no replica to stop";
+  }
+  state.lagging = replicas.front();
+  state.lagging->kill9();
+  return "replica " + server_name(*state.lagging) + " of " + shard_name(index) +
+         " killed: it misses every write from now";
+}
+
+std::string NodeSupervisor::end_lag(int index) {
+  NodeState& state = state_.at(static_cast<std::size_t>(index));
+  if (state.lagging == nullptr) return "no replica stopped";
+  test::RedisServer& replica = *state.lagging;
+  state.lagging = nullptr;
+  try {
+    replica.restart();
+  } catch (const std::exception& error) {
+    return "restart of replica " + server_name(replica) + " failed: " + error.what();
+  }
+  return "replica " + server_name(replica) + " restarted, not promoted";
+}
+
+std::string NodeSupervisor::fail_over(int index) {
+  NodeState& state = state_.at(static_cast<std::size_t>(index));
+  test::ShardedMember& cluster = member(index);
+  const std::size_t shard = lock_shard(index);
+  test::RedisServer& old_master = cluster.master(shard);
+  if (state.killed_server != nullptr || state.paused_server != nullptr) {
+    if (state.lagging != nullptr) end_lag(index);
+    return "not failed over: a server of the member is down or paused";
+  }
+  if (state.lagging == nullptr) {
+    if (!cluster.fail_over(shard)) return "CLUSTER FAILOVER did not complete";
+    return "replica " + server_name(cluster.master(shard)) + " promoted (CLUSTER FAILOVER), " +
+           server_name(old_master) + " its replica";
+  }
+  // The master goes first, so nothing it took reaches the replica, which
+  // (replicas().front(), the one fail_over promotes) takes over as it is.
+  old_master.kill9();
+  test::RedisServer& replica = *state.lagging;
+  state.lagging = nullptr;
+  try {
+    replica.restart();
+  } catch (const std::exception& error) {
+    state.killed_server = &old_master;
+    return "master killed; restart of replica " + server_name(replica) + " failed: " + error.what();
+  }
+  const bool promoted = cluster.fail_over(shard, test::ShardedMember::Failover::takeover);
+  std::string restarted;
+  try {
+    old_master.restart();
+    restarted = server_name(old_master) + " restarted to rejoin as its replica";
+  } catch (const std::exception& error) {
+    state.killed_server = &old_master;
+    restarted = "restart of " + server_name(old_master) + " failed: " + error.what();
+  }
+  if (!promoted) return "master killed, CLUSTER FAILOVER TAKEOVER did not complete; " + restarted;
+  return "master killed, replica " + server_name(cluster.master(shard)) +
+         " promoted with lag (CLUSTER FAILOVER TAKEOVER); " + restarted;
+}
+
+std::string NodeSupervisor::migrate(int index) {
+  test::ShardedMember& cluster = member(index);
+  const std::size_t from = lock_shard(index);
+  const std::size_t to = (from + 1) % cluster.shards();
+  const std::string what = "slot " + std::to_string(lock_slot_) + " from shard " +
+                           std::to_string(from) + " to shard " + std::to_string(to);
+  if (down(index) || paused(index)) return what + ": not moved, its master is down or paused";
+  if (!cluster.move_slot(lock_slot_, to)) return what + ": a server refused the move";
+  return what + ": moved, keys and all";
+}
+
 bool NodeSupervisor::down(int index) const {
-  return state_.at(static_cast<std::size_t>(index)).killed;
+  const NodeState& state = state_.at(static_cast<std::size_t>(index));
+  return state.killed || state.killed_server != nullptr;
 }
 
 bool NodeSupervisor::paused(int index) const {
-  return cluster_.node(static_cast<std::size_t>(index)).paused();
+  if (is_cluster(index)) return state_.at(static_cast<std::size_t>(index)).paused_server != nullptr;
+  return single(index).paused();
 }
 
 std::optional<std::string> NodeSupervisor::apply_jump(int index, long long delta_ms) {
@@ -223,7 +396,7 @@ void NodeSupervisor::sync_now() {
 }
 
 void NodeSupervisor::note_sync_points(int index) {
-  if (spec_.persistence != NodePersistence::everysec || down(index)) return;
+  if (spec_.persistence != NodePersistence::everysec || is_cluster(index) || down(index)) return;
   NodeState& state = state_.at(static_cast<std::size_t>(index));
   for (const auto& file : incremental_aof_files(node(index).directory())) {
     std::error_code error;
@@ -237,6 +410,9 @@ std::string NodeSupervisor::heal() {
   for (int i = 0; i < count(); ++i) {
     const std::string name = "n" + std::to_string(i);
     if (paused(i)) done += name + " " + resume(i) + "; ";
+    if (state_.at(static_cast<std::size_t>(i)).lagging != nullptr) {
+      done += name + " " + end_lag(i) + "; ";
+    }
     if (down(i)) done += name + " " + restart(i) + "; ";
     NodeState& state = state_.at(static_cast<std::size_t>(i));
     if (state.rate != 1.0) {
@@ -247,19 +423,49 @@ std::string NodeSupervisor::heal() {
   return done;
 }
 
-std::optional<std::vector<NodeKey>> NodeSupervisor::lock_keys(int index) {
-  if (down(index) || paused(index)) return std::nullopt;
-  test::RedisProbe probe = node(index).probe();
-  if (!probe.ping()) return std::nullopt;
-  std::vector<NodeKey> keys;
-  for (const char* pattern : {"lock:*", "sem:*"}) {
-    for (const std::string& key : probe.keys(key_prefix_ + pattern)) {
+namespace {
+
+// The lock and permit keys on one server, in either key layout
+// (docs/algorithm.md, "Key layout"): under the prefix, or under the prefix
+// and a slot's hash tag.
+bool add_lock_keys(test::RedisProbe& probe, const std::string& prefix, std::vector<NodeKey>& keys) {
+  if (!probe.ping()) return false;
+  for (const char* pattern : {"lock:*", "sem:*", "{*}lock:*", "{*}sem:*"}) {
+    for (const std::string& key : probe.keys(prefix + pattern)) {
       NodeKey entry;
       entry.key = key;
       entry.value = probe.get(key).value_or("");
       entry.pttl_ms = probe.pttl(key);
       keys.push_back(std::move(entry));
     }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<NodeKey>> NodeSupervisor::lock_keys(int index) {
+  if (down(index) || paused(index)) return std::nullopt;
+  if (is_cluster(index)) return member_lock_keys(index);
+  test::RedisProbe probe = node(index).probe();
+  std::vector<NodeKey> keys;
+  if (!add_lock_keys(probe, key_prefix_, keys)) return std::nullopt;
+  return keys;
+}
+
+// Every shard master's keys; nullopt when the lock shard's cannot be read.
+std::optional<std::vector<NodeKey>> NodeSupervisor::member_lock_keys(int index) {
+  test::ShardedMember& cluster = member(index);
+  const std::size_t locked = lock_shard(index);
+  std::vector<NodeKey> keys;
+  for (std::size_t shard = 0; shard < cluster.shards(); ++shard) {
+    test::RedisServer& master = cluster.master(shard);
+    if (!master.running() || master.paused()) {
+      if (shard == locked) return std::nullopt;
+      continue;
+    }
+    test::RedisProbe probe = master.probe();
+    if (!add_lock_keys(probe, key_prefix_, keys) && shard == locked) return std::nullopt;
   }
   return keys;
 }

@@ -13,7 +13,8 @@ namespace {
 
 bool ends_node_data(const Event& event) {
   return event.kind == EventKind::nemesis && event.phase == Phase::invoke &&
-         (event.fault == "kill" || event.fault == "power-loss" || event.fault == "restart");
+         (event.fault == "kill" || event.fault == "power-loss" || event.fault == "restart" ||
+          event.fault == "failover");
 }
 
 // Two windows contend when they are of different processes over the same

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "protocol/hash_slot.hpp"
 #include "runner_internal.hpp"
 
 namespace redlock::chaos {
@@ -48,7 +49,10 @@ VariantOutcome Run::run_and_check() {
   if (error) throw std::runtime_error("cannot create " + dir_.string() + ": " + error.message());
 
   phase("starting nodes");
-  nodes_ = std::make_unique<NodeSupervisor>(scenario_.nodes, kKeyPrefix, options_.faketime);
+  // A fault on a cluster member acts on the shard that serves the lock.
+  const std::uint16_t lock_slot = detail::hash_slot(scenario_.all_resources().front());
+  nodes_ =
+      std::make_unique<NodeSupervisor>(scenario_.nodes, kKeyPrefix, lock_slot, options_.faketime);
   history_ = std::make_unique<HistoryWriter>(dir_ / "harness.jsonl");
   if (!history_->ok())
     throw std::runtime_error("cannot write " + (dir_ / "harness.jsonl").string());

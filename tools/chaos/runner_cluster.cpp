@@ -13,17 +13,31 @@
 namespace redlock::chaos::runner_internal {
 
 // A quorum in service has been used before: one lock taken and released
-// on every node marks them all (docs/algorithm.md, "The amnesia defence"), so a partition set up at
-// the barrier does not leave nodes that one side can never recover.
+// on every node marks them all (docs/algorithm.md, "The amnesia defence"),
+// so a partition set up at the barrier does not leave nodes that one side
+// can never recover. With a cluster member the marks are per slot (docs/
+// algorithm.md, "Key layout"): a warm-up lock in each resource's slot (its
+// name as the hash tag) marks the slots the run uses.
 void Run::warm_up() {
   phase("warming up the quorum");
+  std::vector<std::string> names{"chaos-warm-up"};
+  if (!scenario_.nodes.clusters.empty()) {
+    names.clear();
+    for (const std::string& resource : scenario_.all_resources()) {
+      names.push_back("{" + resource + "}chaos-warm-up");
+    }
+  }
   BlockingClient client(direct_config());
+  for (const std::string& name : names) warm_up(client, name);
+}
+
+void Run::warm_up(BlockingClient& client, const std::string& name) {
   const auto deadline = Clock::now() + milliseconds(10000);
   std::string last;
   while (Clock::now() < deadline) {
     AcquireOptions acquire;
     acquire.wait = milliseconds(2000);
-    const AcquireResult result = client.acquire(redlock::Resource("chaos-warm-up"), acquire);
+    const AcquireResult result = client.acquire(redlock::Resource(name), acquire);
     if (result.ok()) {
       // The acquire decides at a majority; the release, which waits for
       // every node, proves that each one had granted it.
@@ -46,6 +60,13 @@ void Run::start_proxy() {
     for (int n = 0; n < node_count(); ++n) {
       FaultProxy::LinkId id = 0;
       std::uint16_t port = 0;
+      // A cluster member's servers are reached directly: its slot map
+      // announces their own ports. (Its entry is never used.)
+      if (nodes_->is_cluster(n)) {
+        links_[static_cast<std::size_t>(c)].push_back(id);
+        link_ports_[static_cast<std::size_t>(c)].push_back(port);
+        continue;
+      }
       const std::error_code error = proxy_->add_link(client_name(c) + "->" + node_name(n),
                                                      "127.0.0.1", nodes_->client_port(n), id, port);
       if (error) throw std::runtime_error("proxy link: " + error.message());
@@ -67,8 +88,17 @@ std::string Run::quorum_file(const std::vector<std::uint16_t>& ports) const {
   const LockSpec& lock = scenario_.lock;
   std::ostringstream out;
   for (std::size_t n = 0; n < ports.size(); ++n) {
-    out << "[[node]]\nname = \"" << node_name(static_cast<int>(n))
-        << "\"\naddress = \"127.0.0.1:" << ports[n] << "\"\n";
+    const int node = static_cast<int>(n);
+    out << "[[node]]\nname = \"" << node_name(node) << "\"\n";
+    if (!nodes_->is_cluster(node)) {
+      out << "address = \"127.0.0.1:" << ports[n] << "\"\n";
+      continue;
+    }
+    out << "cluster = [";
+    const std::vector<std::string> seeds = nodes_->seeds(node);
+    for (std::size_t i = 0; i < seeds.size(); ++i)
+      out << (i > 0 ? ", " : "") << '"' << seeds[i] << '"';
+    out << "]\n";
   }
   // The proxy forwards bytes: TLS runs end to end, client to node.
   if (nodes_->tls())
@@ -96,6 +126,20 @@ QuorumConfig Run::direct_config() const {
   for (int n = 0; n < node_count(); ++n) {
     NodeConfig node;
     node.name = node_name(n);
+    if (nodes_->is_cluster(n)) {
+      for (const std::string& seed : nodes_->seeds(n)) {
+        const std::size_t colon = seed.rfind(':');
+        ClusterSeed one;
+        one.host = seed.substr(0, colon);
+        one.port = static_cast<std::uint16_t>(std::stoi(seed.substr(colon + 1)));
+        node.cluster.push_back(std::move(one));
+      }
+      // (As a quorum file sets them: the first seed's, for messages.)
+      node.host = node.cluster.front().host;
+      node.port = node.cluster.front().port;
+      config.nodes.push_back(node);
+      continue;
+    }
     node.host = "127.0.0.1";
     node.port = nodes_->client_port(n);
     node.tls.enabled = nodes_->tls();

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,7 @@ class Run {
 
   // runner_cluster.cpp: the nodes, the proxy links, the quorum files.
   void warm_up();
+  void warm_up(BlockingClient& client, const std::string& name);
   void start_proxy();
   std::string quorum_file(const std::vector<std::uint16_t>& ports) const;
   void write_file(const std::filesystem::path& file, const std::string& text) const;
@@ -117,6 +119,9 @@ class Run {
   std::vector<bool> ready_;
   std::vector<bool> done_;
   std::map<int, milliseconds> pending_pause_;
+  // The lagged failovers (by step op) whose replica stopped replicating,
+  // waiting for their condition to promote it.
+  std::set<int> lagging_;
   std::vector<PlannedStep> planned_;
   std::vector<ActiveFault> active_;
   // What went wrong in the harness itself; any of it fails the run.

@@ -46,14 +46,24 @@ void Run::run_due_steps() {
   for (auto it = planned_.begin(); it != planned_.end();) {
     if (it->at > now) break;  // planned_ is in time order
     const NemesisStep& step = *it->step;
+    // A lagged failover's replica stops replicating when the step is due,
+    // before its condition: the writes it then misses are the condition's.
+    if (step.action == NemesisAction::failover && step.lag && !lagging_.contains(it->op)) {
+      lagging_.insert(it->op);
+      const int n = *parse_node_target(step.target, node_count());
+      history_->write(nemesis_event(Phase::invoke, it->op, step, nodes_->begin_lag(n)));
+    }
     if (step.when_holding >= 0 && !holding_long_enough(step, now)) {
       if (now < it->at + step.when_timeout) {
         ++it;
         continue;
       }
-      history_->write(nemesis_event(
-          Phase::info, it->op, step,
-          "skipped: " + client_name(step.when_holding) + " did not hold the lock in time"));
+      std::string skipped =
+          "skipped: " + client_name(step.when_holding) + " did not hold the lock in time";
+      if (lagging_.erase(it->op) != 0) {
+        skipped += "; " + nodes_->end_lag(*parse_node_target(step.target, node_count()));
+      }
+      history_->write(nemesis_event(Phase::info, it->op, step, skipped));
       it = planned_.erase(it);
       continue;
     }
@@ -77,10 +87,17 @@ void Run::schedule_end(const NemesisStep& step, int op, milliseconds length,
 
 void Run::start_step(const NemesisStep& step, int op) {
   // Instantaneous actions end where they start: their span is a point.
-  const bool instant = step.action == NemesisAction::clock_jump ||
-                       step.action == NemesisAction::restart ||
-                       step.action == NemesisAction::resume || step.action == NemesisAction::heal;
+  const bool instant =
+      step.action == NemesisAction::clock_jump || step.action == NemesisAction::restart ||
+      step.action == NemesisAction::resume || step.action == NemesisAction::heal ||
+      step.action == NemesisAction::failover || step.action == NemesisAction::migrate;
+  // A lagged failover began when its replica stopped: its promotion ends it.
+  const bool began = lagging_.erase(op) != 0;
   auto record = [&](const std::string& detail) {
+    if (began) {
+      history_->write(nemesis_event(Phase::ok, op, step, detail));
+      return;
+    }
     history_->write(nemesis_event(Phase::invoke, op, step, detail));
     if (instant) history_->write(nemesis_event(Phase::ok, op, step, "done"));
   };
@@ -142,6 +159,12 @@ void Run::start_step(const NemesisStep& step, int op) {
     }
     case NemesisAction::heal:
       record(heal_everything());
+      break;
+    case NemesisAction::failover:
+      record(nodes_->fail_over(*parse_node_target(step.target, node_count())));
+      break;
+    case NemesisAction::migrate:
+      record(nodes_->migrate(*parse_node_target(step.target, node_count())));
       break;
   }
 }
@@ -206,6 +229,7 @@ std::string Run::heal_everything() {
   end_due_faults(true);
   for (int c = 0; c < client_count(); ++c) {
     for (int n = 0; n < node_count(); ++n) {
+      if (nodes_->is_cluster(n)) continue;  // (no link)
       proxy_->set_mode(links_[static_cast<std::size_t>(c)][static_cast<std::size_t>(n)],
                        Direction::both, LinkMode::pass);
     }

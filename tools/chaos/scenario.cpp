@@ -26,6 +26,9 @@ constexpr IntegerRule kNodeCount{1, 15, "an integer from 1 to 15"};
 constexpr IntegerRule kClientCount{1, 64, "an integer from 1 to 64"};
 constexpr IntegerRule kRenewals{0, 1'000'000, "a non-negative integer"};
 constexpr IntegerRule kIndex{0, 63, "an index from 0 to 63"};
+constexpr IntegerRule kNodeIndex{0, 14, "a node index from 0 to 14"};
+constexpr IntegerRule kShards{1, 8, "an integer from 1 to 8"};
+constexpr IntegerRule kReplicas{0, 2, "an integer from 0 to 2"};
 constexpr IntegerRule kPermits{1, Semaphore::kMaxPermits, "an integer from 1 to 1024"};
 // The most resources one lock may hold (the library's bound).
 constexpr std::size_t kMaxResources = 64;
@@ -73,7 +76,7 @@ constexpr std::array<std::pair<std::string_view, LockKind>, 4> kKindNames{{
     {"election", LockKind::election},
 }};
 
-constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames{{
+constexpr std::array<std::pair<std::string_view, NemesisAction>, 11> kActionNames{{
     {"kill", NemesisAction::kill},
     {"power-loss", NemesisAction::power_loss},
     {"restart", NemesisAction::restart},
@@ -83,6 +86,8 @@ constexpr std::array<std::pair<std::string_view, NemesisAction>, 9> kActionNames
     {"clock-jump", NemesisAction::clock_jump},
     {"clock-rate", NemesisAction::clock_rate},
     {"heal", NemesisAction::heal},
+    {"failover", NemesisAction::failover},
+    {"migrate", NemesisAction::migrate},
 }};
 
 constexpr std::array<std::pair<std::string_view, PausePoint>, 7> kPointNames{{
@@ -193,7 +198,7 @@ class ScenarioReader {
     for (Variant variant : scenario.variants) {
       scenario.expectations.try_emplace(variant);  // all "holds"
     }
-    return check_kind(scenario) && check_targets(scenario);
+    return check_kind(scenario) && check_clusters(scenario) && check_targets(scenario);
   }
 
   bool read_variants(const toml::node& value, Scenario& scenario) {
@@ -222,10 +227,43 @@ class ScenarioReader {
         ok = read_enum(*item, "nodes.persistence", kPersistenceNames, nodes.persistence);
       } else if (name == "tls") {
         ok = reader_.read_bool(*item, "nodes.tls", nodes.tls);
+        tls_at_ = item->source();
+      } else if (name == "clusters") {
+        ok = read_clusters(*item, nodes);
+      } else if (name == "shards") {
+        ok = reader_.read_int(*item, "nodes.shards", kShards, nodes.shards);
+      } else if (name == "replicas") {
+        ok = reader_.read_int(*item, "nodes.replicas", kReplicas, nodes.replicas);
+      } else if (name == "cluster_node_timeout_ms") {
+        ok = reader_.read_milliseconds(*item, "nodes.cluster_node_timeout_ms", kPositiveDuration,
+                                       nodes.cluster_node_timeout);
       } else {
-        ok = unknown(*key, *item, "nodes", "count, persistence, tls");
+        ok = unknown(*key, *item, "nodes",
+                     "count, persistence, tls, clusters, shards, replicas, "
+                     "cluster_node_timeout_ms");
       }
       if (!ok) return false;
+    }
+    return true;
+  }
+
+  // nodes.clusters: node indices, each once; checked against nodes.count
+  // once both are read (check_clusters).
+  bool read_clusters(const toml::node& value, NodesSpec& nodes) {
+    const toml::array* list = value.as_array();
+    clusters_at_ = value.source();
+    if (list == nullptr) {
+      return reader_.fail(value.source(), "nodes.clusters", "expected an array of node indices");
+    }
+    nodes.clusters.clear();
+    for (const toml::node& item : *list) {
+      int index = 0;
+      if (!reader_.read_int(item, "nodes.clusters", kNodeIndex, index)) return false;
+      if (nodes.is_cluster(index)) {
+        return reader_.fail(item.source(), "nodes.clusters",
+                            "node " + std::to_string(index) + " is named twice");
+      }
+      nodes.clusters.push_back(index);
     }
     return true;
   }
@@ -422,11 +460,13 @@ class ScenarioReader {
         ok = reader_.read_milliseconds(*item, path, kDuration, step.after_holding);
       } else if (name == "progress_within_ms") {
         ok = reader_.read_milliseconds(*item, path, kPositiveDuration, step.progress_within);
+      } else if (name == "lag") {
+        ok = reader_.read_bool(*item, path, step.lag);
       } else {
         ok = unknown(*key, *item, "nemesis",
                      "at_ms, action, target, duration_ms, mode, direction, delay_ms, delta_ms, "
                      "rate, point, when_holding, when_timeout_ms, after_holding_ms, "
-                     "progress_within_ms");
+                     "progress_within_ms, lag");
       }
       if (!ok) return false;
     }
@@ -538,6 +578,30 @@ class ScenarioReader {
     return true;
   }
 
+  // Cluster members need the node count and the lock's kind, which may be
+  // written after [nodes].
+  bool check_clusters(const Scenario& scenario) {
+    const NodesSpec& nodes = scenario.nodes;
+    if (nodes.clusters.empty()) return true;
+    for (const int index : nodes.clusters) {
+      if (index >= nodes.count) {
+        return reader_.fail(*clusters_at_, "nodes.clusters",
+                            "no node " + std::to_string(index) + " (nodes.count is " +
+                                std::to_string(nodes.count) + ")");
+      }
+    }
+    if (nodes.tls) {
+      return reader_.fail(*tls_at_, "nodes.tls",
+                          "cluster members run without TLS in the harness (nodes.clusters)");
+    }
+    if (scenario.lock.kind == LockKind::multi) {
+      return reader_.fail(kind_at_, "lock.kind",
+                          "a set of resources spans slots, which a cluster member refuses "
+                          "(nodes.clusters)");
+    }
+    return true;
+  }
+
   // Targets need the counts, which may be written after the steps.
   bool check_targets(const Scenario& scenario) {
     const int nodes = scenario.nodes.count;
@@ -578,6 +642,20 @@ class ScenarioReader {
           break;
         case NemesisAction::heal:
           break;
+        case NemesisAction::failover:
+        case NemesisAction::migrate: {
+          const auto node = parse_node_target(step.target, nodes);
+          if (!node || !scenario.nodes.is_cluster(*node)) {
+            problem = "target must be a cluster member (a node named in nodes.clusters)";
+          } else if (step.action == NemesisAction::failover && scenario.nodes.replicas == 0) {
+            problem = "a failover needs nodes.replicas of at least 1";
+          }
+          break;
+        }
+      }
+      if (problem.empty()) problem = cluster_target_problem(scenario, step);
+      if (problem.empty() && step.lag && step.action != NemesisAction::failover) {
+        problem = "lag applies to action = \"failover\" only";
       }
       // The requirement is checked from the end of the fault, so the fault
       // must end by itself, and it names the fault's clients.
@@ -596,7 +674,42 @@ class ScenarioReader {
     return true;
   }
 
+  // What a step may not do to a cluster member: the harness reaches its
+  // servers directly (no link), and its clock and persistence faults act
+  // on one server.
+  static std::string cluster_target_problem(const Scenario& scenario, const NemesisStep& step) {
+    const int nodes = scenario.nodes.count;
+    const auto node = parse_node_target(step.target, nodes);
+    switch (step.action) {
+      case NemesisAction::power_loss:
+      case NemesisAction::clock_jump:
+      case NemesisAction::clock_rate:
+        if (node && scenario.nodes.is_cluster(*node)) {
+          return "n" + std::to_string(*node) +
+                 " is a cluster member: " + std::string(to_string(step.action)) +
+                 " acts on single-server nodes only";
+        }
+        return {};
+      case NemesisAction::link: {
+        const auto selection = parse_link_target(step.target, scenario.clients.count, nodes);
+        if (!selection) return {};
+        for (const int n : selection->nodes) {
+          if (scenario.nodes.is_cluster(n)) {
+            return "n" + std::to_string(n) +
+                   " is a cluster member, whose servers the clients reach directly: a link "
+                   "fault names single-server nodes only";
+          }
+        }
+        return {};
+      }
+      default:
+        return {};
+    }
+  }
+
   ConfigReader reader_;
+  std::optional<toml::source_region> clusters_at_;
+  std::optional<toml::source_region> tls_at_;
   // Where the keys that depend on the kind were written, for check_kind.
   toml::source_region kind_at_{};
   std::optional<toml::source_region> permits_at_;

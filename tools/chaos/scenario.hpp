@@ -6,6 +6,7 @@
 // Parsing never throws: errors come back as "file:line:col: message".
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -33,6 +34,21 @@ struct NodesSpec {
   // openssl command when the run starts); `redlock-chaos --tls` sets it for
   // every scenario.
   bool tls = false;
+  // The members that are Redis Clusters (docs/chaos.md, "Cluster
+  // members"), by node index: each is `shards` masters with `replicas`
+  // replicas apiece, started by the harness and formed into one cluster.
+  // The clients reach a cluster's servers directly (its slot map announces
+  // their own ports), so no link fault acts on them.
+  std::vector<int> clusters{};
+  int shards = 3;
+  int replicas = 1;
+  // The clusters' cluster-node-timeout: how long a master may be
+  // unreachable before a replica is promoted without it.
+  Milliseconds cluster_node_timeout{1000};
+
+  [[nodiscard]] bool is_cluster(int node) const {
+    return std::find(clusters.begin(), clusters.end(), node) != clusters.end();
+  }
 };
 
 // What the clients lock (docs/chaos.md, "Lock kinds"): one mutex, one
@@ -115,6 +131,10 @@ enum class NemesisAction {
   clock_jump,  // node: jump its clock by delta_ms (emulated on lock keys)
   clock_rate,  // node: run its clock at `rate` (emulated on lock keys)
   heal,        // everything back to normal
+  failover,    // cluster node: the lock's shard's replica promoted; with
+               // lag, one that stopped replicating at `at` and takes over
+               // from its killed master once the step's condition holds
+  migrate,     // cluster node: the lock's slot moved to the next shard
 };
 
 [[nodiscard]] std::string_view to_string(NemesisAction action) noexcept;
@@ -151,6 +171,8 @@ struct NemesisStep {
   // clock_jump / clock_rate
   Milliseconds delta{0};
   double rate = 1.0;
+  // failover: the promoted replica missed the writes since `at`.
+  bool lag = false;
   // pause of a client
   PausePoint point = PausePoint::now;
   // Wait (from `at`) until this client holds the lock before acting; -1: no
