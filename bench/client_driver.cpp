@@ -22,19 +22,23 @@ Milliseconds bench_node_timeout() {
   return Milliseconds(std::strtol(text, nullptr, 10));
 }
 
-ConfigResult bench_config(const std::vector<BenchNode>& nodes) {
+std::vector<std::string> addresses_of(const std::vector<BenchNode>& nodes) {
   std::vector<std::string> addresses;
   for (const BenchNode& node : nodes) addresses.push_back(node.address());
-  ConfigResult config = config_from_addresses(addresses);
-  if (config.ok()) config.config->lock.node_timeout = bench_node_timeout();
-  return config;
+  return addresses;
 }
 }  // namespace
 
 ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes,
                            std::size_t workers, bool release_at_majority)
-    : loop_(loop), config_(bench_config(nodes)) {
+    : ClientDriver(loop, addresses_of(nodes), workers) {
   if (config_.ok()) config_.config->lock.release_at_majority = release_at_majority;
+}
+
+ClientDriver::ClientDriver(uv_loop_t* loop, const std::vector<std::string>& addresses,
+                           std::size_t workers)
+    : loop_(loop), config_(config_from_addresses(addresses)) {
+  if (config_.ok()) config_.config->lock.node_timeout = bench_node_timeout();
   resources_.reserve(workers);
   for (std::size_t worker = 0; worker < workers; ++worker) {
     resources_.emplace_back("bench:" + std::to_string(worker));

@@ -33,6 +33,9 @@ class ClientDriver final : public CycleDriver {
   // (LockConfig::release_at_majority), as the floor's do.
   ClientDriver(uv_loop_t* loop, const std::vector<BenchNode>& nodes, std::size_t workers,
                bool release_at_majority = false);
+  // The members as config_from_addresses takes them ("host:port", or
+  // "redis+cluster://host:port,..." for a cluster member).
+  ClientDriver(uv_loop_t* loop, const std::vector<std::string>& addresses, std::size_t workers);
   ClientDriver(uv_loop_t* loop, ConfigResult config, AcquireOptions options,
                std::string per_cycle_prefix);
   ~ClientDriver() override;

@@ -13,6 +13,9 @@ namespace redlock::detail {
 namespace {
 
 constexpr Microseconds kTryAgainPause{20000};
+// At most one map read in this long for masters that do not answer: a
+// shard that stays down fails every request sent to it.
+constexpr Microseconds kSilentMasterMapInterval{100000};
 
 std::string server_key(const std::string& host, std::uint16_t port, const std::string& unix_path) {
   return unix_path.empty() ? host + " " + std::to_string(port) : "unix " + unix_path;
@@ -158,6 +161,26 @@ void ClusterLink::count_takeovers(const SlotMap& next) {
   }
 }
 
+// A session already open to a server that serves no slot in the map began
+// while it was a replica, or a restarted replica not yet following its
+// master (which reports itself a master for a moment): its first word,
+// check_slot_markers, ran before the promotion it would have seen. Once
+// the server serves slots, a new session runs it again (docs/safety.md, "A
+// cluster as a member"). The first map has no earlier one to compare with:
+// the sessions then open are the seeds' just opened.
+void ClusterLink::renew_if_newly_master(const ShardEndpoint& server) {
+  if (!map_) return;
+  const std::vector<ShardEndpoint>& masters = map_->masters();
+  if (std::any_of(masters.begin(), masters.end(),
+                  [&](const ShardEndpoint& each) { return each.same_server(server); })) {
+    return;
+  }
+  const std::string key = server_key(server.host, server.port, {});
+  for (auto& [known, connection] : servers_) {
+    if (known == key) connection->renew_session("the server now serves slots: a new session");
+  }
+}
+
 void ClusterLink::on_map(const NodeResponse& response) {
   reading_map_ = false;
   if (closed_) return;
@@ -171,6 +194,9 @@ void ClusterLink::on_map(const NodeResponse& response) {
     if (auto ranges = slot_ranges_from(*response.replies[0], answering, error)) {
       if (auto map = SlotMap::from_ranges(*ranges, error)) {
         count_takeovers(*map);
+        if (map_) {
+          for (const ShardEndpoint& master : map->masters()) renew_if_newly_master(master);
+        }
         map_ = std::move(map);
         ++maps_read_;
         stats_.map_reads.fetch_add(1, std::memory_order_relaxed);
@@ -334,6 +360,7 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
                                                     : NodeMetrics::ShardEvent::asked);
       const std::string host = redirect->host.empty() ? routed->sent_host : redirect->host;
       if (redirect->kind == Redirect::Kind::moved) {
+        renew_if_newly_master(ShardEndpoint{host, redirect->port, {}});
         map_->move_slot(redirect->slot, ShardEndpoint{host, redirect->port, {}});
         map_wanted_ = true;
         read_map();
@@ -360,10 +387,16 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
   // A master of the map that does not answer may have been replaced: its
   // replica promoted, and the old master back as a replica that refuses
   // the session's first word, so no MOVED would ever say so. The map is
-  // read again (one read at a time) for the requests that follow.
+  // read again for the requests that follow (one read at a time, and at
+  // most one per kSilentMasterMapInterval).
   if (response.kind == NodeResponse::Kind::unreachable && !routed->keyless && !closed_) {
-    map_wanted_ = true;
-    read_map();
+    const TimePoint now = loop_.clock().now();
+    if (last_silent_master_read_ == TimePoint{} ||
+        now >= last_silent_master_read_ + kSilentMasterMapInterval) {
+      last_silent_master_read_ = now;
+      map_wanted_ = true;
+      read_map();
+    }
   }
   routed->answered = !response.late;
   if (routed->sink) routed->sink->on_response(index_, routed->tag, response);

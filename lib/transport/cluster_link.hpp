@@ -116,6 +116,7 @@ class ClusterLink final : public NodeLink {
   void on_map(const NodeResponse& response);
   // Counts, in the member's metrics, each master `next` names for slots
   // another master held in the map read before it.
+  void renew_if_newly_master(const ShardEndpoint& server);
   void count_takeovers(const SlotMap& next);
   void route(const std::shared_ptr<Routed>& routed);
   void on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response);
@@ -134,6 +135,8 @@ class ClusterLink final : public NodeLink {
   std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> servers_;
   std::optional<SlotMap> map_;
   std::uint64_t maps_read_ = 0;
+  // When a master's silence last had the map read again.
+  TimePoint last_silent_master_read_{};
   bool reading_map_ = false;
   bool map_wanted_ = false;
   std::size_t next_seed_ = 0;

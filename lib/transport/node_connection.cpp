@@ -473,6 +473,18 @@ NodeHealth NodeConnection::health() const {
   return health;
 }
 
+void NodeConnection::renew_session(std::string why) {
+  if (state_ == State::idle || state_ == State::backoff || state_ == State::closed) return;
+  reset(std::move(why));
+  // The server is up (it was just named a master): a new session now, with
+  // no backoff, so the requests sent meanwhile wait for it instead of
+  // failing.
+  loop_.timers().cancel(reconnect_timer_);
+  reconnect_timer_ = TimerQueue::kNone;
+  backoff_ = reconnect_min_;
+  start();
+}
+
 void NodeConnection::close() {
   if (state_ == State::closed) return;
   if (state_ == State::ready || state_ == State::handshaking) {

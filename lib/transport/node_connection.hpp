@@ -130,6 +130,10 @@ class NodeConnection final : public NodeLink, public Flushable {
 
   void flush() override;
   void close() override;
+  // Ends the session, if one is open or opening (its requests fail as on
+  // any reset), and opens a new one at once: for a server whose role
+  // changed since the session's first word ran.
+  void renew_session(std::string why);
 
   [[nodiscard]] std::size_t index() const noexcept override { return index_; }
   [[nodiscard]] const NodeConfig& config() const noexcept override { return node_; }

@@ -209,22 +209,34 @@ TEST_F(ClusterQuorum, AShardThatLostItsDataGrantsNothingInThatSlotUntilRecovered
 // of its master's slots but maybe not the grants its master acknowledged
 // last. Each session's first word (check_slot_markers) takes the copies
 // away, so the slot is recovered with the delay on that member.
-TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilRecovered) {
-  std::vector<std::unique_ptr<ShardedMember>> members;
-  for (const std::size_t replicas : {std::size_t{1}, std::size_t{0}, std::size_t{0}}) {
-    ShardedMemberOptions options;
-    options.shards = 3;
-    options.replicas_per_shard = replicas;
-    members.push_back(std::make_unique<ShardedMember>(options));
+// Three members of three shards, the first with a replica per shard.
+class ClusterQuorumFailover : public ::testing::Test {
+ protected:
+  ClusterQuorumFailover() {
+    for (const std::size_t replicas : {std::size_t{1}, std::size_t{0}, std::size_t{0}}) {
+      ShardedMemberOptions options;
+      options.shards = 3;
+      options.replicas_per_shard = replicas;
+      members.push_back(std::make_unique<ShardedMember>(options));
+    }
   }
-  std::vector<std::string> addresses;
-  for (const auto& member : members) addresses.push_back(member->address());
-  const ConfigResult parsed = config_from_addresses(addresses);
-  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
-  QuorumConfig quorum = *parsed.config;
-  quorum.lock.retry_count = 0;
-  quorum.lock.release_at_majority = false;
 
+  QuorumConfig config() {
+    std::vector<std::string> addresses;
+    for (const auto& member : members) addresses.push_back(member->address());
+    const ConfigResult parsed = config_from_addresses(addresses);
+    EXPECT_TRUE(parsed.ok()) << parsed.error.to_string();
+    QuorumConfig quorum = *parsed.config;
+    quorum.lock.retry_count = 0;
+    quorum.lock.release_at_majority = false;
+    return quorum;
+  }
+
+  std::vector<std::unique_ptr<ShardedMember>> members;
+};
+
+TEST_F(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilRecovered) {
+  const QuorumConfig quorum = config();
   const std::string resource = "alpha";
   const std::uint16_t slot = hash_slot(resource);
   const std::size_t shard = members[0]->shard_of(slot);
@@ -249,6 +261,73 @@ TEST(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilReco
       << "no recovery delay on the promoted master";
   EXPECT_NE(promoted.get(slotted(resource) + "lock:" + resource), held.lock->value.str())
       << "the promoted master granted with its old master's marker";
+}
+
+// A server promoted back to the master it was (a failover, then a
+// failback): a client's session to it, opened while it was the first
+// master, lasts through its time as a replica, which answers MOVED. Once
+// it serves the slots again, that session's check predates the promotion;
+// the link opens a new one, whose check takes the copy of the other
+// server's marker away, and the slot is recovered with the delay.
+TEST_F(ClusterQuorumFailover, AServerPromotedBackIsCheckedAgainOnANewSession) {
+  QuorumConfig quorum = config();
+  quorum.lock.ttl = std::chrono::milliseconds(1000);
+  quorum.lock.max_ttl = std::chrono::milliseconds(1000);
+  const std::string resource = "alpha";
+  const std::size_t shard = members[0]->shard_of(hash_slot(resource));
+  const std::string marker = slotted(resource) + "node";
+  RedisServer& first = members[0]->master(shard);
+  BlockingClient client(quorum);
+  AcquireOptions once;
+  once.fair = false;
+  // Every member grants (and so holds the slot's marker), member 0 on the
+  // server of `first`, until `until` says it is time to stop.
+  const auto member_zero_grants = [&] {
+    const AcquireResult held = client.acquire(Resource(resource), once);
+    if (!held.ok()) return false;
+    const ReleaseResult released = client.release(*held.lock);
+    return released.nodes.size() == 3 && released.nodes[0].status == NodeStatus::released;
+  };
+  ASSERT_TRUE(member_zero_grants()) << "the slot was never marked on member 0";
+
+  ASSERT_TRUE(members[0]->fail_over(shard));
+  // The promoted replica recovers the slot with the delay, and then writes
+  // a marker of its own, which the first server, its replica now, copies.
+  ASSERT_TRUE(eventually(member_zero_grants, std::chrono::seconds(15)))
+      << "the promoted replica never granted after its recovery";
+  RedisProbe second(members[0]->master(shard).port());
+  const std::optional<std::string> second_marker = second.get(marker);
+  ASSERT_TRUE(second_marker.has_value());
+  RedisProbe first_probe(first.port());
+  ASSERT_TRUE(first_probe.command({"READONLY"}).is_ok());
+  ASSERT_TRUE(eventually([&] { return first_probe.get(marker) == second_marker; }))
+      << "the first server never copied its new master's marker";
+
+  ASSERT_TRUE(members[0]->fail_over(shard));
+  ASSERT_EQ(&members[0]->master(shard), &first);
+  // Member 0's first answers may be none (its session is being opened
+  // again) or come after the majority decided; its first answer in time
+  // is what is checked.
+  std::optional<NodeOutcome> answer;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const AcquireResult attempt = client.acquire(Resource(resource), once);
+        EXPECT_TRUE(attempt.ok()) << "members 1 and 2 are a majority: " << attempt.error.message();
+        if (attempt.ok()) (void)client.release(*attempt.lock);
+        if (attempt.nodes.size() == 3 && attempt.nodes[0].status != NodeStatus::unreachable &&
+            attempt.nodes[0].status != NodeStatus::timeout &&
+            attempt.nodes[0].status != NodeStatus::pending) {
+          answer = attempt.nodes[0];
+        }
+        return answer.has_value();
+      },
+      std::chrono::seconds(10)))
+      << "member 0 never answered after the failback";
+  EXPECT_EQ(answer->status, NodeStatus::recovering)
+      << "the server promoted back answered " << to_string(answer->status) << " (" << answer->detail
+      << ") on a session checked before its promotion";
+  RedisProbe promoted(first.port());
+  EXPECT_GT(promoted.pttl(slotted(resource) + "recovering"), 0) << "no recovery delay on it";
 }
 
 // Two members that are one cluster (named by two of its seeds): their

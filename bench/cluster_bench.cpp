@@ -1,0 +1,126 @@
+// What a Redis Cluster member costs and buys against one server per member,
+// in one run (docs/performance.md, "Cluster members"):
+//
+//   BM_SingleServerMembers/D  three members, each one redis-server
+//   BM_ClusterMembers/D       three members, each a Redis Cluster of three
+//                             masters (no replicas: replication costs the
+//                             masters the same in either shape)
+//
+// D cycles in flight (1 and 64), worker w locking "bench:<w>" every cycle,
+// so the 64 resources spread over the shards' slots as a service's would.
+// Counters, beside the cycle harness's (p50_us, p99_us, ops_per_s,
+// node_cpu_us: the CPU of every server per cycle): busiest_cpu_us, the CPU
+// per cycle of the one server that used most, which is what bounds one
+// member's capacity: a cluster member gains what its busiest shard saves.
+//
+// Servers: started once per process by the test fixture on free loopback
+// ports. Before timing, every worker's resource is locked once on every
+// member, so each slot's first use (its marker on every member) is behind.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_nodes.hpp"
+#include "client_driver.hpp"
+#include "cluster_member.hpp"
+#include "cycle_harness.hpp"
+
+namespace redlock::bench {
+namespace {
+
+constexpr std::size_t kMembers = 3;
+constexpr std::uint64_t kWarmupCycles = 200;
+
+// The servers of one shape: the members' addresses, and every server's
+// process for the CPU counters.
+struct Shape {
+  std::vector<std::string> addresses;
+  std::vector<BenchNode> servers;
+};
+
+const Shape& single_servers() {
+  static const Shape shape = [] {
+    Shape made;
+    made.servers = started_nodes(kMembers);
+    for (const BenchNode& node : made.servers) made.addresses.push_back(node.address());
+    return made;
+  }();
+  return shape;
+}
+
+const Shape& cluster_members() {
+  static std::vector<std::unique_ptr<test::ShardedMember>> members;
+  static const Shape shape = [] {
+    Shape made;
+    for (std::size_t i = 0; i < kMembers; ++i) {
+      test::ShardedMemberOptions options;
+      options.shards = 3;
+      options.replicas_per_shard = 0;
+      members.push_back(std::make_unique<test::ShardedMember>(options));
+      made.addresses.push_back(members.back()->address());
+      for (test::RedisServer* server : members.back()->servers()) {
+        made.servers.push_back(BenchNode{"127.0.0.1", server->port(), server->pid()});
+      }
+    }
+    return made;
+  }();
+  return shape;
+}
+
+std::vector<double> each_cpu(const std::vector<BenchNode>& servers) {
+  std::vector<double> out;
+  for (const BenchNode& server : servers) out.push_back(node_cpu_seconds({server}).value_or(0));
+  return out;
+}
+
+void run_cycles(benchmark::State& state, const Shape& (*shape_of)()) {
+  const auto depth = static_cast<std::size_t>(state.range(0));
+  const Shape* shape = nullptr;
+  try {
+    shape = &shape_of();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  BenchLoop loop;
+  ClientDriver driver(loop.get(), shape->addresses, depth);
+  {
+    Pipeline pipeline(loop.get(), driver, depth);
+    std::string error = driver.connect();
+    const std::uint64_t warmup = std::max<std::uint64_t>(kWarmupCycles, 2 * depth);
+    if (error.empty() && !pipeline.run_until(warmup)) error = pipeline.error();
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+    } else {
+      pipeline.clear_samples();
+      const std::vector<double> before = each_cpu(shape->servers);
+      const std::uint64_t first = pipeline.completed();
+      time_cycles(state, pipeline, [shape] { return node_cpu_seconds(shape->servers); });
+      const auto cycles = static_cast<double>(pipeline.completed() - first);
+      const std::vector<double> after = each_cpu(shape->servers);
+      double busiest = 0;
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        busiest = std::max(busiest, after[i] - before[i]);
+      }
+      if (cycles > 0) state.counters["busiest_cpu_us"] = busiest * 1e6 / cycles;
+    }
+  }
+  driver.shut_down();
+}
+
+void BM_SingleServerMembers(benchmark::State& state) { run_cycles(state, single_servers); }
+void BM_ClusterMembers(benchmark::State& state) { run_cycles(state, cluster_members); }
+
+BENCHMARK(BM_SingleServerMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ClusterMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace redlock::bench
+
+BENCHMARK_MAIN();
