@@ -37,7 +37,9 @@
  *
  * Mutant switches (-DMUTANT_x): FENCE_EQ, RELEASE_NOCHECK, ACQ_NO_NX,
  * EXTEND_RECREATE, NO_DELAY, NO_REMERGE, REMERGE_SAME_ROUND, NO_CHECK
- * (with FAILOVER: sessions open without check_marker).
+ * (with FAILOVER: sessions open without check_marker), KEEP_SESSION (with
+ * FAILOVER: client 0 keeps a session to the replica opened before its
+ * promotion, whose check ran then).
  */
 
 #define N        3
@@ -278,8 +280,18 @@ inline failover() {
   recleft[0] = rrecleft; remerge[0] = rremerge;
   foreign = rmarked;
   c = 0;
+  /* No session from before the promotion is kept: a connection to the
+     master broke with it, and a cluster link opens a new session to a
+     server that starts serving slots (one opened while it was a replica,
+     or a restarted replica that reported itself a master for a moment,
+     ran its first word before the promotion). */
+  /* mirrors: lib/transport/cluster_link.cpp renew_if_newly_master */
   do
+#ifdef MUTANT_KEEP_SESSION
+  :: c < NC -> fresh[c] = (c != 0); c++
+#else
   :: c < NC -> fresh[c] = 1; c++
+#endif
   :: else -> break
   od;
   c = 0

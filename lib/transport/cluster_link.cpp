@@ -161,19 +161,21 @@ void ClusterLink::count_takeovers(const SlotMap& next) {
   }
 }
 
-// A session already open to a server that serves no slot in the map began
-// while it was a replica, or a restarted replica not yet following its
+// A session already open to a server that serves no slot in the map (or
+// before the first map: a seed's, which read it) may have begun while the
+// server was a replica, or a restarted replica not yet following its
 // master (which reports itself a master for a moment): its first word,
-// check_slot_markers, ran before the promotion it would have seen. Once
-// the server serves slots, a new session runs it again (docs/safety.md, "A
-// cluster as a member"). The first map has no earlier one to compare with:
-// the sessions then open are the seeds' just opened.
+// check_slot_markers, then ran before the promotion it would have seen.
+// Once the server serves slots, a new session runs it again (docs/
+// safety.md, "A cluster as a member"); so a member's first map costs its
+// seed one new session.
 void ClusterLink::renew_if_newly_master(const ShardEndpoint& server) {
-  if (!map_) return;
-  const std::vector<ShardEndpoint>& masters = map_->masters();
-  if (std::any_of(masters.begin(), masters.end(),
-                  [&](const ShardEndpoint& each) { return each.same_server(server); })) {
-    return;
+  if (map_) {
+    const std::vector<ShardEndpoint>& masters = map_->masters();
+    if (std::any_of(masters.begin(), masters.end(),
+                    [&](const ShardEndpoint& each) { return each.same_server(server); })) {
+      return;
+    }
   }
   const std::string key = server_key(server.host, server.port, {});
   for (auto& [known, connection] : servers_) {
@@ -194,9 +196,7 @@ void ClusterLink::on_map(const NodeResponse& response) {
     if (auto ranges = slot_ranges_from(*response.replies[0], answering, error)) {
       if (auto map = SlotMap::from_ranges(*ranges, error)) {
         count_takeovers(*map);
-        if (map_) {
-          for (const ShardEndpoint& master : map->masters()) renew_if_newly_master(master);
-        }
+        for (const ShardEndpoint& master : map->masters()) renew_if_newly_master(master);
         map_ = std::move(map);
         ++maps_read_;
         stats_.map_reads.fetch_add(1, std::memory_order_relaxed);

@@ -55,7 +55,8 @@ options:
                         lock keys) or faketime (the nodes' wall clocks, under
                         libfaketime)
   --tls                 the clients reach the nodes over TLS, whatever the
-                        scenario's [nodes] tls says
+                        scenario's [nodes] tls says (scenarios with cluster
+                        members are skipped)
   --mode M              both (default): fail on an unexpected violation and on
                         an expected one that did not appear; regression: only
                         the first; demonstration: only the second
@@ -374,6 +375,11 @@ int run_scenarios(const std::vector<std::filesystem::path>& files, const Options
     }
     if (!options.filter.empty() &&
         parsed.scenario->name.find(options.filter) == std::string::npos) {
+      continue;
+    }
+    if (options.tls && !parsed.scenario->nodes.clusters.empty()) {
+      std::fprintf(stderr, "redlock-chaos: %s skipped: cluster members run without TLS\n",
+                   parsed.scenario->name.c_str());
       continue;
     }
     if (options.tls) parsed.scenario->nodes.tls = true;

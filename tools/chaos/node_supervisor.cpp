@@ -250,21 +250,29 @@ std::string NodeSupervisor::resume(int index) {
   return "SIGCONT";
 }
 
-// A replica that lags must not even receive what its master sends: one
-// stopped with SIGSTOP would read it from its socket once resumed. So the
-// replica is killed, and started again (from its own data, if it persists
-// any) only to be promoted.
+// A replica that lags must not receive what its master takes from now on:
+// one only stopped (SIGSTOP) would read it from its socket once resumed. So
+// the replica is stopped and its master drops its link (CLIENT KILL TYPE
+// replica), as a link that broke would: what the master takes next stays in
+// the master's backlog, and the replica keeps everything it had, its own
+// backlog included.
 std::string NodeSupervisor::begin_lag(int index) {
   NodeState& state = state_.at(static_cast<std::size_t>(index));
+  test::ShardedMember& cluster = member(index);
   const std::size_t shard = lock_shard(index);
-  const std::vector<test::RedisServer*> replicas = member(index).replicas(shard);
+  const std::vector<test::RedisServer*> replicas = cluster.replicas(shard);
   if (state.lagging != nullptr || replicas.empty() || !replicas.front()->running()) {
     return "no replica to stop";
   }
   state.lagging = replicas.front();
-  state.lagging->kill9();
+  state.lagging->pause();
+  const test::Reply dropped =
+      cluster.master(shard).probe().command({"CLIENT", "KILL", "TYPE", "replica"});
   return "replica " + server_name(*state.lagging) + " of " + shard_name(index) +
-         " killed: it misses every write from now";
+         " stopped, its link dropped (" +
+         (dropped.kind == test::Reply::Kind::integer ? std::to_string(dropped.integer)
+                                                     : dropped.text) +
+         "): it misses every write from now";
 }
 
 std::string NodeSupervisor::end_lag(int index) {
@@ -272,12 +280,8 @@ std::string NodeSupervisor::end_lag(int index) {
   if (state.lagging == nullptr) return "no replica stopped";
   test::RedisServer& replica = *state.lagging;
   state.lagging = nullptr;
-  try {
-    replica.restart();
-  } catch (const std::exception& error) {
-    return "restart of replica " + server_name(replica) + " failed: " + error.what();
-  }
-  return "replica " + server_name(replica) + " restarted, not promoted";
+  replica.resume();
+  return "replica " + server_name(replica) + " resumed, not promoted";
 }
 
 std::string NodeSupervisor::fail_over(int index) {
@@ -299,12 +303,7 @@ std::string NodeSupervisor::fail_over(int index) {
   old_master.kill9();
   test::RedisServer& replica = *state.lagging;
   state.lagging = nullptr;
-  try {
-    replica.restart();
-  } catch (const std::exception& error) {
-    state.killed_server = &old_master;
-    return "master killed; restart of replica " + server_name(replica) + " failed: " + error.what();
-  }
+  replica.resume();
   const bool promoted = cluster.fail_over(shard, test::ShardedMember::Failover::takeover);
   std::string restarted;
   try {
@@ -316,7 +315,7 @@ std::string NodeSupervisor::fail_over(int index) {
   }
   if (!promoted) return "master killed, CLUSTER FAILOVER TAKEOVER did not complete; " + restarted;
   return "master killed, replica " + server_name(cluster.master(shard)) +
-         " promoted with lag (CLUSTER FAILOVER TAKEOVER); " + restarted;
+         " resumed and promoted with lag (CLUSTER FAILOVER TAKEOVER); " + restarted;
 }
 
 std::string NodeSupervisor::migrate(int index) {
