@@ -16,9 +16,17 @@
 // Servers: started once per process by the test fixture on free loopback
 // ports. Before timing, every worker's resource is locked once on every
 // member, so each slot's first use (its marker on every member) is behind.
+//
+//   BM_CheckSlotMarkersScan/N  one check_slot_markers call, the first word
+//                              of every session, on a server that shows a
+//                              promotion and holds N keys (N/16 of them
+//                              slot markers): it SCANs the whole keyspace
+//                              for markers, and the server answers nothing
+//                              else meanwhile. ms_per_call per call.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -30,6 +38,8 @@
 #include "client_driver.hpp"
 #include "cluster_member.hpp"
 #include "cycle_harness.hpp"
+#include "redis_probe.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::bench {
 namespace {
@@ -114,11 +124,76 @@ void run_cycles(benchmark::State& state, const Shape& (*shape_of)()) {
   driver.shut_down();
 }
 
+// Fills `probe`'s server with `count` keys in the per-slot layout, one in
+// 16 a slot's marker naming another server, the rest lock keys.
+bool fill_keys(test::RedisProbe& probe, long long count) {
+  static constexpr const char* kFill = R"lua(
+for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+  local tag = '{' .. (i % 4096) .. '}'
+  if i % 16 == 0 then
+    redis.call('SET', 'redlock:' .. tag .. 'node' .. i, 'redlock-node run_id=0')
+  else
+    redis.call('SET', 'redlock:' .. tag .. 'lock:r' .. i, 'v')
+  end
+end
+return 0
+)lua";
+  constexpr long long kChunk = 20000;
+  for (long long first = 0; first < count; first += kChunk) {
+    const long long last = std::min(count, first + kChunk) - 1;
+    const test::Reply filled =
+        probe.command({"EVAL", kFill, "0", std::to_string(first), std::to_string(last)});
+    if (filled.failed()) return false;
+  }
+  return true;
+}
+
+void BM_CheckSlotMarkersScan(benchmark::State& state) {
+  const long long count = state.range(0);
+  test::RedisServer server;
+  test::RedisProbe probe(server.port(), std::chrono::seconds(30));
+  if (!fill_keys(probe, count)) {
+    state.SkipWithError("could not fill the server");
+    return;
+  }
+  // The evidence of a promotion: a replica turned master (its master was
+  // never reached, so it kept its keys).
+  (void)probe.command({"REPLICAOF", "127.0.0.1", "1"});
+  (void)probe.command({"REPLICAOF", "NO", "ONE"});
+  const test::Reply info = probe.command({"INFO", "replication"});
+  if (test::info_field(info.text, "second_repl_offset").value_or("-1") == "-1") {
+    state.SkipWithError("the server shows no promotion");
+    return;
+  }
+  const detail::Script& check = detail::script(detail::ScriptId::check_slot_markers);
+  const std::string body(check.body);
+  double total_ms = 0;
+  for (auto _ : state) {
+    const auto started = std::chrono::steady_clock::now();
+    const test::Reply reply = probe.command({"EVAL", body, "0", "redlock:"});
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    if (reply.failed()) {
+      state.SkipWithError(("check_slot_markers: " + reply.text).c_str());
+      return;
+    }
+    state.SetIterationTime(took.count());
+    total_ms += took.count() * 1e3;
+  }
+  state.counters["ms_per_call"] = total_ms / static_cast<double>(state.iterations());
+}
+
 void BM_SingleServerMembers(benchmark::State& state) { run_cycles(state, single_servers); }
 void BM_ClusterMembers(benchmark::State& state) { run_cycles(state, cluster_members); }
 
 BENCHMARK(BM_SingleServerMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ClusterMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CheckSlotMarkersScan)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Iterations(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace redlock::bench

@@ -114,9 +114,11 @@ class ClusterLink final : public NodeLink {
   [[nodiscard]] const NodeConnection* connection_of(const ShardEndpoint& master) const noexcept;
   void read_map();
   void on_map(const NodeResponse& response);
+  // Opens a new session to `server` if one is open and it serves no slot
+  // in the map (its first word may predate its promotion).
+  void renew_if_newly_master(const ShardEndpoint& server);
   // Counts, in the member's metrics, each master `next` names for slots
   // another master held in the map read before it.
-  void renew_if_newly_master(const ShardEndpoint& server);
   void count_takeovers(const SlotMap& next);
   void route(const std::shared_ptr<Routed>& routed);
   void on_answer(const std::shared_ptr<Routed>& routed, const NodeResponse& response);
