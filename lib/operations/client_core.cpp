@@ -111,6 +111,30 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
     nodes_.push_back(make_link(*context_, metrics_->node(config_.nodes[i].name), i,
                                config_.nodes[i], config_.lock, setup));
   }
+  // (The links are the core's: the handler never outlives it.)
+  for (auto& node : nodes_) node->set_map_handler([this] { refuse_dependent_votes(); });
+}
+
+// Two members that are one cluster, or a cluster member and another member
+// that share a server, fail and grant together: one of them, a cluster
+// (the later one when both are), has its votes refused, so they count as
+// one (docs/safety.md, "A cluster as a member"). Run after each map a
+// cluster member reads; node health warns about both.
+void ClientCore::refuse_dependent_votes() {
+  std::vector<MemberServers> members;
+  members.reserve(nodes_.size());
+  for (const auto& node : nodes_) members.push_back(node->servers());
+  std::vector<std::string> refused(nodes_.size());
+  for (const SharedMembers& pair : members_not_independent(members)) {
+    const bool second_is_cluster = members[pair.second].cluster;
+    const std::size_t loser = second_is_cluster ? pair.second : pair.first;
+    const std::size_t other = second_is_cluster ? pair.first : pair.second;
+    if (!refused[loser].empty()) continue;
+    refused[loser] = std::string(pair.same_cluster ? "not independent: one Redis Cluster with "
+                                                   : "not independent: shares a server with ") +
+                     config_.nodes[other].name + " (its votes do not count)";
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->refuse_votes(std::move(refused[i]));
 }
 
 ClientCore::~ClientCore() = default;

@@ -99,6 +99,7 @@ class ClientCore {
 
  private:
   ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions options, LinkFactory make_link);
+  void refuse_dependent_votes();
 
   QuorumConfig config_;
   std::shared_ptr<const std::vector<std::string>> node_names_;

@@ -204,8 +204,17 @@ void ClusterLink::on_map(const NodeResponse& response) {
         for (const ShardEndpoint& master : map_->masters()) {
           (void)connection_to(master.host, master.port, {});
         }
+        // (The handler may refuse this member's votes: before the waiting
+        // requests leave.)
+        if (map_handler_) map_handler_();
         std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
-        for (const auto& routed : waiting) route(routed);
+        for (const auto& routed : waiting) {
+          if (!refused_.empty() && !routed->cleanup) {
+            fail(routed, refused_);
+          } else {
+            route(routed);
+          }
+        }
         if (map_wanted_) read_map();
         return;
       }
@@ -273,6 +282,10 @@ void ClusterLink::send(Request request) {
   }
   if (closed_) {
     fail(routed, "connection closed");
+    return;
+  }
+  if (!refused_.empty() && !routed->cleanup) {
+    fail(routed, refused_);
     return;
   }
   if (!map_ && !routed->keyless) {

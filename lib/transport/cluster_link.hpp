@@ -96,6 +96,10 @@ class ClusterLink final : public NodeLink {
   // Every master's run_id (of the connections made) and cluster node id
   // (of the map).
   [[nodiscard]] MemberServers servers() const override;
+  void set_map_handler(std::function<void()> handler) override {
+    map_handler_ = std::move(handler);
+  }
+  void refuse_votes(std::string why) override { refused_ = std::move(why); }
 
   // The map as last read (nullptr before the first); for tests and
   // diagnosis.
@@ -139,6 +143,9 @@ class ClusterLink final : public NodeLink {
   std::uint64_t maps_read_ = 0;
   // When a master's silence last had the map read again.
   TimePoint last_silent_master_read_{};
+  std::function<void()> map_handler_;
+  // Why this member's votes are refused (refuse_votes); empty: they count.
+  std::string refused_;
   bool reading_map_ = false;
   bool map_wanted_ = false;
   std::size_t next_seed_ = 0;

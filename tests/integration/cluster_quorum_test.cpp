@@ -333,18 +333,34 @@ TEST_F(ClusterQuorumFailover, AServerPromotedBackIsCheckedAgainOnANewSession) {
 // Two members that are one cluster (named by two of its seeds): their
 // votes grant and fail together, and the client says so in node health once
 // it has read their maps.
-TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedInNodeHealth) {
+TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedAndOnlyOneOfThemVotes) {
   ShardedMemberOptions options;
   options.replicas_per_shard = 0;
   ShardedMember member(options);
   RedisServer single;
-  const ConfigResult parsed =
+  ConfigResult parsed =
       config_from_addresses({"redis+cluster://" + member.seeds()[0],
                              "redis+cluster://" + member.seeds()[1], single.address()});
   ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  // A member whose votes are refused is one that does not answer: a slot's
+  // first use then waits for the recovery delay, which a short TTL keeps
+  // short.
+  parsed.config->lock.ttl = std::chrono::milliseconds(1000);
   BlockingClient client(*parsed.config);
-  const AcquireResult held = client.acquire(Resource("job"));
+  AcquireOptions patient;
+  patient.wait = std::chrono::seconds(10);
+  const AcquireResult held = client.acquire(Resource("job"), patient);
   ASSERT_TRUE(held.ok()) << held.error.message();
+  const std::string& first = parsed.config->nodes[0].name;
+  const std::string& second = parsed.config->nodes[1].name;
+  // The later of the two has its votes refused: the lock is the first
+  // member's and the single server's to grant.
+  ASSERT_EQ(held.nodes.size(), 3U);
+  EXPECT_EQ(held.nodes[0].status, NodeStatus::granted);
+  EXPECT_EQ(held.nodes[1].status, NodeStatus::unreachable);
+  EXPECT_EQ(held.nodes[1].detail,
+            "not independent: one Redis Cluster with " + first + " (its votes do not count)");
+  EXPECT_EQ(held.nodes[2].status, NodeStatus::granted);
   const auto warned = [&](std::size_t node, const std::string& other) {
     const std::vector<NodeHealth> health = client.node_health();
     for (const std::string& warning : health[node].warnings) {
@@ -352,10 +368,17 @@ TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedInNodeHealth) {
     }
     return false;
   };
-  const std::string& first = parsed.config->nodes[0].name;
-  const std::string& second = parsed.config->nodes[1].name;
   EXPECT_TRUE(eventually([&] { return warned(0, second) && warned(1, first); }));
   EXPECT_TRUE(client.node_health()[2].warnings.empty());
+  EXPECT_EQ(client.release(*held.lock).released, 2U) << "the first member and the single server";
+
+  // Once the single server is down, the two that are one cluster are no
+  // majority.
+  single.stop();
+  AcquireOptions once;
+  once.retry_count = 0;
+  const AcquireResult alone = client.acquire(Resource("job"), once);
+  EXPECT_FALSE(alone.ok()) << "one cluster named twice made a majority";
 }
 
 TEST(ClusterQuorumConfig, ALockKeyOutsideTheResourcesSlotIsRefusedBeforeSendingAnything) {
