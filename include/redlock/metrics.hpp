@@ -62,6 +62,10 @@ struct NodeMetricsSnapshot {
   // (those that redirected or took over slots), in the order first seen.
   std::uint64_t map_reads = 0;
   std::vector<ShardMetricsSnapshot> shards;
+  // A cluster member whose votes the client refuses: it is one cluster
+  // with another member, or shares a server with one (docs/safety.md, "A
+  // cluster as a member").
+  bool votes_refused = false;
 };
 
 struct MetricsSnapshot {
@@ -105,6 +109,7 @@ struct REDLOCK_API NodeMetrics {
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> unreachable{0};
   std::atomic<std::uint64_t> map_reads{0};
+  std::atomic<bool> votes_refused{false};
   Histogram latency;
 
   // A cluster member's shard events (rare: under a mutex), by the shard

@@ -26,6 +26,7 @@
 //   redlock_cluster_redirects_total{node,shard,kind="moved"|"ask"|"tryagain"}
 //                                                   counter    shards()
 //   redlock_cluster_slot_takeovers_total{node,shard} counter   shards()
+//   redlock_cluster_votes_refused{node}             gauge      votes_refused
 //
 // The cluster families appear only for a member that is a Redis Cluster.
 //
@@ -130,6 +131,7 @@ MetricsSnapshot Metrics::snapshot() const {
     node_snapshot.latency = record->latency.snapshot();
     node_snapshot.map_reads = record->map_reads.load(relaxed);
     node_snapshot.shards = record->shards();
+    node_snapshot.votes_refused = record->votes_refused.load(relaxed);
   }
   return result;
 }
@@ -277,6 +279,14 @@ void append_node_families(std::string& out, const std::vector<NodeMetricsSnapsho
                        label("node", node.node) + "," + label("shard", shard.shard),
                        shard.took_over);
       }
+    }
+    append_family(out, "redlock_cluster_votes_refused", "gauge",
+                  "1 while the client refuses a cluster member's votes: it is one cluster with "
+                  "another member, or shares a server with one.");
+    for (const auto& node : nodes) {
+      if (node.map_reads == 0 && node.shards.empty()) continue;
+      append_sample(out, "redlock_cluster_votes_refused", label("node", node.node),
+                    node.votes_refused ? "1" : "0");
     }
   }
   append_family(out, "redlock_node_latency_seconds", "histogram",

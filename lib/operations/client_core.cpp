@@ -134,7 +134,11 @@ void ClientCore::refuse_dependent_votes() {
                                                    : "not independent: shares a server with ") +
                      config_.nodes[other].name + " (its votes do not count)";
   }
-  for (std::size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->refuse_votes(std::move(refused[i]));
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    metrics_->node(config_.nodes[i].name)
+        .votes_refused.store(!refused[i].empty(), std::memory_order_relaxed);
+    nodes_[i]->refuse_votes(std::move(refused[i]));
+  }
 }
 
 ClientCore::~ClientCore() = default;

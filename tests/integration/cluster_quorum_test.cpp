@@ -370,6 +370,11 @@ TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedAndOnlyOneOfThem
   };
   EXPECT_TRUE(eventually([&] { return warned(0, second) && warned(1, first); }));
   EXPECT_TRUE(client.node_health()[2].warnings.empty());
+  const MetricsSnapshot metrics = client.metrics()->snapshot();
+  ASSERT_EQ(metrics.nodes.size(), 3U);
+  EXPECT_FALSE(metrics.nodes[0].votes_refused);
+  EXPECT_TRUE(metrics.nodes[1].votes_refused);
+  EXPECT_FALSE(metrics.nodes[2].votes_refused);
   EXPECT_EQ(client.release(*held.lock).released, 2U) << "the first member and the single server";
 
   // Once the single server is down, the two that are one cluster are no

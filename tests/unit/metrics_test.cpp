@@ -306,7 +306,7 @@ std::string family_of(const Exposition& exposition, const std::string& sample_na
   return sample_name;
 }
 
-// Records a `# HELP name text` or `# TYPE name counter|histogram` line.
+// Records a `# HELP name text` or `# TYPE name counter|gauge|histogram` line.
 // Returns what is wrong with it, or an empty string.
 std::string parse_comment(Exposition& out, const std::string& line) {
   const std::string rest = line.substr(std::string_view("# HELP ").size());
@@ -317,7 +317,7 @@ std::string parse_comment(Exposition& out, const std::string& line) {
   if (line.starts_with("# HELP ")) {
     return out.help.emplace(name, body).second ? "" : "second HELP";
   }
-  if (body != "counter" && body != "histogram") return "unexpected type";
+  if (body != "counter" && body != "gauge" && body != "histogram") return "unexpected type";
   return out.type.emplace(name, body).second ? "" : "second TYPE";
 }
 
@@ -510,6 +510,13 @@ TEST(Prometheus, AClusterMembersShardsAreLabelledByTheirMaster) {
   const MetricsSnapshot snapshot = metrics.snapshot();
   ASSERT_EQ(snapshot.nodes.back().shards.size(), 3U);
   EXPECT_EQ(snapshot.nodes.back().shards[0].shard, "127.0.0.1:7001") << "in the order first seen";
+  EXPECT_EQ(exposition.type.at("redlock_cluster_votes_refused"), "gauge");
+  EXPECT_EQ(value_of(exposition, "redlock_cluster_votes_refused", {{"node", node}}), 0.0);
+  member.votes_refused = true;
+  EXPECT_EQ(
+      value_of(parse(metrics.prometheus()), "redlock_cluster_votes_refused", {{"node", node}}),
+      1.0);
+  EXPECT_TRUE(metrics.snapshot().nodes.back().votes_refused);
 }
 
 TEST(Prometheus, EmptyMetricsParseAndHaveNoNodeFamilies) {
