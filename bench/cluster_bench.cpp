@@ -100,28 +100,20 @@ void run_cycles(benchmark::State& state, const Shape& (*shape_of)()) {
   }
   BenchLoop loop;
   ClientDriver driver(loop.get(), shape->addresses, depth);
-  {
-    Pipeline pipeline(loop.get(), driver, depth);
-    std::string error = driver.connect();
-    const std::uint64_t warmup = std::max<std::uint64_t>(kWarmupCycles, 2 * depth);
-    if (error.empty() && !pipeline.run_until(warmup)) error = pipeline.error();
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-    } else {
-      pipeline.clear_samples();
-      const std::vector<double> before = each_cpu(shape->servers);
-      const std::uint64_t first = pipeline.completed();
-      time_cycles(state, pipeline, [shape] { return node_cpu_seconds(shape->servers); });
-      const auto cycles = static_cast<double>(pipeline.completed() - first);
-      const std::vector<double> after = each_cpu(shape->servers);
-      double busiest = 0;
-      for (std::size_t i = 0; i < before.size(); ++i) {
-        busiest = std::max(busiest, after[i] - before[i]);
-      }
-      if (cycles > 0) state.counters["busiest_cpu_us"] = busiest * 1e6 / cycles;
+  const auto timed = [&](Pipeline& pipeline) {
+    const std::vector<double> before = each_cpu(shape->servers);
+    const std::uint64_t first = pipeline.completed();
+    time_cycles(state, pipeline, [shape] { return node_cpu_seconds(shape->servers); });
+    const auto cycles = static_cast<double>(pipeline.completed() - first);
+    const std::vector<double> after = each_cpu(shape->servers);
+    double busiest = 0;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      busiest = std::max(busiest, after[i] - before[i]);
     }
-  }
-  driver.shut_down();
+    if (cycles > 0) state.counters["busiest_cpu_us"] = busiest * 1e6 / cycles;
+  };
+  warm_up_and_time(state, loop, driver, depth, std::max<std::uint64_t>(kWarmupCycles, 2 * depth),
+                   timed);
 }
 
 // Fills `probe`'s server with `count` keys in the per-slot layout, one in

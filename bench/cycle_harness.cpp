@@ -185,4 +185,27 @@ void time_cycles(benchmark::State& state, Pipeline& pipeline,
   if (!state.error_occurred() && !pipeline.drain()) state.SkipWithError(pipeline.error().c_str());
 }
 
+std::string warm_up(CycleDriver& driver, Pipeline& pipeline, std::uint64_t warmup) {
+  std::string error = driver.connect();
+  if (!error.empty()) return error;
+  if (!pipeline.run_until(pipeline.completed() + warmup)) return pipeline.error();
+  pipeline.clear_samples();
+  return {};
+}
+
+void warm_up_and_time(benchmark::State& state, BenchLoop& loop, CycleDriver& driver,
+                      std::size_t width, std::uint64_t warmup,
+                      const std::function<void(Pipeline&)>& timed) {
+  {
+    Pipeline pipeline(loop.get(), driver, width);
+    const std::string error = warm_up(driver, pipeline, warmup);
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+    } else {
+      timed(pipeline);
+    }
+  }
+  driver.shut_down();
+}
+
 }  // namespace redlock::bench

@@ -145,4 +145,16 @@ class Pipeline final : public CycleListener {
 void time_cycles(benchmark::State& state, Pipeline& pipeline,
                  const std::function<std::optional<double>()>& node_cpu = {});
 
+// Connects `driver` and runs `warmup` cycles of `pipeline`, then clears its
+// samples; an error text, empty on success.
+[[nodiscard]] std::string warm_up(CycleDriver& driver, Pipeline& pipeline, std::uint64_t warmup);
+
+// Connects `driver`, runs `warmup` cycles `width` in flight on `loop`,
+// clears the samples and hands the pipeline to `timed` (which times the
+// iterations, with time_cycles); a failure to connect or warm up skips the
+// benchmark with its error. Shuts the driver down.
+void warm_up_and_time(benchmark::State& state, BenchLoop& loop, CycleDriver& driver,
+                      std::size_t width, std::uint64_t warmup,
+                      const std::function<void(Pipeline&)>& timed);
+
 }  // namespace redlock::bench

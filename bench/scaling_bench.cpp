@@ -87,19 +87,10 @@ void run_cycles(benchmark::State& state, std::size_t node_count, std::size_t dep
   nodes.resize(node_count);
   BenchLoop loop;
   ClientDriver driver(loop.get(), nodes, depth);
-  {
-    Pipeline pipeline(loop.get(), driver, depth);
-    std::string error = driver.connect();
-    const std::uint64_t warmup = std::max<std::uint64_t>(kWarmupCycles, 2 * depth);
-    if (error.empty() && !pipeline.run_until(warmup)) error = pipeline.error();
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-    } else {
-      pipeline.clear_samples();
-      time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
-    }
-  }
-  driver.shut_down();
+  warm_up_and_time(state, loop, driver, depth, std::max<std::uint64_t>(kWarmupCycles, 2 * depth),
+                   [&](Pipeline& pipeline) {
+                     time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
+                   });
 }
 
 void BM_AcquireReleaseNodes(benchmark::State& state) {

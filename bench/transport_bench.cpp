@@ -65,29 +65,13 @@ std::unique_ptr<CycleDriver> make_driver(Design design, uv_loop_t* loop,
   return std::make_unique<ClientDriver>(loop, nodes, width, design == Design::client_majority);
 }
 
-// Connects and warms up; an error text, empty on success.
-std::string prepare(CycleDriver& driver, Pipeline& pipeline) {
-  std::string error = driver.connect();
-  if (!error.empty()) return error;
-  if (!pipeline.run_until(pipeline.completed() + kWarmupCycles)) return pipeline.error();
-  pipeline.clear_samples();
-  return {};
-}
-
 // Warms `driver` up and times its cycles, `width` in flight, counting the
 // CPU of `nodes`; then shuts it down.
 void time_driver(benchmark::State& state, BenchLoop& loop, CycleDriver& driver,
                  const std::vector<BenchNode>& nodes, std::size_t width) {
-  {
-    Pipeline pipeline(loop.get(), driver, width);
-    const std::string error = prepare(driver, pipeline);
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-    } else {
-      time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
-    }
-  }
-  driver.shut_down();
+  warm_up_and_time(state, loop, driver, width, kWarmupCycles, [&](Pipeline& pipeline) {
+    time_cycles(state, pipeline, [&nodes] { return node_cpu_seconds(nodes); });
+  });
 }
 
 // The nodes `pick` returns, or the benchmark skipped with why not (null).
@@ -295,7 +279,7 @@ int run_fixed_count() {
     std::unique_ptr<CycleDriver> driver = make_driver(design, loop.get(), bench_nodes(), width);
     {
       Pipeline pipeline(loop.get(), *driver, width);
-      std::string error = prepare(*driver, pipeline);
+      std::string error = warm_up(*driver, pipeline, kWarmupCycles);
       if (error.empty()) {
         if (!pipeline.drain()) error = pipeline.error();
         pipeline.clear_samples();

@@ -99,14 +99,11 @@ std::vector<NodeHealth> AsyncClient::node_health() const {
   }
   // A member that is a Redis Cluster and another member that are one
   // cluster, or share a server: their votes fail (and grant) together.
-  std::vector<detail::MemberServers> members;
-  members.reserve(health.size());
-  for (const auto& node : core_->nodes()) members.push_back(node->servers());
-  for (const detail::SharedMembers& pair : detail::members_not_independent(members)) {
-    const std::string why = pair.same_cluster ? "not independent: one Redis Cluster with "
-                                              : "not independent: shares a server with ";
-    health[pair.first].warnings.push_back(why + health[pair.second].name);
-    health[pair.second].warnings.push_back(why + health[pair.first].name);
+  for (const detail::SharedMembers& pair : core_->members_sharing()) {
+    health[pair.first].warnings.push_back(
+        detail::not_independent_text(pair, health[pair.second].name));
+    health[pair.second].warnings.push_back(
+        detail::not_independent_text(pair, health[pair.first].name));
   }
   return health;
 }

@@ -120,19 +120,22 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
 // (the later one when both are), has its votes refused, so they count as
 // one (docs/safety.md, "A cluster as a member"). Run after each map a
 // cluster member reads; node health warns about both.
-void ClientCore::refuse_dependent_votes() {
+std::vector<SharedMembers> ClientCore::members_sharing() const {
   std::vector<MemberServers> members;
   members.reserve(nodes_.size());
   for (const auto& node : nodes_) members.push_back(node->servers());
+  return members_not_independent(members);
+}
+
+void ClientCore::refuse_dependent_votes() {
   std::vector<std::string> refused(nodes_.size());
-  for (const SharedMembers& pair : members_not_independent(members)) {
-    const bool second_is_cluster = members[pair.second].cluster;
+  for (const SharedMembers& pair : members_sharing()) {
+    const bool second_is_cluster = !config_.nodes[pair.second].cluster.empty();
     const std::size_t loser = second_is_cluster ? pair.second : pair.first;
     const std::size_t other = second_is_cluster ? pair.first : pair.second;
     if (!refused[loser].empty()) continue;
-    refused[loser] = std::string(pair.same_cluster ? "not independent: one Redis Cluster with "
-                                                   : "not independent: shares a server with ") +
-                     config_.nodes[other].name + " (its votes do not count)";
+    refused[loser] =
+        not_independent_text(pair, config_.nodes[other].name) + " (its votes do not count)";
   }
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     metrics_->node(config_.nodes[i].name)

@@ -57,6 +57,9 @@ class ClientCore {
   [[nodiscard]] Milliseconds drift_for(Milliseconds ttl) const noexcept;
   // Where the keys of `resource` live (scripts/key_space.hpp): per slot
   // when a member is a Redis Cluster.
+  // The pairs of members that are not independent, as the members'
+  // links know their servers now (protocol/same_server.hpp).
+  [[nodiscard]] std::vector<SharedMembers> members_sharing() const;
   [[nodiscard]] KeySpace keys_for(std::string_view resource) const {
     return KeySpace(config_.lock, layout_, resource);
   }

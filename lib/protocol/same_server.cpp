@@ -48,4 +48,10 @@ std::vector<SharedMembers> members_not_independent(const std::vector<MemberServe
   return found;
 }
 
+std::string not_independent_text(const SharedMembers& pair, std::string_view other) {
+  return std::string(pair.same_cluster ? "not independent: one Redis Cluster with "
+                                       : "not independent: shares a server with ") +
+         std::string(other);
+}
+
 }  // namespace redlock::detail

@@ -45,4 +45,9 @@ struct SharedMembers {
 [[nodiscard]] std::vector<SharedMembers> members_not_independent(
     const std::vector<MemberServers>& members);
 
+// How node health names a member's tie to `other`, the other member of
+// `pair`: "not independent: one Redis Cluster with <other>", or "... shares
+// a server with <other>".
+[[nodiscard]] std::string not_independent_text(const SharedMembers& pair, std::string_view other);
+
 }  // namespace redlock::detail

@@ -208,13 +208,7 @@ void ClusterLink::on_map(const NodeResponse& response) {
         // requests leave.)
         if (map_handler_) map_handler_();
         std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
-        for (const auto& routed : waiting) {
-          if (!refused_.empty() && !routed->cleanup) {
-            fail(routed, refused_);
-          } else {
-            route(routed);
-          }
-        }
+        for (const auto& routed : waiting) route(routed);
         if (map_wanted_) read_map();
         return;
       }
@@ -284,10 +278,6 @@ void ClusterLink::send(Request request) {
     fail(routed, "connection closed");
     return;
   }
-  if (!refused_.empty() && !routed->cleanup) {
-    fail(routed, refused_);
-    return;
-  }
   if (!map_ && !routed->keyless) {
     if (waiting_.size() >= kMaxWaitingForMap) {
       fail(routed, "too many requests waiting for the cluster's slot map");
@@ -301,6 +291,10 @@ void ClusterLink::send(Request request) {
 }
 
 void ClusterLink::route(const std::shared_ptr<Routed>& routed) {
+  if (!refused_.empty() && !routed->cleanup) {
+    fail(routed, refused_);
+    return;
+  }
   NodeConnection* target = nullptr;
   if (routed->keyless) {
     target = &seed_connection();
@@ -404,8 +398,7 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
   // most one per kSilentMasterMapInterval).
   if (response.kind == NodeResponse::Kind::unreachable && !routed->keyless && !closed_) {
     const TimePoint now = loop_.clock().now();
-    if (last_silent_master_read_ == TimePoint{} ||
-        now >= last_silent_master_read_ + kSilentMasterMapInterval) {
+    if (now >= last_silent_master_read_ + kSilentMasterMapInterval) {
       last_silent_master_read_ = now;
       map_wanted_ = true;
       read_map();

@@ -142,7 +142,7 @@ class ClusterLink final : public NodeLink {
   std::optional<SlotMap> map_;
   std::uint64_t maps_read_ = 0;
   // When a master's silence last had the map read again.
-  TimePoint last_silent_master_read_{};
+  TimePoint last_silent_master_read_ = TimePoint::min();
   std::function<void()> map_handler_;
   // Why this member's votes are refused (refuse_votes); empty: they count.
   std::string refused_;

@@ -35,14 +35,8 @@ class ClusterMigration : public ::testing::Test {
   }
 
   QuorumConfig config() {
-    std::vector<std::string> addresses;
-    for (const auto& member : members_) addresses.push_back(member->address());
-    const ConfigResult parsed = config_from_addresses(addresses);
-    EXPECT_TRUE(parsed.ok()) << parsed.error.to_string();
-    QuorumConfig quorum = *parsed.config;
+    QuorumConfig quorum = quorum_of(members_);
     quorum.lock.ttl = std::chrono::seconds(10);
-    quorum.lock.retry_count = 0;
-    quorum.lock.release_at_majority = false;
     return quorum;
   }
 

@@ -85,10 +85,6 @@ std::map<int, std::size_t> single_indices(const NodesSpec& nodes) {
   return out;
 }
 
-std::string server_name(const test::RedisServer& server) {
-  return "127.0.0.1:" + std::to_string(server.port());
-}
-
 }  // namespace
 
 std::string NodeSupervisor::tls_ca_file() const {
@@ -133,10 +129,15 @@ std::size_t NodeSupervisor::lock_shard(int index) {
   return cluster.shard_of(lock_slot_);
 }
 
-std::string NodeSupervisor::shard_name(int index) {
-  const std::size_t shard = lock_shard(index);
-  return "shard " + std::to_string(shard) + " (master " + server_name(member(index).master(shard)) +
+std::string NodeSupervisor::shard_name(int index, std::size_t shard) {
+  return "shard " + std::to_string(shard) + " (master " + member(index).master(shard).address() +
          ")";
+}
+
+test::RedisServer& NodeSupervisor::lock_master(int index, std::string& name) {
+  const std::size_t shard = lock_shard(index);
+  name = shard_name(index, shard);
+  return member(index).master(shard);
 }
 
 NodeSupervisor::~NodeSupervisor() {
@@ -163,8 +164,8 @@ std::string NodeSupervisor::kill(int index) {
   if (is_cluster(index)) {
     NodeState& state = state_.at(static_cast<std::size_t>(index));
     if (state.killed_server != nullptr) return "a master is down already";
-    const std::string name = shard_name(index);
-    state.killed_server = &member(index).master(lock_shard(index));
+    std::string name;
+    state.killed_server = &lock_master(index, name);
     state.killed_server->kill9();
     return "kill -9 of " + name;
   }
@@ -206,7 +207,7 @@ std::string NodeSupervisor::restart(int index) {
     state.killed_server = nullptr;
     // (It rejoins as its shard's master, or as the replica of the one the
     // cluster promoted meanwhile.)
-    return "restarted " + server_name(server);
+    return "restarted " + server.address();
   }
   // The fixture's restart stops a running node first; a restart step (or a
   // kill's scheduled end) must never do that to a live node.
@@ -227,8 +228,8 @@ std::string NodeSupervisor::pause(int index) {
   if (is_cluster(index)) {
     NodeState& state = state_.at(static_cast<std::size_t>(index));
     if (state.paused_server != nullptr) return "paused already";
-    const std::string name = shard_name(index);
-    state.paused_server = &member(index).master(lock_shard(index));
+    std::string name;
+    state.paused_server = &lock_master(index, name);
     state.paused_server->pause();
     return "SIGSTOP of " + name;
   }
@@ -241,7 +242,7 @@ std::string NodeSupervisor::resume(int index) {
     NodeState& state = state_.at(static_cast<std::size_t>(index));
     if (state.paused_server == nullptr) return "not paused";
     state.paused_server->resume();
-    const std::string name = server_name(*state.paused_server);
+    const std::string name = state.paused_server->address();
     state.paused_server = nullptr;
     return "SIGCONT of " + name;
   }
@@ -268,7 +269,7 @@ std::string NodeSupervisor::begin_lag(int index) {
   state.lagging->pause();
   const test::Reply dropped =
       cluster.master(shard).probe().command({"CLIENT", "KILL", "TYPE", "replica"});
-  return "replica " + server_name(*state.lagging) + " of " + shard_name(index) +
+  return "replica " + state.lagging->address() + " of " + shard_name(index, shard) +
          " stopped, its link dropped (" +
          (dropped.kind == test::Reply::Kind::integer ? std::to_string(dropped.integer)
                                                      : dropped.text) +
@@ -281,7 +282,7 @@ std::string NodeSupervisor::end_lag(int index) {
   test::RedisServer& replica = *state.lagging;
   state.lagging = nullptr;
   replica.resume();
-  return "replica " + server_name(replica) + " resumed, not promoted";
+  return "replica " + replica.address() + " resumed, not promoted";
 }
 
 std::string NodeSupervisor::fail_over(int index) {
@@ -295,8 +296,8 @@ std::string NodeSupervisor::fail_over(int index) {
   }
   if (state.lagging == nullptr) {
     if (!cluster.fail_over(shard)) return "CLUSTER FAILOVER did not complete";
-    return "replica " + server_name(cluster.master(shard)) + " promoted (CLUSTER FAILOVER), " +
-           server_name(old_master) + " its replica";
+    return "replica " + cluster.master(shard).address() + " promoted (CLUSTER FAILOVER), " +
+           old_master.address() + " its replica";
   }
   // The master goes first, so nothing it took reaches the replica, which
   // (replicas().front(), the one fail_over promotes) takes over as it is.
@@ -308,13 +309,13 @@ std::string NodeSupervisor::fail_over(int index) {
   std::string restarted;
   try {
     old_master.restart();
-    restarted = server_name(old_master) + " restarted to rejoin as its replica";
+    restarted = old_master.address() + " restarted to rejoin as its replica";
   } catch (const std::exception& error) {
     state.killed_server = &old_master;
-    restarted = "restart of " + server_name(old_master) + " failed: " + error.what();
+    restarted = "restart of " + old_master.address() + " failed: " + error.what();
   }
   if (!promoted) return "master killed, CLUSTER FAILOVER TAKEOVER did not complete; " + restarted;
-  return "master killed, replica " + server_name(cluster.master(shard)) +
+  return "master killed, replica " + cluster.master(shard).address() +
          " resumed and promoted with lag (CLUSTER FAILOVER TAKEOVER); " + restarted;
 }
 

@@ -138,7 +138,9 @@ class NodeSupervisor {
   const test::RedisServer& single(int index) const { return singles_.node(single_of_.at(index)); }
   test::ShardedMember& member(int index) { return *members_.at(static_cast<std::size_t>(index)); }
   std::size_t lock_shard(int index);
-  std::string shard_name(int index);
+  std::string shard_name(int index, std::size_t shard);
+  // The lock shard's master now, `name` set to its description.
+  test::RedisServer& lock_master(int index, std::string& name);
   std::optional<std::vector<NodeKey>> member_lock_keys(int index);
   void note_sync_points(int index);
   // kill -9 of a node (marked down), and libfaketime's leftovers of it.

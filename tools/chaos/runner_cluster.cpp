@@ -128,11 +128,9 @@ QuorumConfig Run::direct_config() const {
     node.name = node_name(n);
     if (nodes_->is_cluster(n)) {
       for (const std::string& seed : nodes_->seeds(n)) {
-        const std::size_t colon = seed.rfind(':');
-        ClusterSeed one;
-        one.host = seed.substr(0, colon);
-        one.port = static_cast<std::uint16_t>(std::stoi(seed.substr(colon + 1)));
-        node.cluster.push_back(std::move(one));
+        const AddressResult parsed = parse_address(seed);
+        if (!parsed.address) throw std::runtime_error("seed " + seed + ": " + parsed.error);
+        node.cluster.push_back(ClusterSeed{parsed.address->host, parsed.address->port, {}});
       }
       // (As a quorum file sets them: the first seed's, for messages.)
       node.host = node.cluster.front().host;
