@@ -447,7 +447,7 @@ bool AcquireOperation::line_up() {
   // A try-lock never waits, so it never takes a place anyone would name.
   if (plan_.max_retries == 0) return false;
   if (!line_place_) {
-    line_place_ = core_.wakeups().line_place();
+    line_place_ = core_.wakeups().line_place(resource_.str());
     waiting_key_ = waiting_key(keys_.key_prefix(), resource_.str());
     line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   }
@@ -510,13 +510,13 @@ void AcquireOperation::wait_for_release() {
   // the releases that named no fair waiter (an unfair holder's, or one on
   // a node whose queue does not list this waiter yet).
   if (kind_ == LockKind::fair) {
-    core_.wakeups().wait_in_line(line_place_->number, self);
+    core_.wakeups().wait_in_line(*line_place_, self);
     for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);
     return;
   }
   if (in_line_) {
     // In line: woken only when a release names this waiter (wakeup_hub.hpp).
-    core_.wakeups().wait_in_line(line_place_->number, self);
+    core_.wakeups().wait_in_line(*line_place_, self);
     return;
   }
   for (const std::string& channel : channels_) core_.wakeups().wait(channel, self);

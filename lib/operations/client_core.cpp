@@ -93,6 +93,9 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   }
   setup.read_persistence = true;
   setup.persistence_recheck = options.persistence_recheck;
+  // Per slot, releases publish on shard channels, which the hub subscribes
+  // through each channel's shard (wakeup_hub.hpp).
+  if (layout_ == KeyLayout::per_slot) setup.sent_as = &shard_publishing;
   // Each session's first word: a replica promoted in its master's place
   // holds a copy of the master's marker but maybe not its last grants; the
   // check takes that marker away, and the node rules then refuse the node

@@ -23,7 +23,7 @@ WakeupHub::WakeupHub(LoopContext& loop, const QuorumConfig& config, KeyLayout la
       config_(config),
       layout_(layout),
       metrics_(metrics),
-      wake_channel_(wake_channel(config.lock.key_prefix, LockValue::random().str().substr(0, 16))),
+      client_id_(LockValue::random().str().substr(0, 16)),
       commands_(commands),
       make_link_(std::move(make_link)) {}
 
@@ -36,10 +36,11 @@ void WakeupHub::ensure_connections() {
       on_message(i, channel, value);
     });
     NodeLink* raw = connection.get();
-    // After every (re)connect the node has forgotten our subscriptions.
+    // After every (re)connect the node has forgotten our subscriptions
+    // (on a cluster member: any of its servers, or a new slot map).
     connection->set_ready_handler([this, raw] {
-      if (wake_subscribed_) raw->send_command({"SUBSCRIBE", wake_channel_});
-      for (const auto& entry : waiters_) raw->send_command({"SUBSCRIBE", entry.first});
+      for (const std::string& channel : wake_channels_) subscribe(*raw, channel, true);
+      for (const auto& entry : waiters_) subscribe(*raw, entry.first, true);
     });
     connection->start();
     subscribers_.push_back(std::move(connection));
@@ -138,34 +139,45 @@ void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
       kChannelLinger, [this, name = channel] { unsubscribe_if_unused(name); });
 }
 
-void WakeupHub::subscribe_everywhere(const std::string& channel, bool subscribe) {
-  for (auto& connection : subscribers_) {
-    connection->send_command({subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE", channel});
+void WakeupHub::subscribe(NodeLink& connection, const std::string& channel, bool on) const {
+  if (layout_ == KeyLayout::shared) {
+    connection.send_command({on ? "SUBSCRIBE" : "UNSUBSCRIBE", channel});
+    return;
   }
+  // A shard channel, through the server that owns its slot.
+  connection.send_keyed_command(channel, {on ? "SSUBSCRIBE" : "SUNSUBSCRIBE", channel});
 }
 
-WakeupHub::LinePlace WakeupHub::line_place() {
+void WakeupHub::subscribe_everywhere(const std::string& channel, bool on) {
+  for (auto& connection : subscribers_) subscribe(*connection, channel, on);
+}
+
+std::string WakeupHub::wake_channel_of(std::string_view resource) const {
+  if (layout_ == KeyLayout::shared) return wake_channel(config_.lock.key_prefix, client_id_);
+  return wake_channel(KeySpace(config_.lock, layout_, resource).key_prefix(), client_id_);
+}
+
+WakeupHub::LinePlace WakeupHub::line_place(std::string_view resource) {
   const std::uint64_t number = next_number_++;
-  return {number, wake_channel_ + " " + std::to_string(number)};
+  return {number, wake_channel_of(resource) + " " + std::to_string(number)};
 }
 
-void WakeupHub::wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter) {
+void WakeupHub::wait_in_line(const LinePlace& place, const std::shared_ptr<Wakeable>& waiter) {
   if (closed_) return;
-  subscribe_wake_channel();
-  line_.insert_or_assign(number, waiter);
+  subscribe_wake_channel(place.id.substr(0, place.id.find(' ')));
+  line_.insert_or_assign(place.number, waiter);
 }
 
-void WakeupHub::subscribe_wake_channel() {
+void WakeupHub::subscribe_wake_channel(const std::string& channel) {
   ensure_connections();
-  if (wake_subscribed_) return;
-  // Kept from the first waiter on: one subscription per node for the
-  // client's life, instead of one per waiter.
-  wake_subscribed_ = true;
-  subscribe_everywhere(wake_channel_, true);
+  // Kept from the first waiter on: one subscription per node (per slot)
+  // for the client's life, instead of one per waiter.
+  if (!wake_channels_.insert(channel).second) return;
+  subscribe_everywhere(channel, true);
 }
 
 void WakeupHub::on_message(std::size_t node, std::string_view channel, std::string_view message) {
-  if (channel == wake_channel_) {
+  if (wake_channels_.find(channel) != wake_channels_.end()) {
     on_named(node, message);
     return;
   }
@@ -307,8 +319,8 @@ std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& c
   if (offered_.size() >= kMaxRejoins) return std::nullopt;
   // The place is named on the wake channel: subscribed before any node can
   // name it (the release that offers it names someone else first).
-  subscribe_wake_channel();
-  LinePlace place = line_place();
+  subscribe_wake_channel(wake_channel_of(resource));
+  LinePlace place = line_place(resource);
   const KeySpace keys(config_.lock, layout_, resource);
   mark(channel);
   offered_.emplace(place.number, Offered{channel,
@@ -392,9 +404,9 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
   if (closed_ || pre_claims_.size() >= kMaxRejoins) return nullptr;
   // Its grants come on the wake channel: subscribed before any node can
   // grant it (the release that makes it serves someone else first).
-  subscribe_wake_channel();
+  subscribe_wake_channel(wake_channel_of(resource.str()));
   auto claim = std::make_shared<PreClaim>();
-  claim->place = line_place();
+  claim->place = line_place(resource.str());
   claim->resource = std::move(resource);
   claim->value = LockValue::random();
   claim->tag = LockValue::random().str();

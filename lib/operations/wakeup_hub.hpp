@@ -57,6 +57,16 @@
 // is handed on at once: the hub sends that node pass_turn, which names the
 // next waiter if the lock is still free there.
 //
+// Per slot (a quorum with a Redis Cluster member: key_space.hpp) every
+// channel is a shard channel: the hub subscribes it with SSUBSCRIBE at the
+// server that owns its slot (on a cluster member, the slot's master, and
+// again where a new map puts it), the sessions send the scripts' twins that
+// publish with SPUBLISH (scripts.hpp, shard_publishing), and a release
+// wakes its waiters through the resource's shard alone instead of every
+// server of the cluster. A script may publish only on a channel of its own
+// slot, so the client has a wake channel per slot it waited in (kept, as
+// the one wake channel is, for the client's life: at most one per slot).
+//
 // The hub also keeps the client's RecentContention: which resources it
 // recently had to wait for (retry_policy.hpp).
 #pragma once
@@ -67,6 +77,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,13 +147,14 @@ class WakeupHub {
     std::uint64_t number = 0;
     std::string id;
   };
-  [[nodiscard]] LinePlace line_place();
+  // For a waiter on `resource` (per slot, its slot's wake channel).
+  [[nodiscard]] LinePlace line_place(std::string_view resource);
   // The waiter with place `number` is woken (at most once per release
   // naming it) when a node's release names it, until leave_line(). The
   // first call subscribes the wake channel on every node; a release that
   // names the waiter before that subscription reached a node is missed
   // there, and the waiter's retry timer stands in.
-  void wait_in_line(std::uint64_t number, const std::shared_ptr<Wakeable>& waiter);
+  void wait_in_line(const LinePlace& place, const std::shared_ptr<Wakeable>& waiter);
   void leave_line(std::uint64_t number) { line_.erase(number); }
 
   // Rejoining. A place for the release of the mutex on `resource` (whose
@@ -232,11 +244,16 @@ class WakeupHub {
 
  private:
   void ensure_connections();
-  // Subscribes this client's wake channel on every node, once for the
-  // client's life (a waiter in line, an offered place, a pre-claim).
-  void subscribe_wake_channel();
+  // Subscribes one of this client's wake channels on every node, once for
+  // the client's life (a waiter in line, an offered place, a pre-claim).
+  void subscribe_wake_channel(const std::string& channel);
   void on_message(std::size_t node, std::string_view channel, std::string_view message);
-  void subscribe_everywhere(const std::string& channel, bool subscribe);
+  // SUBSCRIBE or UNSUBSCRIBE; per slot, SSUBSCRIBE or SUNSUBSCRIBE sent to
+  // the server that owns the channel's slot.
+  void subscribe(NodeLink& connection, const std::string& channel, bool on) const;
+  void subscribe_everywhere(const std::string& channel, bool on);
+  // This client's wake channel for waiters on `resource`.
+  [[nodiscard]] std::string wake_channel_of(std::string_view resource) const;
   // Sets the channel's listening mark on every node (the lock connections
   // that are ready) and arms its next refresh.
   void set_mark(const std::string& channel);
@@ -287,11 +304,13 @@ class WakeupHub {
   void wake_one(Channels::iterator entry, std::size_t heard_index);
   // The channel's last waiter left `kChannelLinger` ago and none came.
   void unsubscribe_if_unused(const std::string& channel);
-  // The line: this client's wake channel (under the release channels'
-  // pattern), whether it is subscribed, its waiters by number, and the
-  // named releases already acted on.
-  std::string wake_channel_;
-  bool wake_subscribed_ = false;
+  // The line: this client's id in its wake channels' names (under the
+  // release channels' pattern; per slot one channel per slot, since a
+  // script may publish only on a shard channel of its own slot), the wake
+  // channels subscribed, its waiters by number, and the named releases
+  // already acted on.
+  std::string client_id_;
+  std::set<std::string, std::less<>> wake_channels_;
   std::uint64_t next_number_ = 0;
   std::map<std::uint64_t, std::weak_ptr<Wakeable>> line_;
   std::deque<std::string> named_seen_;

@@ -350,12 +350,14 @@ struct ReadReleaseCall {
   }
 };
 
-// announce: one PUBLISH (an elected leader's term).
+// announce: one PUBLISH (an elected leader's term). The channel goes as
+// its key, which routes the call: on a cluster member, to the master of
+// the channel's slot, where its shard channel's subscribers are.
 struct AnnounceCall {
   static constexpr ScriptId kId = ScriptId::announce;
   std::string_view channel{}, message{};
-  [[nodiscard]] std::array<std::string_view, 0> keys() const { return {}; }
-  [[nodiscard]] std::array<std::string_view, 2> args() const { return {channel, message}; }
+  [[nodiscard]] std::array<std::string_view, 1> keys() const { return {channel}; }
+  [[nodiscard]] std::array<std::string_view, 1> args() const { return {message}; }
 };
 
 // A fair lock's queue keys for one resource.

@@ -504,9 +504,10 @@ return out
 // recovering. Each request sees the counters the ones before it stored; an
 // error (WRONGTYPE, a counter that is not a number) is that request's
 // answer.
-// The announcement (no keys). ARGV: channel, message.
+// The announcement. KEYS: the channel (a channel is no key, but declared
+// as one it routes the call to its slot's server); ARGV: the message.
 constexpr std::string_view kAnnounce = R"lua(
-return redis.pcall('PUBLISH', ARGV[1], ARGV[2])
+return redis.pcall('PUBLISH', KEYS[1], ARGV[1])
 )lua";
 
 constexpr std::string_view kFenceBatch = R"lua(
@@ -667,6 +668,56 @@ const std::array<Script, kScriptCount>& script_table() {
 }
 
 const Script& script(ScriptId id) { return script_table()[static_cast<std::size_t>(id)]; }
+
+namespace {
+
+// Every 'PUBLISH' of a body made 'SPUBLISH'.
+std::string shard_publishing_body(std::string_view body) {
+  static constexpr std::string_view kPublish = "'PUBLISH'";
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = body.find(kPublish); at != std::string_view::npos;
+       at = body.find(kPublish, from)) {
+    out.append(body.substr(from, at - from)).append("'SPUBLISH'");
+    from = at + kPublish.size();
+  }
+  return out.append(body.substr(from));
+}
+
+struct Twins {
+  std::array<std::string, kScriptCount> names;
+  std::array<std::string, kScriptCount> bodies;
+  std::array<Script, kScriptCount> scripts{};
+  std::array<bool, kScriptCount> made{};
+};
+
+const Twins& twins() {
+  static const Twins made = [] {
+    Twins out;
+    for (std::size_t i = 0; i < kScriptCount; ++i) {
+      const Script& original = script_table()[i];
+      out.bodies[i] = shard_publishing_body(original.body);
+      if (out.bodies[i] == original.body) continue;
+      out.names[i] = std::string(original.name) + " (sharded)";
+      out.scripts[i] = original;
+      out.scripts[i].number = static_cast<std::uint8_t>(kScriptCount + i);
+      out.scripts[i].name = out.names[i];
+      out.scripts[i].body = out.bodies[i];
+      out.scripts[i].sha1 = sha1_hex(out.bodies[i]);
+      out.made[i] = true;
+    }
+    return out;
+  }();
+  return made;
+}
+
+}  // namespace
+
+const Script& shard_publishing(const Script& entry) noexcept {
+  if (entry.number >= kScriptCount) return entry;
+  const Twins& all = twins();
+  return all.made[entry.number] ? all.scripts[entry.number] : entry;
+}
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }
 

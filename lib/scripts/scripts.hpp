@@ -208,6 +208,15 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 // Every script, in ScriptId order; each node is given all of them at
 // connect (SCRIPT LOAD).
 [[nodiscard]] const std::array<Script, kScriptCount>& script_table();
+// What a session sends in `script`'s place when the quorum's keys are laid
+// out per slot (key_space.hpp): its twin that publishes on shard channels
+// (SPUBLISH, heard through the server that owns the channel's slot: on a
+// Redis Cluster a release wakes its waiters through the resource's shard
+// alone, where PUBLISH is carried to every server of the cluster). A
+// script that publishes nothing, and a twin, is its own. A twin is
+// numbered kScriptCount after its script, named as it with " (sharded)".
+[[nodiscard]] const Script& shard_publishing(const Script& script) noexcept;
+static_assert(2 * kScriptCount <= kMaxScripts, "a session's loaded set holds every twin as well");
 
 // Key names on a node.
 [[nodiscard]] std::string marker_key(std::string_view prefix);

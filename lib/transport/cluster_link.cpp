@@ -74,6 +74,22 @@ class ClusterLink::MapReader final : public ResponseSink {
   ClusterLink* link_;
 };
 
+// Receives the answers of plain commands about one key: a redirect says
+// the map is out of date.
+class ClusterLink::KeyedAnswers final : public ResponseSink {
+ public:
+  explicit KeyedAnswers(ClusterLink* link) : link_(link) {}
+  void on_response(std::size_t, std::uint32_t, const NodeResponse& response) override {
+    if (link_ == nullptr || response.late) return;
+    const std::string_view error = error_text(response);
+    if (error.substr(0, 6) == "MOVED " || error.substr(0, 4) == "ASK ") link_->read_map_soon();
+  }
+  void detach() noexcept { link_ = nullptr; }
+
+ private:
+  ClusterLink* link_;
+};
+
 NodeConfig member_server(const NodeConfig& member, std::string_view host, std::uint16_t port,
                          std::string_view unix_path) {
   NodeConfig server = member;
@@ -93,11 +109,16 @@ ClusterLink::ClusterLink(LoopContext& loop, NodeMetrics& stats, std::size_t inde
       member_(member),
       lock_(lock),
       setup_(std::move(setup)),
-      map_reader_(std::make_shared<MapReader>(this)) {
+      map_reader_(std::make_shared<MapReader>(this)),
+      keyed_answers_(std::make_shared<KeyedAnswers>(this)) {
   setup_.one_slot_per_call = true;
 }
 
-ClusterLink::~ClusterLink() { map_reader_->detach(); }
+ClusterLink::~ClusterLink() {
+  map_reader_->detach();
+  keyed_answers_->detach();
+  loop_.timers().cancel(map_timer_);
+}
 
 NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_t port,
                                            const std::string& unix_path) {
@@ -109,8 +130,60 @@ NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_
       loop_, stats_, index_, member_server(member_, host, port, unix_path), lock_, setup_);
   NodeConnection& made = *connection;
   servers_.emplace_back(key, std::move(connection));
+  hand_over_events(made);
   if (started_ && !closed_) made.start();
   return made;
+}
+
+void ClusterLink::hand_over_events(NodeConnection& connection) {
+  // Every server's: a shard channel's messages come from the server that
+  // owns its slot, and a subscription is sent again on the server whose
+  // session begins (the links own their connections: `this` outlives them).
+  connection.set_ready_handler([this] {
+    if (ready_handler_) ready_handler_();
+  });
+  if (!push_handler_) return;
+  connection.set_push_handler([this](std::string_view channel, std::string_view payload) {
+    if (push_handler_) push_handler_(channel, payload);
+  });
+  // The channel's slot moved: the map says where to, and the ready handler
+  // then subscribes it there.
+  connection.set_unsubscribed_handler([this](std::string_view) { read_map_soon(); });
+}
+
+NodeConnection& ClusterLink::map_connection(const ClusterSeed& seed) {
+  // A subscriber's sessions to the masters are in subscribe mode, where a
+  // server answers no CLUSTER SLOTS: its map is read on a session of its
+  // own.
+  if (!push_handler_) return connection_to(seed.host, seed.port, seed.unix_path);
+  const std::string key = server_key(seed.host, seed.port, seed.unix_path);
+  for (auto& [known, connection] : map_servers_) {
+    if (known == key) return *connection;
+  }
+  auto connection = std::make_unique<NodeConnection>(
+      loop_, stats_, index_, member_server(member_, seed.host, seed.port, seed.unix_path), lock_,
+      SessionSetup{});
+  NodeConnection& made = *connection;
+  map_servers_.emplace_back(key, std::move(connection));
+  if (started_ && !closed_) made.start();
+  return made;
+}
+
+void ClusterLink::read_map_soon() {
+  if (closed_) return;
+  const TimePoint now = loop_.clock().now();
+  if (now >= last_prompted_map_read_ + kSilentMasterMapInterval) {
+    last_prompted_map_read_ = now;
+    map_wanted_ = true;
+    read_map();
+    return;
+  }
+  if (map_timer_ != TimerQueue::kNone) return;
+  map_timer_ =
+      loop_.timers().schedule_at(last_prompted_map_read_ + kSilentMasterMapInterval, [this] {
+        map_timer_ = TimerQueue::kNone;
+        read_map_soon();
+      });
 }
 
 NodeConnection& ClusterLink::seed_connection() {
@@ -122,10 +195,9 @@ void ClusterLink::start() {
   if (started_ || closed_) return;
   // Connections made from here on start as they are made.
   for (auto& [key, connection] : servers_) connection->start();
+  for (auto& [key, connection] : map_servers_) connection->start();
   started_ = true;
-  NodeConnection& seed = seed_connection();
-  if (push_handler_) seed.set_push_handler(push_handler_);
-  if (ready_handler_) seed.set_ready_handler(ready_handler_);
+  (void)seed_connection();
   read_map();
 }
 
@@ -139,7 +211,7 @@ void ClusterLink::read_map() {
   request.command = kSlots;
   request.sent_at = loop_.clock().now();
   request.sink = map_reader_;
-  connection_to(seed.host, seed.port, seed.unix_path).send(std::move(request));
+  map_connection(seed).send(std::move(request));
 }
 
 void ClusterLink::count_takeovers(const SlotMap& next) {
@@ -209,6 +281,9 @@ void ClusterLink::on_map(const NodeResponse& response) {
         if (map_handler_) map_handler_();
         std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
         for (const auto& routed : waiting) route(routed);
+        // What the layer above keeps on the servers by key (subscriptions,
+        // listening marks) goes where the new map puts it.
+        if (ready_handler_) ready_handler_();
         if (map_wanted_) read_map();
         return;
       }
@@ -397,12 +472,7 @@ void ClusterLink::on_answer(const std::shared_ptr<Routed>& routed, const NodeRes
   // read again for the requests that follow (one read at a time, and at
   // most one per kSilentMasterMapInterval).
   if (response.kind == NodeResponse::Kind::unreachable && !routed->keyless && !closed_) {
-    const TimePoint now = loop_.clock().now();
-    if (now >= last_silent_master_read_ + kSilentMasterMapInterval) {
-      last_silent_master_read_ = now;
-      map_wanted_ = true;
-      read_map();
-    }
+    read_map_soon();
   }
   routed->answered = !response.late;
   if (routed->sink) routed->sink->on_response(index_, routed->tag, response);
@@ -439,24 +509,31 @@ void ClusterLink::send_keyed_command(std::string_view key,
   if (closed_ || !map_) return;
   const ShardEndpoint* master = map_->master_of(hash_slot(key));
   if (master == nullptr) return;
-  connection_to(master->host, master->port, {}).send_command(argv);
+  // Its answer is read for a redirect only: a map that named the wrong
+  // master is read again, and the ready handler then sends it anew.
+  const std::vector<std::string_view> words(argv);
+  Request request;
+  request.command = words;
+  request.sent_at = loop_.clock().now();
+  request.sink = keyed_answers_;
+  connection_to(master->host, master->port, {}).send(std::move(request));
 }
 
 void ClusterLink::set_push_handler(
     std::function<void(std::string_view channel, std::string_view payload)> handler) {
   push_handler_ = std::move(handler);
-  if (!servers_.empty()) seed_connection().set_push_handler(push_handler_);
+  for (auto& [key, connection] : servers_) hand_over_events(*connection);
 }
 
 void ClusterLink::set_ready_handler(std::function<void()> handler) {
   ready_handler_ = std::move(handler);
-  if (!servers_.empty()) seed_connection().set_ready_handler(ready_handler_);
 }
 
 void ClusterLink::close() {
   if (closed_) return;
   closed_ = true;
   map_reader_->detach();
+  keyed_answers_->detach();
   // Answered here, not from a posted task: close() runs after the loop
   // turn has stopped taking tasks (LoopContext::close), and it is not
   // send(). The connections fail what they hold the same way.
@@ -468,7 +545,10 @@ void ClusterLink::close() {
     loop_.timers().cancel(timer);
     fail_now(routed, "connection closed");
   }
+  loop_.timers().cancel(map_timer_);
+  map_timer_ = TimerQueue::kNone;
   for (auto& [key, connection] : servers_) connection->close();
+  for (auto& [key, connection] : map_servers_) connection->close();
 }
 
 const NodeConnection* ClusterLink::connection_of(const ShardEndpoint& master) const noexcept {

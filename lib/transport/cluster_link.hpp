@@ -22,11 +22,22 @@
 //   included, is the request's answer.
 // - A cleanup goes to the master the map names, as any request does; a
 //   redirect of a cleanup is not followed (nothing sees its answer).
-// - Plain commands without keys (subscribe mode: SUBSCRIBE) go to the
-//   first seed's connection: a cluster carries PUBLISH to every server, so
-//   one subscription anywhere hears every release. A plain command about
-//   one key (a listening mark's SET: send_keyed_command) goes to the master
-//   of the key's slot.
+// - A plain command about one key or shard channel (a listening mark's
+//   SET, SSUBSCRIBE: send_keyed_command) goes to the master of its slot; a
+//   MOVED or ASK answer to it has the map read again. Plain commands
+//   without keys (SUBSCRIBE) go to the first seed's connection: a cluster
+//   carries PUBLISH to every server, so a plain subscription anywhere hears
+//   every release.
+// - Subscribe mode (a link given a push handler): every master's messages
+//   reach the handler; the map is read on sessions of the link's own, since
+//   a session in subscribe mode answers no CLUSTER SLOTS; a server that ends
+//   a shard subscription itself (its slot moved: sunsubscribe) has the map
+//   read again. The ready handler runs whenever a server's session becomes
+//   ready and after each new map: the caller subscribes again there.
+// - The map is read again, at most once per kSilentMasterMapInterval (a
+//   read asked for sooner waits for it), on a MOVED, an unreachable
+//   master, a redirect of a keyed command or a subscription the server
+//   ended.
 //
 // Callback and lifetime contract: as NodeLink's. The caller's sink gets
 // exactly one non-late response per request, never from inside send().
@@ -110,10 +121,19 @@ class ClusterLink final : public NodeLink {
  private:
   struct Routed;
   class MapReader;
+  class KeyedAnswers;
 
   NodeConnection& connection_to(const std::string& host, std::uint16_t port,
                                 const std::string& unix_path);
   NodeConnection& seed_connection();
+  // Where the map is read from `seed`: its connection, or for a subscriber
+  // link (one with a push handler) a connection of its own.
+  NodeConnection& map_connection(const ClusterSeed& seed);
+  // Sets the connection's handlers to this link's.
+  void hand_over_events(NodeConnection& connection);
+  // The map read again now, or once kSilentMasterMapInterval has passed
+  // since the last such read.
+  void read_map_soon();
   // The connection to `master`, if one was made.
   [[nodiscard]] const NodeConnection* connection_of(const ShardEndpoint& master) const noexcept;
   void read_map();
@@ -139,10 +159,13 @@ class ClusterLink final : public NodeLink {
   SessionSetup setup_;
   // Every server connected to, by "host port" (or "unix path").
   std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> servers_;
+  // A subscriber link's map sessions, by seed.
+  std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> map_servers_;
+  TimerQueue::Id map_timer_ = TimerQueue::kNone;
   std::optional<SlotMap> map_;
   std::uint64_t maps_read_ = 0;
   // When a master's silence last had the map read again.
-  TimePoint last_silent_master_read_ = TimePoint::min();
+  TimePoint last_prompted_map_read_ = TimePoint::min();
   std::function<void()> map_handler_;
   // Why this member's votes are refused (refuse_votes); empty: they count.
   std::string refused_;
@@ -152,6 +175,7 @@ class ClusterLink final : public NodeLink {
   std::size_t seeds_tried_ = 0;
   std::string last_seed_problem_;
   std::shared_ptr<MapReader> map_reader_;
+  std::shared_ptr<KeyedAnswers> keyed_answers_;
   std::vector<std::shared_ptr<Routed>> waiting_;
   // Requests pausing after TRYAGAIN, with their timers.
   std::vector<std::pair<TimerQueue::Id, std::shared_ptr<Routed>>> pausing_;

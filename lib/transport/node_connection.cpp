@@ -296,7 +296,8 @@ void NodeConnection::queue_handshake() {
     }
   }
   loaded_.reset();
-  for (const Script* script : setup_.scripts) {
+  for (const Script* requested : setup_.scripts) {
+    const Script* script = setup_.sent_as != nullptr ? &setup_.sent_as(*requested) : requested;
     loaded_.set(script->number);
     append_command(head, {"SCRIPT", "LOAD", script->body});
     add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
@@ -378,6 +379,9 @@ void NodeConnection::reset(std::string why) {
   // A new session may reach a restarted node (session() changes with
   // generation_).
   refused_transaction_ = false;
+  // A new session has no subscription.
+  shard_subscribed_ = false;
+  unsubscribing_.clear();
   // `why` may quote the node's error reply or the reader's error: escaped,
   // as it ends up in NodeHealth::last_error and in request details.
   last_error_ = escape_text(why);

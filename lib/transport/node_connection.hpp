@@ -19,6 +19,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -126,6 +127,12 @@ class NodeConnection final : public NodeLink, public Flushable {
   }
   void set_ready_handler(std::function<void()> handler) override {
     ready_handler_ = std::move(handler);
+  }
+  // Loop thread: the server ended a shard channel's subscription (SSUBSCRIBE)
+  // of its own accord, as a Redis Cluster server does when the channel's
+  // slot moves to another shard; not called for a SUNSUBSCRIBE sent here.
+  void set_unsubscribed_handler(std::function<void(std::string_view channel)> handler) {
+    unsubscribed_handler_ = std::move(handler);
   }
 
   void flush() override;
@@ -356,6 +363,16 @@ class NodeConnection final : public NodeLink, public Flushable {
   std::string last_error_;
   std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
+  std::function<void(std::string_view)> unsubscribed_handler_;
+  // Shard subscriptions: whether this session sent SSUBSCRIBE, and the
+  // channels it sent SUNSUBSCRIBE for whose confirmation is still to come
+  // (a "sunsubscribe" for another channel is the server's own).
+  bool shard_subscribed_ = false;
+  std::vector<std::string> unsubscribing_;
+  void note_subscription(std::span<const std::string_view> words);
+  // A published message, or a shard subscription the server ended: handled
+  // here, not the answer to any request.
+  [[nodiscard]] bool took_push(const redisReply& reply);
   ServerFacts facts_;
   TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).

@@ -44,6 +44,7 @@ void NodeConnection::send_command(std::initializer_list<std::string_view> argv) 
   if (state_ != State::ready) return;
   emit_pending();
   append_command(outbuf_, argv);
+  note_subscription(std::span<const std::string_view>(argv.begin(), argv.size()));
   Slot slot;
   slot.deadline = TimePoint::max();
   slots_.push_back(std::move(slot));
@@ -215,16 +216,39 @@ void NodeConnection::on_plaintext(const char* data, std::size_t size) {
   }
 }
 
+void NodeConnection::note_subscription(std::span<const std::string_view> words) {
+  if (words.empty()) return;
+  if (words[0] == "SSUBSCRIBE") shard_subscribed_ = true;
+  if (words[0] != "SUNSUBSCRIBE") return;
+  for (std::size_t i = 1; i < words.size(); ++i) unsubscribing_.emplace_back(words[i]);
+}
+
+bool NodeConnection::took_push(const redisReply& reply) {
+  if (reply.type != REDIS_REPLY_ARRAY || reply.elements < 3 ||
+      reply.element[0]->type != REDIS_REPLY_STRING ||
+      reply.element[1]->type != REDIS_REPLY_STRING) {
+    return false;
+  }
+  const std::string_view kind(reply.element[0]->str, reply.element[0]->len);
+  const std::string_view channel(reply.element[1]->str, reply.element[1]->len);
+  if (push_handler_ && (kind == "message" || kind == "smessage") &&
+      reply.element[2]->type == REDIS_REPLY_STRING) {
+    push_handler_(channel, std::string_view(reply.element[2]->str, reply.element[2]->len));
+    return true;
+  }
+  if (kind != "sunsubscribe" || !shard_subscribed_) return false;
+  const auto asked = std::find(unsubscribing_.begin(), unsubscribing_.end(), channel);
+  if (asked != unsubscribing_.end()) {
+    unsubscribing_.erase(asked);
+    return false;  // the answer to this session's SUNSUBSCRIBE
+  }
+  if (unsubscribed_handler_) unsubscribed_handler_(channel);
+  return true;
+}
+
 void NodeConnection::on_reply(redisReply* reply, TimePoint received_at) {
   ReplyPtr owned(reply);
-  if (push_handler_ && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 3 &&
-      reply->element[0]->type == REDIS_REPLY_STRING &&
-      std::string_view(reply->element[0]->str, reply->element[0]->len) == "message") {
-    // A published message: not the answer to any request.
-    push_handler_(std::string_view(reply->element[1]->str, reply->element[1]->len),
-                  std::string_view(reply->element[2]->str, reply->element[2]->len));
-    return;
-  }
+  if (took_push(*reply)) return;
   if (slots_.empty()) {
     reset("reply without a request (protocol out of step)");
     return;

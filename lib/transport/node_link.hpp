@@ -109,6 +109,10 @@ struct SessionSetup {
   // answer is dropped; an error reply ends the session as a failed AUTH
   // does (reconnecting with backoff), with the error as its reason.
   std::optional<ScriptCall> opening;
+  // What the session sends in a script's place (loaded, EVALSHA, EVAL):
+  // the layer above's variant of it, as a script of its own (its own
+  // number, body and SHA-1). Null: the script itself.
+  const Script& (*sent_as)(const Script&) noexcept = nullptr;
 };
 
 // One request to a node: a script (or transaction form) with its keys and
@@ -155,19 +159,24 @@ class NodeLink {
   // listening mark's SET). Only on a ready session; before it, the ready
   // handler sends what it needs.
   virtual void send_command(std::initializer_list<std::string_view> argv) = 0;
-  // The same for a command about one key (a listening mark's SET), sent to
-  // the server that holds `key`: for one server, send_command; a member
-  // that is a cluster sends it to the master of the key's slot.
+  // The same for a command about one key or shard channel (a listening
+  // mark's SET, SSUBSCRIBE), sent to the server that holds `key`: for one
+  // server, send_command; a member that is a cluster sends it to the
+  // master of the key's slot (dropped before its map is known: its ready
+  // handler runs once it is).
   virtual void send_keyed_command(std::string_view key,
                                   std::initializer_list<std::string_view> argv) {
     (void)key;
     send_command(argv);
   }
-  // Published messages go here instead of to requests: for a link used in
-  // subscribe mode.
+  // Published messages (plain and shard channels') go here instead of to
+  // requests: for a link used in subscribe mode.
   virtual void set_push_handler(
       std::function<void(std::string_view channel, std::string_view payload)> handler) = 0;
-  // Runs each time the session becomes ready (first connect and reconnects).
+  // Runs each time the session becomes ready (first connect and
+  // reconnects); for a cluster member, each time one of its servers'
+  // sessions does and after each new slot map, so that what the caller
+  // keeps on servers by key goes where the map now puts it.
   virtual void set_ready_handler(std::function<void()> handler) = 0;
   virtual void start() = 0;
   // Best-effort write of what is queued, then closes; pending requests

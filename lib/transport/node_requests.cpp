@@ -165,6 +165,7 @@ void NodeConnection::send_plain_command(std::span<const std::string_view> words,
   append_array_header(slot.tail, words.size());
   for (const std::string_view word : words) append_bulk(slot.tail, word);
   slot.argc = words.size();
+  note_subscription(words);
   queue_script(slot, sent_at, state_ != State::ready);
 }
 
@@ -346,7 +347,8 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) const {
   return mine == theirs;
 }
 
-void NodeConnection::append_head(const Script& script, std::size_t argc, bool use_eval) {
+void NodeConnection::append_head(const Script& requested, std::size_t argc, bool use_eval) {
+  const Script& script = setup_.sent_as != nullptr ? setup_.sent_as(requested) : requested;
   const std::size_t bit = script.number;
   append_script_head(outbuf_, script, argc, use_eval || !loaded_.test(bit));
   loaded_.set(bit);

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +33,30 @@ inline QuorumConfig quorum_of(const std::vector<std::unique_ptr<ShardedMember>>&
   quorum.lock.retry_count = 0;
   quorum.lock.release_at_majority = false;
   return quorum;
+}
+
+// A waiter for `resource` on a thread of its own that tries again only
+// when a release wakes it: a mutex waiter, in the members' lines, with a
+// retry delay of an hour (the fallback, uniform in [0, 2 h)) and a wait of
+// 30 s. The future's destructor waits for it.
+inline std::future<AcquireResult> waiter_woken_only_by_a_release(BlockingClient& client,
+                                                                 const std::string& resource) {
+  return std::async(std::launch::async, [&client, resource] {
+    AcquireOptions options;
+    options.fair = false;
+    options.retry_delay = std::chrono::hours(1);
+    options.wait = std::chrono::seconds(30);
+    return client.acquire(Resource(resource), options);
+  });
+}
+
+// The shard channels `server` has subscribers on, of those matching
+// `pattern` (PUBSUB SHARDCHANNELS); the plain ones (PUBSUB CHANNELS).
+inline std::size_t shard_channels(RedisServer& server, const std::string& pattern) {
+  return server.probe().command({"PUBSUB", "SHARDCHANNELS", pattern}).elements.size();
+}
+inline std::size_t plain_channels(RedisServer& server, const std::string& pattern) {
+  return server.probe().command({"PUBSUB", "CHANNELS", pattern}).elements.size();
 }
 
 }  // namespace redlock::test

@@ -491,6 +491,78 @@ TEST(ClusterLink, ASubscriptionHearsWhatAnyMasterPublishes) {
   }
 }
 
+// A shard channel (SSUBSCRIBE) is subscribed through the master of its
+// slot, and what is published there (SPUBLISH) is heard. When the slot
+// moves to another shard, its old master ends the subscription of its own
+// accord (sunsubscribe); the link reads the map again — on a session of
+// its own, since every session to a master is in subscribe mode here (a
+// channel in each shard), where a server answers no CLUSTER SLOTS — and
+// its ready handler subscribes the channel at the new master. The answer
+// to the link's own SUNSUBSCRIBE is that command's: the next request on
+// the session gets its own.
+TEST(ClusterLink, AShardSubscriptionFollowsItsSlotToItsNewMaster) {
+  ShardedMember cluster(masters_only());
+  LinkRun run(cluster.seeds());
+  // One channel in each shard's slots, "redlock:{<n>}released:job", and a
+  // second one in shard 0's that stays there (its session stays in
+  // subscribe mode when the first one's slot moves).
+  std::vector<std::string> channels(cluster.shards() + 1);
+  for (int i = 0; std::any_of(channels.begin(), channels.end(),
+                              [](const std::string& each) { return each.empty(); });
+       ++i) {
+    const std::string candidate = "redlock:{" + std::to_string(i) + "}released:job";
+    const std::size_t shard = cluster.shard_of(hash_slot(candidate));
+    std::string& place = channels[channels[shard].empty() || shard != 0 ? shard : cluster.shards()];
+    if (place.empty()) place = candidate;
+  }
+  const std::string& moved = channels[0];
+  const std::uint16_t slot = hash_slot(moved);
+  std::vector<std::string> heard;
+  run.link().set_push_handler([&](std::string_view on, std::string_view payload) {
+    if (on == moved) heard.emplace_back(payload);
+  });
+  const auto subscribe_all = [&] {
+    for (const std::string& channel : channels) {
+      run.link().send_keyed_command(channel, {"SSUBSCRIBE", channel});
+    }
+  };
+  run.link().set_ready_handler(subscribe_all);
+  ASSERT_TRUE(run.run_until([&] { return run.link().ready(); }));
+  subscribe_all();
+  for (std::size_t i = 0; i < channels.size(); ++i) {
+    RedisServer& master = cluster.master(i % cluster.shards());
+    ASSERT_TRUE(run.run_until([&] { return shard_subscribers(master, channels[i]) == 1; })) << i;
+  }
+  (void)cluster.master(0).probe().command({"SPUBLISH", moved, "before"});
+  ASSERT_TRUE(run.run_until([&] { return heard.size() == 1; }));
+  EXPECT_EQ(heard.front(), "before");
+
+  const std::uint64_t maps_before = run.link().maps_read();
+  ASSERT_TRUE(cluster.move_slot(slot, 1));
+  ASSERT_TRUE(run.run_until([&] { return shard_subscribers(cluster.master(1), moved) == 1; }))
+      << "the channel was not subscribed again at its slot's new master";
+  EXPECT_GT(run.link().maps_read(), maps_before);
+  EXPECT_EQ(shard_subscribers(cluster.master(0), moved), 0);
+  (void)cluster.master(1).probe().command({"SPUBLISH", moved, "after"});
+  ASSERT_TRUE(run.run_until([&] { return heard.size() == 2; }));
+  EXPECT_EQ(heard.back(), "after");
+
+  // Out of subscribe mode on master 1 (its two channels gone), a request
+  // there is answered as its own.
+  run.link().set_ready_handler({});
+  for (const std::string& channel : {moved, channels[1]}) {
+    run.link().send_keyed_command(channel, {"SUNSUBSCRIBE", channel});
+  }
+  ASSERT_TRUE(run.run_until([&] { return shard_subscribers(cluster.master(1), moved) == 0; }));
+  auto answers = std::make_shared<Answers>();
+  const std::string key = "redlock:{" + moved.substr(9, moved.find('}') - 9) + "}lock:job";
+  ASSERT_EQ(hash_slot(key), slot);
+  run.set(key, "v", 7, answers);
+  ASSERT_TRUE(run.run_until([&] { return answers->answers.count(7) == 1; }));
+  EXPECT_EQ(answers->answers[7].text, "OK") << answers->answers[7].detail;
+  EXPECT_EQ(RedisProbe(cluster.master(1).port()).get(key), "v");
+}
+
 // A plain command (the map's CLUSTER SLOTS, a redirect's ASKING) sent while
 // batched requests wait for the turn's flush goes out after them: replies
 // are matched to requests by position, so each gets its own.

@@ -127,6 +127,42 @@ TEST_F(ClusterMigration, WhileASlotIsHalfMovedItsCallsAreRefusedNeverHalfApplied
       << "member 0 did not grant on the slot's new master";
 }
 
+// A waiter's shard subscription follows its resource's slot: the slot
+// moves on every member while the waiter waits in line, each old master
+// ends the subscription, the client subscribes again at the new master,
+// and the holder's release there still wakes the waiter.
+TEST_F(ClusterMigration, AWaiterIsStillWokenAfterItsResourcesSlotMoved) {
+  BlockingClient a(config());
+  BlockingClient b(config());
+  const std::string resource = "invoice:11";
+  const std::uint16_t slot = hash_slot(resource);
+  const AcquireResult held = a.acquire(Resource(resource));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  std::future<AcquireResult> waited = waiter_woken_only_by_a_release(b, resource);
+  const std::string wake_channels = slotted(resource) + "released:@*";
+  for (auto& member : members_) {
+    const std::size_t from = member->shard_of(slot);
+    ASSERT_TRUE(
+        eventually([&] { return shard_channels(member->master(from), wake_channels) == 1; }));
+  }
+  for (auto& member : members_) {
+    const std::size_t from = member->shard_of(slot);
+    const std::size_t to = (from + 1) % member->shards();
+    ASSERT_TRUE(member->move_slot(slot, to));
+    EXPECT_TRUE(eventually([&] { return shard_channels(member->master(to), wake_channels) == 1; }))
+        << "not subscribed again at the slot's new master";
+    EXPECT_EQ(shard_channels(member->master(from), wake_channels), 0U);
+  }
+  const auto released_at = SteadyClock::now();
+  ASSERT_FALSE(a.release(*held.lock).error);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const AcquireResult second = waited.get();
+  ASSERT_TRUE(second.ok()) << second.error.message();
+  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
+      << "woken by its retry timer, not by the release";
+  EXPECT_FALSE(b.release(*second.lock).error);
+}
+
 class ClusterShardDown : public ClusterMigration {
  protected:
   ClusterShardDown() : ClusterMigration(false) {}

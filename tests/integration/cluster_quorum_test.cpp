@@ -119,6 +119,41 @@ TEST_F(ClusterQuorum, AWaitersListeningMarkIsOnTheMasterOfItsResourcesSlot) {
   EXPECT_TRUE(second.ok()) << second.error.message();
 }
 
+// Per slot, wake-ups use shard channels: a waiter in line listens on its
+// client's wake channel of the resource's slot (SSUBSCRIBE) at each
+// member's master of that slot, nowhere else and on no plain channel, and
+// the holder's release there (SPUBLISH) names it.
+TEST_F(ClusterQuorum, AWaiterIsWokenThroughTheShardThatOwnsItsResource) {
+  BlockingClient a(config());
+  BlockingClient b(config());
+  const std::string resource = "shard-woken";
+  const AcquireResult held = a.acquire(Resource(resource));
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  std::future<AcquireResult> waited = waiter_woken_only_by_a_release(b, resource);
+  const std::string wake_channels = slotted(resource) + "released:@*";
+  for (std::size_t member = 0; member < members_.size(); ++member) {
+    SCOPED_TRACE("member " + std::to_string(member));
+    const std::size_t owner = members_[member]->shard_of(hash_slot(resource));
+    EXPECT_TRUE(eventually([&] {
+      return shard_channels(members_[member]->master(owner), wake_channels) == 1;
+    })) << "the waiter's wake channel is not a shard channel of its slot's master";
+    for (std::size_t shard = 0; shard < members_[member]->shards(); ++shard) {
+      EXPECT_EQ(plain_channels(members_[member]->master(shard), "redlock:*"), 0U) << shard;
+      if (shard != owner) {
+        EXPECT_EQ(shard_channels(members_[member]->master(shard), "redlock:*"), 0U) << shard;
+      }
+    }
+  }
+  const auto released_at = SteadyClock::now();
+  ASSERT_FALSE(a.release(*held.lock).error);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const AcquireResult second = waited.get();
+  ASSERT_TRUE(second.ok()) << second.error.message();
+  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
+      << "woken by its retry timer, not by the release";
+  EXPECT_FALSE(b.release(*second.lock).error);
+}
+
 TEST_F(ClusterQuorum, EveryLockKindIsGrantedOverClusterMembers) {
   BlockingClient client(config());
   // A semaphore's permits and count in the semaphore's slot.

@@ -205,6 +205,14 @@ inline long long subscribers(RedisServer& node, const std::string& channel) {
   return reply.elements[1].integer;
 }
 
+// How many clients subscribe the shard channel `channel` on `node`
+// (SSUBSCRIBE).
+inline long long shard_subscribers(RedisServer& node, const std::string& channel) {
+  const Reply reply = node.probe().command({"PUBSUB", "SHARDNUMSUB", channel});
+  if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return -1;
+  return reply.elements[1].integer;
+}
+
 // Waits (bounded) until every node reports `expected` subscribers.
 inline bool subscribers_become(RedisCluster& cluster, const std::string& channel,
                                long long expected) {

@@ -61,6 +61,50 @@ TEST(ScriptTable, HoldsEveryScriptOnceInIdOrder) {
   }
 }
 
+// How many times `needle` occurs in `text`.
+std::size_t occurrences(std::string_view text, std::string_view needle) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(needle); at != std::string_view::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++count;
+  }
+  return count;
+}
+
+// Per slot, a session sends each script as its shard-publishing twin:
+// the same script but for SPUBLISH in every PUBLISH's place, as a script
+// of its own (its number after the table's, its SHA-1), so a release
+// wakes waiters through the shard that owns the resource.
+TEST(ScriptTable, EveryScriptThatPublishesHasATwinThatPublishesOnShardChannels) {
+  std::size_t twins = 0;
+  for (const Script& entry : script_table()) {
+    const Script& twin = shard_publishing(entry);
+    const std::size_t published = occurrences(entry.body, "'PUBLISH'");
+    if (published == 0) {
+      EXPECT_EQ(&twin, &entry) << entry.name;
+      continue;
+    }
+    ++twins;
+    EXPECT_EQ(static_cast<std::size_t>(twin.number), kScriptCount + entry.number) << entry.name;
+    EXPECT_LT(static_cast<std::size_t>(twin.number), kMaxScripts) << entry.name;
+    EXPECT_EQ(twin.name, std::string(entry.name) + " (sharded)");
+    EXPECT_EQ(occurrences(twin.body, "'PUBLISH'"), 0U) << entry.name;
+    EXPECT_EQ(occurrences(twin.body, "'SPUBLISH'"), published) << entry.name;
+    EXPECT_EQ(twin.body.size(), entry.body.size() + published) << entry.name;
+    EXPECT_EQ(twin.sha1, sha1_hex(twin.body)) << entry.name;
+    EXPECT_EQ(twin.batched, entry.batched) << entry.name;
+    EXPECT_EQ(twin.shared_keys, entry.shared_keys) << entry.name;
+    EXPECT_EQ(twin.args_per_request, entry.args_per_request) << entry.name;
+    EXPECT_EQ(&shard_publishing(twin), &twin) << entry.name;
+  }
+  // The releases of every kind, the turn passed on, the announcement.
+  for (const ScriptId id : {ScriptId::release, ScriptId::release_all, ScriptId::read_release,
+                            ScriptId::fair_release, ScriptId::pass_turn, ScriptId::announce}) {
+    EXPECT_NE(&shard_publishing(script(id)), &script(id)) << script(id).name;
+  }
+  EXPECT_GE(twins, 6U);
+}
+
 TEST(ScriptTable, TheLockScriptsAreBatched) {
   for (ScriptId id : {ScriptId::acquire, ScriptId::extend, ScriptId::release, ScriptId::fence}) {
     EXPECT_TRUE(script(id).batched) << script(id).name;
