@@ -17,6 +17,11 @@
 // ports. Before timing, every worker's resource is locked once on every
 // member, so each slot's first use (its marker on every member) is behind.
 //
+//   BM_CycleAfterSlotMoved     one acquire and release right after the
+//                              resource's slot moved on every member
+//                              (moved_us), and one more once the map
+//                              settled (settled_us)
+//
 //   BM_CheckSlotMarkersScan/N  one check_slot_markers call, the first word
 //                              of every session, on a server that shows a
 //                              promotion and holds N keys (N/16 of them
@@ -38,7 +43,9 @@
 #include "client_driver.hpp"
 #include "cluster_member.hpp"
 #include "cycle_harness.hpp"
+#include "protocol/hash_slot.hpp"
 #include "redis_probe.hpp"
+#include "redlock/redlock.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::bench {
@@ -174,11 +181,110 @@ void BM_CheckSlotMarkersScan(benchmark::State& state) {
   state.counters["ms_per_call"] = total_ms / static_cast<double>(state.iterations());
 }
 
+// One acquire and release of a resource whose slot just moved to another
+// shard on every member, against the same right after (the map settled):
+// the first call to each member meets the old master's MOVED, reads the
+// map again and follows. moved_us and settled_us per cycle (the moves
+// themselves are not timed); redone: iterations made again (below).
+void BM_CycleAfterSlotMoved(benchmark::State& state) {
+  std::vector<std::unique_ptr<test::ShardedMember>> members;
+  std::vector<std::string> addresses;
+  try {
+    for (std::size_t i = 0; i < kMembers; ++i) {
+      test::ShardedMemberOptions options;
+      options.shards = 3;
+      options.replicas_per_shard = 0;
+      members.push_back(std::make_unique<test::ShardedMember>(options));
+      addresses.push_back(members.back()->address());
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  ConfigResult parsed = config_from_addresses(addresses);
+  if (!parsed.ok()) {
+    state.SkipWithError(parsed.error.to_string().c_str());
+    return;
+  }
+  parsed.config->lock.retry_count = 0;
+  BlockingClient client(*parsed.config);
+  const Resource resource("bench:moved");
+  const std::uint16_t slot = detail::hash_slot(resource.str());
+  std::string failure;  // the last failed cycle's members' answers
+  const auto cycle = [&]() -> std::optional<double> {
+    const auto started = std::chrono::steady_clock::now();
+    const AcquireResult held = client.acquire(resource);
+    if (!held.ok()) {
+      failure = "acquire: " + held.error.message();
+      for (const NodeOutcome& node : held.nodes) failure += "; " + node.name + " " + node.detail;
+      return std::nullopt;
+    }
+    if (client.release(*held.lock).error) {
+      failure = "release";
+      return std::nullopt;
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  if (!cycle()) {
+    state.SkipWithError("the first cycle failed");
+    return;
+  }
+  // Moves the slot on to the next shard on every member. A move that
+  // gossip undid half way (a master claiming the slot back with a newer
+  // config epoch) is settled and made again: a cluster is not built for
+  // moves many times a second.
+  const auto move_everywhere = [&]() -> bool {
+    for (auto& member : members) {
+      bool moved = false;
+      for (int tries = 0; tries < 3 && !moved; ++tries) {
+        moved = member->move_slot(slot, (member->shard_of(slot) + 1) % member->shards());
+        if (!moved && !member->settle_slot(slot)) break;
+      }
+      if (!moved) {
+        state.SkipWithError(("a slot move was refused: " + member->refusal()).c_str());
+        return false;
+      }
+    }
+    return true;
+  };
+  double moved_total = 0;
+  double settled_total = 0;
+  int redone = 0;
+  for (auto _ : state) {
+    std::optional<double> moved;
+    std::optional<double> settled;
+    // A cycle that failed met masters that still disagreed on the slot
+    // (each redirecting to the other up to the redirect limit): the slot
+    // is settled and the iteration made again.
+    for (int tries = 0; tries < 3 && !(moved && settled); ++tries) {
+      if (tries > 0) {
+        ++redone;
+        for (auto& member : members) (void)member->settle_slot(slot);
+      }
+      if (!move_everywhere()) return;
+      moved = cycle();
+      settled = cycle();
+    }
+    if (!moved || !settled) {
+      state.SkipWithError(("a cycle failed three times: " + failure).c_str());
+      return;
+    }
+    state.SetIterationTime(*moved);
+    moved_total += *moved;
+    settled_total += *settled;
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["moved_us"] = moved_total * 1e6 / n;
+  state.counters["settled_us"] = settled_total * 1e6 / n;
+  state.counters["redone"] = redone;
+}
+
 void BM_SingleServerMembers(benchmark::State& state) { run_cycles(state, single_servers); }
 void BM_ClusterMembers(benchmark::State& state) { run_cycles(state, cluster_members); }
 
 BENCHMARK(BM_SingleServerMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ClusterMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CycleAfterSlotMoved)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CheckSlotMarkersScan)
     ->Arg(10000)
     ->Arg(100000)

@@ -115,14 +115,16 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
                                config_.nodes[i], config_.lock, setup));
   }
   // (The links are the core's: the handler never outlives it.)
-  for (auto& node : nodes_) node->set_map_handler([this] { refuse_dependent_votes(); });
+  for (auto& node : nodes_) node->set_servers_handler([this] { refuse_dependent_votes(); });
 }
 
 // Two members that are one cluster, or a cluster member and another member
 // that share a server, fail and grant together: one of them, a cluster
 // (the later one when both are), has its votes refused, so they count as
-// one (docs/safety.md, "A cluster as a member"). Run after each map a
-// cluster member reads; node health warns about both.
+// one (docs/safety.md, "A cluster as a member"). Run whenever a link's
+// servers may have changed: a cluster member read a map, or a session
+// learnt its server's run_id (a single member's server may be found to be
+// a cluster's only once it answers); node health warns about both.
 std::vector<SharedMembers> ClientCore::members_sharing() const {
   std::vector<MemberServers> members;
   members.reserve(nodes_.size());

@@ -142,6 +142,9 @@ void ClusterLink::hand_over_events(NodeConnection& connection) {
   connection.set_ready_handler([this] {
     if (ready_handler_) ready_handler_();
   });
+  connection.set_servers_handler([this] {
+    if (servers_handler_) servers_handler_();
+  });
   if (!push_handler_) return;
   connection.set_push_handler([this](std::string_view channel, std::string_view payload) {
     if (push_handler_) push_handler_(channel, payload);
@@ -278,7 +281,7 @@ void ClusterLink::on_map(const NodeResponse& response) {
         }
         // (The handler may refuse this member's votes: before the waiting
         // requests leave.)
-        if (map_handler_) map_handler_();
+        if (servers_handler_) servers_handler_();
         std::vector<std::shared_ptr<Routed>> waiting = std::exchange(waiting_, {});
         for (const auto& routed : waiting) route(routed);
         // What the layer above keeps on the servers by key (subscriptions,

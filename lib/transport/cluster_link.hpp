@@ -107,8 +107,8 @@ class ClusterLink final : public NodeLink {
   // Every master's run_id (of the connections made) and cluster node id
   // (of the map).
   [[nodiscard]] MemberServers servers() const override;
-  void set_map_handler(std::function<void()> handler) override {
-    map_handler_ = std::move(handler);
+  void set_servers_handler(std::function<void()> handler) override {
+    servers_handler_ = std::move(handler);
   }
   void refuse_votes(std::string why) override { refused_ = std::move(why); }
 
@@ -166,7 +166,7 @@ class ClusterLink final : public NodeLink {
   std::uint64_t maps_read_ = 0;
   // When a master's silence last had the map read again.
   TimePoint last_prompted_map_read_ = TimePoint::min();
-  std::function<void()> map_handler_;
+  std::function<void()> servers_handler_;
   // Why this member's votes are refused (refuse_votes); empty: they count.
   std::string refused_;
   bool reading_map_ = false;

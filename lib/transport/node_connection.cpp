@@ -349,6 +349,8 @@ void NodeConnection::on_handshake_reply(Slot& slot) {
     resend_deferred_cleanups();
     if (pending_count_ > 0) want_flush();
     schedule_persistence_recheck();
+    // (The run_id is known now.)
+    if (servers_handler_) servers_handler_();
     if (ready_handler_) ready_handler_();
   }
 }

@@ -128,6 +128,9 @@ class NodeConnection final : public NodeLink, public Flushable {
   void set_ready_handler(std::function<void()> handler) override {
     ready_handler_ = std::move(handler);
   }
+  void set_servers_handler(std::function<void()> handler) override {
+    servers_handler_ = std::move(handler);
+  }
   // Loop thread: the server ended a shard channel's subscription (SSUBSCRIBE)
   // of its own accord, as a Redis Cluster server does when the channel's
   // slot moves to another shard; not called for a SUNSUBSCRIBE sent here.
@@ -363,6 +366,7 @@ class NodeConnection final : public NodeLink, public Flushable {
   std::string last_error_;
   std::function<void(std::string_view, std::string_view)> push_handler_;
   std::function<void()> ready_handler_;
+  std::function<void()> servers_handler_;
   std::function<void(std::string_view)> unsubscribed_handler_;
   // Shard subscriptions: whether this session sent SSUBSCRIBE, and the
   // channels it sent SUNSUBSCRIBE for whose confirmation is still to come

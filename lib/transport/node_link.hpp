@@ -205,11 +205,13 @@ class NodeLink {
     out.run_ids.push_back(health().run_id);
     return out;
   }
-  // A member that is a Redis Cluster: `handler` runs after each slot map it
-  // reads (what servers() answers may have changed); and its votes can be
-  // refused, `why` failing at once every request but cleanups (empty: its
-  // votes count again). One server's link has no map and is never refused.
-  virtual void set_map_handler(std::function<void()> handler) { (void)handler; }
+  // `handler` runs whenever what servers() answers may have changed: a
+  // session to one of the link's servers became ready (its run_id is
+  // known), or a member that is a Redis Cluster read a slot map.
+  virtual void set_servers_handler(std::function<void()> handler) { (void)handler; }
+  // A member that is a Redis Cluster: its votes can be refused, `why`
+  // failing at once every request but cleanups (empty: its votes count
+  // again). One server's link is never refused.
   virtual void refuse_votes(std::string why) { (void)why; }
 
   // The forms callers write, each one Request (a script's call by its

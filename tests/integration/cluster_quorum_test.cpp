@@ -7,10 +7,13 @@
 // the delay, while its other slots and the other members keep granting.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cluster_keys.hpp"
@@ -152,6 +155,104 @@ TEST_F(ClusterQuorum, AWaiterIsWokenThroughTheShardThatOwnsItsResource) {
   EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
       << "woken by its retry timer, not by the release";
   EXPECT_FALSE(b.release(*second.lock).error);
+}
+
+// An elected leader's announcement and its resignation reach an observer
+// through the election's shard: the observer listens on the election's
+// shard channel at each member's master of its slot, and with a poll of a
+// minute only those messages can tell it in time.
+TEST_F(ClusterQuorum, AnObserverHearsTheLeaderComeAndGoThroughTheElectionsShard) {
+  BlockingClient candidate(config());
+  LoopRun run(config());
+  std::mutex seen_mutex;
+  std::vector<LeaderResult> seen;
+  const auto count = [&] {
+    std::lock_guard<std::mutex> lock(seen_mutex);
+    return seen.size();
+  };
+  const std::string resource = "election:web";
+  const std::string channel = slotted(resource) + "released:" + resource + "#elected";
+  std::atomic<bool> acted{false};
+  std::thread actor([&] {
+    const bool listening = eventually([&] {
+      if (count() != 1) return false;
+      for (auto& member : members_) {
+        RedisServer& owner = member->master(member->shard_of(hash_slot(resource)));
+        if (shard_subscribers(owner, channel) != 1) return false;
+      }
+      return true;
+    });
+    if (listening) {
+      CampaignOptions options;
+      options.payload = "10.0.0.1";
+      Guard leader = candidate.campaign(Election("web"), options);
+      if (eventually([&] { return count() == 2; }, std::chrono::milliseconds(3000))) {
+        (void)leader.release();
+        (void)eventually([&] { return count() == 3; }, std::chrono::milliseconds(3000));
+      }
+    }
+    acted = true;
+  });
+  ObserveOptions options;
+  options.poll = std::chrono::milliseconds(60000);
+  OperationHandle handle;
+  EXPECT_TRUE(run.run(
+      [&] {
+        handle = run.client().observe(Election("web"), options, [&](const LeaderResult& result) {
+          std::lock_guard<std::mutex> lock(seen_mutex);
+          seen.push_back(result);
+        });
+        run.when([&] { return acted.load(); },
+                 [&] {
+                   handle.cancel();
+                   run.when([&] { return count() == 4; }, [&] { run.done(); });
+                 });
+      },
+      std::chrono::milliseconds(30000)));
+  actor.join();
+  std::lock_guard<std::mutex> lock(seen_mutex);
+  ASSERT_EQ(seen.size(), 4U) << "the election and the resignation were not both pushed";
+  EXPECT_FALSE(seen[0].leader.has_value());
+  ASSERT_TRUE(seen[1].leader.has_value());
+  EXPECT_EQ(seen[1].leader->payload, "10.0.0.1");
+  EXPECT_FALSE(seen[2].leader.has_value());
+  EXPECT_EQ(seen[3].error, make_error_code(errc::cancelled));
+}
+
+// Single servers in a quorum with a cluster member use shard channels too
+// (Redis 7.0 serves them outside cluster mode): the one layout names every
+// member's channels alike, and each release publishes with SPUBLISH.
+TEST(ClusterQuorumMixed, SingleServersBesideAClusterWakeWaitersOnShardChannels) {
+  ShardedMemberOptions options;
+  options.replicas_per_shard = 0;
+  ShardedMember member(options);
+  RedisServer first;
+  RedisServer second;
+  ConfigResult parsed =
+      config_from_addresses({member.address(), first.address(), second.address()});
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  BlockingClient a(*parsed.config);
+  BlockingClient b(*parsed.config);
+  const std::string resource = "mixed-job";
+  AcquireOptions patient;
+  patient.wait = std::chrono::seconds(10);
+  const AcquireResult held = a.acquire(Resource(resource), patient);
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  std::future<AcquireResult> waited = waiter_woken_only_by_a_release(b, resource);
+  const std::string wake_channels = slotted(resource) + "released:@*";
+  for (RedisServer* single : {&first, &second}) {
+    EXPECT_TRUE(eventually([&] { return shard_channels(*single, wake_channels) == 1; }))
+        << single->address() << ": the waiter's wake channel is no shard channel there";
+    EXPECT_EQ(plain_channels(*single, "redlock:*"), 0U) << single->address();
+  }
+  const auto released_at = SteadyClock::now();
+  ASSERT_FALSE(a.release(*held.lock).error);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const AcquireResult second_holder = waited.get();
+  ASSERT_TRUE(second_holder.ok()) << second_holder.error.message();
+  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
+      << "woken by its retry timer, not by the release";
+  EXPECT_FALSE(b.release(*second_holder.lock).error);
 }
 
 TEST_F(ClusterQuorum, EveryLockKindIsGrantedOverClusterMembers) {
@@ -404,6 +505,32 @@ TEST(ClusterQuorumConfig, TwoMembersThatAreOneClusterAreReportedAndOnlyOneOfThem
   once.retry_count = 0;
   const AcquireResult alone = client.acquire(Resource("job"), once);
   EXPECT_FALSE(alone.ok()) << "one cluster named twice made a majority";
+}
+
+// A single member that is one of a cluster member's servers is found out
+// when the sessions to that server open, not only when a map is read: the
+// server is stopped while the client reads the cluster's map, so its
+// run_id is known to neither link then.
+TEST(ClusterQuorumConfig, AServerSharedWithAClusterFoundAfterItsMapWasReadHasTheClusterRefused) {
+  ShardedMemberOptions options;
+  options.replicas_per_shard = 0;
+  ShardedMember member(options);
+  RedisServer other;
+  RedisServer& shared = member.master(1);
+  ConfigResult parsed = config_from_addresses(
+      {"redis+cluster://" + member.seeds()[0], shared.address(), other.address()});
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  shared.pause();
+  BlockingClient client(*parsed.config);
+  const auto cluster_metrics = [&] { return client.metrics()->snapshot().nodes.at(0); };
+  ASSERT_TRUE(eventually([&] { return cluster_metrics().map_reads > 0; }));
+  EXPECT_FALSE(cluster_metrics().votes_refused) << "nothing was known of the shared server yet";
+  shared.resume();
+  EXPECT_TRUE(eventually([&] { return cluster_metrics().votes_refused; }))
+      << "the cluster member still votes beside one of its own servers";
+  const std::vector<NodeHealth> health = client.node_health();
+  ASSERT_EQ(health.size(), 3U);
+  EXPECT_FALSE(health[1].warnings.empty()) << "the single member is not told it shares a server";
 }
 
 TEST(ClusterQuorumConfig, ALockKeyOutsideTheResourcesSlotIsRefusedBeforeSendingAnything) {

@@ -1,7 +1,10 @@
 #include "cluster_member.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <thread>
+#include <tuple>
 
 namespace redlock::test {
 namespace {
@@ -223,14 +226,48 @@ void ShardedMember::follow_roles() {
   }
 }
 
+bool ShardedMember::epochs_distinct(milliseconds timeout) {
+  // A new cluster's masters start with config epoch 0 and resolve their
+  // collisions over the first seconds, each taking a new epoch with the
+  // slots it had then: one that does so in the middle of a slot move
+  // claims the slot back from the target with a newer epoch.
+  const auto deadline = steady_clock::now() + timeout;
+  for (;;) {
+    std::set<std::string> epochs;
+    bool distinct = true;
+    for (const Shard& shard : shards_) {
+      RedisServer& owner = *shard.servers.front();
+      if (!owner.running() || owner.paused()) continue;
+      const Reply info = owner.probe().command({"CLUSTER", "INFO"});
+      const std::string epoch = info_field(info.text, "cluster_my_epoch");
+      if (epoch.empty() || !epochs.insert(epoch).second) distinct = false;
+    }
+    if (distinct) return true;
+    if (steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
 bool ShardedMember::begin_slot_move(std::uint16_t slot, std::size_t to) {
+  if (!epochs_distinct(std::chrono::seconds(20))) {
+    refusal_ = "the masters' config epochs never became distinct";
+    return false;
+  }
   RedisServer& source = master(shard_of(slot));
   RedisServer& target = master(to);
   const std::string text = std::to_string(slot);
-  return target.probe()
-             .command({"CLUSTER", "SETSLOT", text, "IMPORTING", node_id(source)})
-             .is_ok() &&
-         source.probe().command({"CLUSTER", "SETSLOT", text, "MIGRATING", node_id(target)}).is_ok();
+  for (const auto& [server, words] :
+       {std::pair{&target, std::vector<std::string>{"CLUSTER", "SETSLOT", text, "IMPORTING",
+                                                    node_id(source)}},
+        std::pair{&source, std::vector<std::string>{"CLUSTER", "SETSLOT", text, "MIGRATING",
+                                                    node_id(target)}}}) {
+    const Reply marked = server->probe().command(words);
+    if (!marked.is_ok()) {
+      refusal_ = words[3] + ": " + marked.text;
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ShardedMember::migrate_keys(std::uint16_t slot, std::size_t to,
@@ -239,7 +276,12 @@ bool ShardedMember::migrate_keys(std::uint16_t slot, std::size_t to,
   std::vector<std::string> migrate{
       "MIGRATE", "127.0.0.1", std::to_string(master(to).port()), "", "0", "5000", "KEYS"};
   migrate.insert(migrate.end(), keys.begin(), keys.end());
-  return master(shard_of(slot)).probe().command(migrate).is_ok();
+  // NOKEY: every key named had expired since it was listed (a key past its
+  // expiry is listed until the server reclaims it), so none is left.
+  const Reply moved = master(shard_of(slot)).probe().command(migrate);
+  if (moved.is_ok() || moved.text == "NOKEY") return true;
+  refusal_ = "MIGRATE: " + moved.text;
+  return false;
 }
 
 bool ShardedMember::end_slot_move(std::uint16_t slot, std::size_t to) {
@@ -256,10 +298,91 @@ bool ShardedMember::end_slot_move(std::uint16_t slot, std::size_t to) {
     if (!owner.running() || owner.paused()) continue;
     const Reply given =
         owner.probe().command({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", target});
-    if (!given.is_ok()) return false;
+    if (!given.is_ok()) {
+      refusal_ = "NODE: " + given.text;
+      return false;
+    }
   }
   moved_[slot] = to;
-  return true;
+  // Until every server names the target, a server that has not heard may
+  // redirect a call back to the source, and the next move of the slot
+  // would start from a master that does not own it yet.
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    bool agreed = true;
+    for (RedisServer* server : servers()) {
+      if (!server->running() || server->paused()) continue;
+      if (master_port_for(*server, slot) != master(to).port()) agreed = false;
+    }
+    if (agreed) return true;
+    if (steady_clock::now() >= deadline) {
+      refusal_ = "the servers' maps did not agree on the slot's new master";
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+}
+
+bool ShardedMember::settle_slot(std::uint16_t slot) {
+  const std::string text = std::to_string(slot);
+  // The master most of the others name for the slot.
+  std::map<long long, int> named;
+  for (const Shard& shard : shards_) {
+    RedisServer& server = *shard.servers.front();
+    if (server.running() && !server.paused()) ++named[master_port_for(server, slot)];
+  }
+  long long owner_port = 0;
+  int most = 0;
+  for (const auto& [port, count] : named) {
+    if (port != 0 && count > most) std::tie(owner_port, most) = std::tie(port, count);
+  }
+  std::size_t owner = shards_.size();
+  for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
+    if (master(shard).port() == owner_port) owner = shard;
+  }
+  // Unless another master holds the slot's keys (they moved, and the slot
+  // was claimed back): the slot goes where its keys are.
+  for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
+    RedisServer& server = master(shard);
+    if (!server.running() || server.paused()) continue;
+    if (server.probe().command({"CLUSTER", "COUNTKEYSINSLOT", text}).integer > 0) {
+      owner = shard;
+      owner_port = server.port();
+    }
+  }
+  if (owner == shards_.size()) {
+    refusal_ = "no master is named for the slot";
+    return false;
+  }
+  // Every mark of a move cleared, the slot given to it everywhere (itself
+  // first), and its epoch made the newest, so that its claim wins.
+  for (const Shard& shard : shards_) {
+    (void)shard.servers.front()->probe().command({"CLUSTER", "SETSLOT", text, "STABLE"});
+  }
+  const std::string id = node_id(master(owner));
+  (void)master(owner).probe().command({"CLUSTER", "SETSLOT", text, "NODE", id});
+  (void)master(owner).probe().command({"CLUSTER", "BUMPEPOCH"});
+  for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
+    if (shard != owner) {
+      (void)master(shard).probe().command({"CLUSTER", "SETSLOT", text, "NODE", id});
+    }
+  }
+  moved_[slot] = owner;
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    bool agreed = true;
+    for (RedisServer* server : servers()) {
+      if (server->running() && !server->paused() && master_port_for(*server, slot) != owner_port) {
+        agreed = false;
+      }
+    }
+    if (agreed) return true;
+    if (steady_clock::now() >= deadline) {
+      refusal_ = "the servers' maps did not agree on the slot's master";
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
 }
 
 bool ShardedMember::move_slot(std::uint16_t slot, std::size_t to) {
@@ -268,7 +391,10 @@ bool ShardedMember::move_slot(std::uint16_t slot, std::size_t to) {
     const Reply in_slot = master(shard_of(slot))
                               .probe()
                               .command({"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "100"});
-    if (in_slot.kind != Reply::Kind::array) return false;
+    if (in_slot.kind != Reply::Kind::array) {
+      refusal_ = "GETKEYSINSLOT: " + in_slot.text;
+      return false;
+    }
     if (in_slot.elements.empty()) break;
     std::vector<std::string> keys;
     for (const Reply& key : in_slot.elements) keys.push_back(key.text);

@@ -82,6 +82,13 @@ class ShardedMember {
   [[nodiscard]] bool end_slot_move(std::uint16_t slot, std::size_t to);
   // All three, with every key of the slot (CLUSTER GETKEYSINSLOT).
   [[nodiscard]] bool move_slot(std::uint16_t slot, std::size_t to);
+  // After a move that was refused half way (a master's gossip, with a
+  // newer config epoch, took the slot back): the slot given, on every
+  // master, to the one that holds its keys (else the one most of them
+  // name), with its epoch made the newest.
+  [[nodiscard]] bool settle_slot(std::uint16_t slot);
+  // What the server that refused the last step said.
+  [[nodiscard]] const std::string& refusal() const noexcept { return refusal_; }
 
   // How a replica is promoted: CLUSTER FAILOVER (the master agrees, and the
   // replica catches up first), FORCE (without the master, for one that is
@@ -103,10 +110,13 @@ class ShardedMember {
     std::vector<std::unique_ptr<RedisServer>> servers;
   };
   void form(const ShardedMemberOptions& options);
+  // Waits until every running master has a config epoch of its own.
+  [[nodiscard]] bool epochs_distinct(std::chrono::milliseconds timeout);
 
   std::vector<Shard> shards_;
   // Slots end_slot_move() gave to a shard other than their first.
   std::map<std::uint16_t, std::size_t> moved_;
+  std::string refusal_;
 };
 
 }  // namespace redlock::test
