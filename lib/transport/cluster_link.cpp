@@ -512,6 +512,10 @@ void ClusterLink::send_keyed_command(std::string_view key,
   if (closed_ || !map_) return;
   const ShardEndpoint* master = map_->master_of(hash_slot(key));
   if (master == nullptr) return;
+  // Only on a ready session, as send_command: the ready handler sends it
+  // once the session is (never queued behind a connect).
+  NodeConnection& target = connection_to(master->host, master->port, {});
+  if (!target.ready()) return;
   // Its answer is read for a redirect only: a map that named the wrong
   // master is read again, and the ready handler then sends it anew.
   const std::vector<std::string_view> words(argv);
@@ -519,7 +523,7 @@ void ClusterLink::send_keyed_command(std::string_view key,
   request.command = words;
   request.sent_at = loop_.clock().now();
   request.sink = keyed_answers_;
-  connection_to(master->host, master->port, {}).send(std::move(request));
+  target.send(std::move(request));
 }
 
 void ClusterLink::set_push_handler(

@@ -79,8 +79,9 @@ class ClusterLink final : public NodeLink {
   void start() override;
   void send(Request request) override;
   void send_command(std::initializer_list<std::string_view> argv) override;
-  // To the master of `key`'s slot, once the map is known (dropped before:
-  // as send_command before a session is ready, its caller sends it again).
+  // To the master of `key`'s slot, once the map is known and that master's
+  // session is ready (dropped before: as send_command before a session is
+  // ready, its caller's ready handler sends it again).
   void send_keyed_command(std::string_view key,
                           std::initializer_list<std::string_view> argv) override;
   void set_push_handler(
