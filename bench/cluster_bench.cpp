@@ -71,17 +71,27 @@ const Shape& single_servers() {
   return shape;
 }
 
-const Shape& cluster_members() {
-  static std::vector<std::unique_ptr<test::ShardedMember>> members;
-  static const Shape shape = [] {
-    Shape made;
+// The three cluster members, formed once per process.
+std::vector<std::unique_ptr<test::ShardedMember>>& clusters() {
+  static std::vector<std::unique_ptr<test::ShardedMember>> members = [] {
+    std::vector<std::unique_ptr<test::ShardedMember>> made;
     for (std::size_t i = 0; i < kMembers; ++i) {
       test::ShardedMemberOptions options;
       options.shards = 3;
       options.replicas_per_shard = 0;
-      members.push_back(std::make_unique<test::ShardedMember>(options));
-      made.addresses.push_back(members.back()->address());
-      for (test::RedisServer* server : members.back()->servers()) {
+      made.push_back(std::make_unique<test::ShardedMember>(options));
+    }
+    return made;
+  }();
+  return members;
+}
+
+const Shape& cluster_members() {
+  static const Shape shape = [] {
+    Shape made;
+    for (const auto& member : clusters()) {
+      made.addresses.push_back(member->address());
+      for (test::RedisServer* server : member->servers()) {
         made.servers.push_back(BenchNode{"127.0.0.1", server->port(), server->pid()});
       }
     }
@@ -187,21 +197,15 @@ void BM_CheckSlotMarkersScan(benchmark::State& state) {
 // map again and follows. moved_us and settled_us per cycle (the moves
 // themselves are not timed); redone: iterations made again (below).
 void BM_CycleAfterSlotMoved(benchmark::State& state) {
-  std::vector<std::unique_ptr<test::ShardedMember>> members;
-  std::vector<std::string> addresses;
+  const Shape* shape = nullptr;
   try {
-    for (std::size_t i = 0; i < kMembers; ++i) {
-      test::ShardedMemberOptions options;
-      options.shards = 3;
-      options.replicas_per_shard = 0;
-      members.push_back(std::make_unique<test::ShardedMember>(options));
-      addresses.push_back(members.back()->address());
-    }
+    shape = &cluster_members();
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
   }
-  ConfigResult parsed = config_from_addresses(addresses);
+  std::vector<std::unique_ptr<test::ShardedMember>>& members = clusters();
+  ConfigResult parsed = config_from_addresses(shape->addresses);
   if (!parsed.ok()) {
     state.SkipWithError(parsed.error.to_string().c_str());
     return;

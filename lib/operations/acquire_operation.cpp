@@ -83,7 +83,7 @@ void AcquireOperation::become_fair() {
   // The waiter's id in the queue is its place in this client's line, so
   // that a release can name it (fair_scripts.hpp, fair_release); a mutex
   // waiter turning fair keeps the place it took.
-  if (!line_place_) line_place_ = core_.wakeups().line_place(resource_.str());
+  if (!line_place_) line_place_ = core_.wakeups().line_place(keys_);
   queue_id_ = line_place_->id;
   queue_key_ = queue_key(prefix, resource_.str());
   queue_due_key_ = queue_due_key(prefix, resource_.str());

@@ -447,7 +447,7 @@ bool AcquireOperation::line_up() {
   // A try-lock never waits, so it never takes a place anyone would name.
   if (plan_.max_retries == 0) return false;
   if (!line_place_) {
-    line_place_ = core_.wakeups().line_place(resource_.str());
+    line_place_ = core_.wakeups().line_place(keys_);
     waiting_key_ = waiting_key(keys_.key_prefix(), resource_.str());
     line_argument_ = line_argument(waiting_key_, line_place_->id, line_lease());
   }

@@ -140,36 +140,33 @@ void WakeupHub::leave(const std::string& channel, const Wakeable* waiter) {
 }
 
 void WakeupHub::subscribe(NodeLink& connection, const std::string& channel, bool on) const {
-  if (layout_ == KeyLayout::shared) {
-    connection.send_command({on ? "SUBSCRIBE" : "UNSUBSCRIBE", channel});
-    return;
-  }
-  // A shard channel, through the server that owns its slot.
-  connection.send_keyed_command(channel, {on ? "SSUBSCRIBE" : "SUNSUBSCRIBE", channel});
+  // Per slot a shard channel, through the server that owns its slot (for
+  // one server, that server).
+  const bool shard = layout_ == KeyLayout::per_slot;
+  const std::string_view command =
+      on ? (shard ? "SSUBSCRIBE" : "SUBSCRIBE") : (shard ? "SUNSUBSCRIBE" : "UNSUBSCRIBE");
+  connection.send_keyed_command(channel, {command, channel});
 }
 
 void WakeupHub::subscribe_everywhere(const std::string& channel, bool on) {
   for (auto& connection : subscribers_) subscribe(*connection, channel, on);
 }
 
-std::string WakeupHub::wake_channel_of(std::string_view resource) const {
-  if (layout_ == KeyLayout::shared) return wake_channel(config_.lock.key_prefix, client_id_);
-  return wake_channel(KeySpace(config_.lock, layout_, resource).key_prefix(), client_id_);
-}
-
-WakeupHub::LinePlace WakeupHub::line_place(std::string_view resource) {
+WakeupHub::LinePlace WakeupHub::line_place(const KeySpace& keys) {
   const std::uint64_t number = next_number_++;
-  return {number, wake_channel_of(resource) + " " + std::to_string(number)};
+  return {number, wake_channel(keys.key_prefix(), client_id_) + " " + std::to_string(number)};
 }
 
 void WakeupHub::wait_in_line(const LinePlace& place, const std::shared_ptr<Wakeable>& waiter) {
   if (closed_) return;
-  subscribe_wake_channel(place.id.substr(0, place.id.find(' ')));
+  subscribe_wake_channel(place);
   line_.insert_or_assign(place.number, waiter);
 }
 
-void WakeupHub::subscribe_wake_channel(const std::string& channel) {
+void WakeupHub::subscribe_wake_channel(const LinePlace& place) {
   ensure_connections();
+  // The id is "<wake channel> <number>".
+  const std::string channel = place.id.substr(0, place.id.find(' '));
   // Kept from the first waiter on: one subscription per node (per slot)
   // for the client's life, instead of one per waiter.
   if (!wake_channels_.insert(channel).second) return;
@@ -319,9 +316,9 @@ std::optional<WakeupHub::LinePlace> WakeupHub::offer_rejoin(const std::string& c
   if (offered_.size() >= kMaxRejoins) return std::nullopt;
   // The place is named on the wake channel: subscribed before any node can
   // name it (the release that offers it names someone else first).
-  subscribe_wake_channel(wake_channel_of(resource));
-  LinePlace place = line_place(resource);
   const KeySpace keys(config_.lock, layout_, resource);
+  LinePlace place = line_place(keys);
+  subscribe_wake_channel(place);
   mark(channel);
   offered_.emplace(place.number, Offered{channel,
                                          lock_key(keys, resource),
@@ -404,9 +401,9 @@ std::shared_ptr<WakeupHub::PreClaim> WakeupHub::pre_claim(Resource resource, Mil
   if (closed_ || pre_claims_.size() >= kMaxRejoins) return nullptr;
   // Its grants come on the wake channel: subscribed before any node can
   // grant it (the release that makes it serves someone else first).
-  subscribe_wake_channel(wake_channel_of(resource.str()));
   auto claim = std::make_shared<PreClaim>();
-  claim->place = line_place(resource.str());
+  claim->place = line_place(KeySpace(config_.lock, layout_, resource.str()));
+  subscribe_wake_channel(claim->place);
   claim->resource = std::move(resource);
   claim->value = LockValue::random();
   claim->tag = LockValue::random().str();

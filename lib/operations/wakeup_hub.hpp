@@ -147,8 +147,9 @@ class WakeupHub {
     std::uint64_t number = 0;
     std::string id;
   };
-  // For a waiter on `resource` (per slot, its slot's wake channel).
-  [[nodiscard]] LinePlace line_place(std::string_view resource);
+  // For a waiter on a resource whose keys are `keys` (its wake channel is
+  // under their prefix: per slot, the resource's slot's).
+  [[nodiscard]] LinePlace line_place(const KeySpace& keys);
   // The waiter with place `number` is woken (at most once per release
   // naming it) when a node's release names it, until leave_line(). The
   // first call subscribes the wake channel on every node; a release that
@@ -244,16 +245,15 @@ class WakeupHub {
 
  private:
   void ensure_connections();
-  // Subscribes one of this client's wake channels on every node, once for
-  // the client's life (a waiter in line, an offered place, a pre-claim).
-  void subscribe_wake_channel(const std::string& channel);
+  // Subscribes the wake channel `place` is named on, on every node, once
+  // for the client's life (a waiter in line, an offered place, a
+  // pre-claim).
+  void subscribe_wake_channel(const LinePlace& place);
   void on_message(std::size_t node, std::string_view channel, std::string_view message);
   // SUBSCRIBE or UNSUBSCRIBE; per slot, SSUBSCRIBE or SUNSUBSCRIBE sent to
   // the server that owns the channel's slot.
   void subscribe(NodeLink& connection, const std::string& channel, bool on) const;
   void subscribe_everywhere(const std::string& channel, bool on);
-  // This client's wake channel for waiters on `resource`.
-  [[nodiscard]] std::string wake_channel_of(std::string_view resource) const;
   // Sets the channel's listening mark on every node (the lock connections
   // that are ready) and arms its next refresh.
   void set_mark(const std::string& channel);

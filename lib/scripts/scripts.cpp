@@ -684,11 +684,11 @@ std::string shard_publishing_body(std::string_view body) {
   return out.append(body.substr(from));
 }
 
+// A script that publishes nothing has no twin: an empty name.
 struct Twins {
   std::array<std::string, kScriptCount> names;
   std::array<std::string, kScriptCount> bodies;
   std::array<Script, kScriptCount> scripts{};
-  std::array<bool, kScriptCount> made{};
 };
 
 const Twins& twins() {
@@ -704,7 +704,6 @@ const Twins& twins() {
       out.scripts[i].name = out.names[i];
       out.scripts[i].body = out.bodies[i];
       out.scripts[i].sha1 = sha1_hex(out.bodies[i]);
-      out.made[i] = true;
     }
     return out;
   }();
@@ -716,7 +715,7 @@ const Twins& twins() {
 const Script& shard_publishing(const Script& entry) noexcept {
   if (entry.number >= kScriptCount) return entry;
   const Twins& all = twins();
-  return all.made[entry.number] ? all.scripts[entry.number] : entry;
+  return all.names[entry.number].empty() ? entry : all.scripts[entry.number];
 }
 
 std::string marker_key(std::string_view prefix) { return std::string(prefix) + "node"; }

@@ -61,33 +61,21 @@ struct ClusterLink::Routed final : ResponseSink {
   }
 };
 
-// Receives CLUSTER SLOTS' answer.
-class ClusterLink::MapReader final : public ResponseSink {
+// Hands the answers of the link's own plain commands (CLUSTER SLOTS, a
+// keyed command) to one of its methods, until the link detaches it (a
+// connection may answer after the link closed).
+class ClusterLink::OwnAnswers final : public ResponseSink {
  public:
-  explicit MapReader(ClusterLink* link) : link_(link) {}
+  using Handler = void (ClusterLink::*)(const NodeResponse&);
+  OwnAnswers(ClusterLink* link, Handler handler) : link_(link), handler_(handler) {}
   void on_response(std::size_t, std::uint32_t, const NodeResponse& response) override {
-    if (link_ != nullptr && !response.late) link_->on_map(response);
+    if (link_ != nullptr && !response.late) (link_->*handler_)(response);
   }
   void detach() noexcept { link_ = nullptr; }
 
  private:
   ClusterLink* link_;
-};
-
-// Receives the answers of plain commands about one key: a redirect says
-// the map is out of date.
-class ClusterLink::KeyedAnswers final : public ResponseSink {
- public:
-  explicit KeyedAnswers(ClusterLink* link) : link_(link) {}
-  void on_response(std::size_t, std::uint32_t, const NodeResponse& response) override {
-    if (link_ == nullptr || response.late) return;
-    const std::string_view error = error_text(response);
-    if (error.substr(0, 6) == "MOVED " || error.substr(0, 4) == "ASK ") link_->read_map_soon();
-  }
-  void detach() noexcept { link_ = nullptr; }
-
- private:
-  ClusterLink* link_;
+  Handler handler_;
 };
 
 NodeConfig member_server(const NodeConfig& member, std::string_view host, std::uint16_t port,
@@ -109,8 +97,8 @@ ClusterLink::ClusterLink(LoopContext& loop, NodeMetrics& stats, std::size_t inde
       member_(member),
       lock_(lock),
       setup_(std::move(setup)),
-      map_reader_(std::make_shared<MapReader>(this)),
-      keyed_answers_(std::make_shared<KeyedAnswers>(this)) {
+      map_reader_(std::make_shared<OwnAnswers>(this, &ClusterLink::on_map)),
+      keyed_answers_(std::make_shared<OwnAnswers>(this, &ClusterLink::on_keyed_answer)) {
   setup_.one_slot_per_call = true;
 }
 
@@ -120,19 +108,29 @@ ClusterLink::~ClusterLink() {
   loop_.timers().cancel(map_timer_);
 }
 
-NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_t port,
-                                           const std::string& unix_path) {
+NodeConnection& ClusterLink::connection_in(Servers& list, const std::string& host,
+                                           std::uint16_t port, const std::string& unix_path,
+                                           const SessionSetup& setup, bool& made) {
   const std::string key = server_key(host, port, unix_path);
-  for (auto& [known, connection] : servers_) {
+  made = false;
+  for (auto& [known, connection] : list) {
     if (known == key) return *connection;
   }
-  auto connection = std::make_unique<NodeConnection>(
-      loop_, stats_, index_, member_server(member_, host, port, unix_path), lock_, setup_);
-  NodeConnection& made = *connection;
-  servers_.emplace_back(key, std::move(connection));
-  hand_over_events(made);
-  if (started_ && !closed_) made.start();
-  return made;
+  list.emplace_back(
+      key, std::make_unique<NodeConnection>(
+               loop_, stats_, index_, member_server(member_, host, port, unix_path), lock_, setup));
+  made = true;
+  NodeConnection& added = *list.back().second;
+  if (started_ && !closed_) added.start();
+  return added;
+}
+
+NodeConnection& ClusterLink::connection_to(const std::string& host, std::uint16_t port,
+                                           const std::string& unix_path) {
+  bool made = false;
+  NodeConnection& connection = connection_in(servers_, host, port, unix_path, setup_, made);
+  if (made) hand_over_events(connection);
+  return connection;
 }
 
 void ClusterLink::hand_over_events(NodeConnection& connection) {
@@ -159,17 +157,14 @@ NodeConnection& ClusterLink::map_connection(const ClusterSeed& seed) {
   // server answers no CLUSTER SLOTS: its map is read on a session of its
   // own.
   if (!push_handler_) return connection_to(seed.host, seed.port, seed.unix_path);
-  const std::string key = server_key(seed.host, seed.port, seed.unix_path);
-  for (auto& [known, connection] : map_servers_) {
-    if (known == key) return *connection;
-  }
-  auto connection = std::make_unique<NodeConnection>(
-      loop_, stats_, index_, member_server(member_, seed.host, seed.port, seed.unix_path), lock_,
-      SessionSetup{});
-  NodeConnection& made = *connection;
-  map_servers_.emplace_back(key, std::move(connection));
-  if (started_ && !closed_) made.start();
-  return made;
+  bool made = false;
+  return connection_in(map_servers_, seed.host, seed.port, seed.unix_path, SessionSetup{}, made);
+}
+
+void ClusterLink::on_keyed_answer(const NodeResponse& response) {
+  // A redirect says the map is out of date.
+  const std::string_view error = error_text(response);
+  if (error.substr(0, 6) == "MOVED " || error.substr(0, 4) == "ASK ") read_map_soon();
 }
 
 void ClusterLink::read_map_soon() {

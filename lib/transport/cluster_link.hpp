@@ -121,9 +121,14 @@ class ClusterLink final : public NodeLink {
 
  private:
   struct Routed;
-  class MapReader;
-  class KeyedAnswers;
+  class OwnAnswers;
 
+  using Servers = std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>>;
+  // The connection of `list` to the server; one made with `setup` (and
+  // started once the link is) when it had none, which `made` says.
+  NodeConnection& connection_in(Servers& list, const std::string& host, std::uint16_t port,
+                                const std::string& unix_path, const SessionSetup& setup,
+                                bool& made);
   NodeConnection& connection_to(const std::string& host, std::uint16_t port,
                                 const std::string& unix_path);
   NodeConnection& seed_connection();
@@ -139,6 +144,8 @@ class ClusterLink final : public NodeLink {
   [[nodiscard]] const NodeConnection* connection_of(const ShardEndpoint& master) const noexcept;
   void read_map();
   void on_map(const NodeResponse& response);
+  // A keyed command's answer: a redirect has the map read again.
+  void on_keyed_answer(const NodeResponse& response);
   // Opens a new session to `server` if one is open and it serves no slot
   // in the map (its first word may predate its promotion).
   void renew_if_newly_master(const ShardEndpoint& server);
@@ -159,9 +166,9 @@ class ClusterLink final : public NodeLink {
   LockConfig lock_;
   SessionSetup setup_;
   // Every server connected to, by "host port" (or "unix path").
-  std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> servers_;
+  Servers servers_;
   // A subscriber link's map sessions, by seed.
-  std::vector<std::pair<std::string, std::unique_ptr<NodeConnection>>> map_servers_;
+  Servers map_servers_;
   TimerQueue::Id map_timer_ = TimerQueue::kNone;
   std::optional<SlotMap> map_;
   std::uint64_t maps_read_ = 0;
@@ -175,8 +182,8 @@ class ClusterLink final : public NodeLink {
   std::size_t next_seed_ = 0;
   std::size_t seeds_tried_ = 0;
   std::string last_seed_problem_;
-  std::shared_ptr<MapReader> map_reader_;
-  std::shared_ptr<KeyedAnswers> keyed_answers_;
+  std::shared_ptr<OwnAnswers> map_reader_;
+  std::shared_ptr<OwnAnswers> keyed_answers_;
   std::vector<std::shared_ptr<Routed>> waiting_;
   // Requests pausing after TRYAGAIN, with their timers.
   std::vector<std::pair<TimerQueue::Id, std::shared_ptr<Routed>>> pausing_;

@@ -297,10 +297,10 @@ void NodeConnection::queue_handshake() {
   }
   loaded_.reset();
   for (const Script* requested : setup_.scripts) {
-    const Script* script = setup_.sent_as != nullptr ? &setup_.sent_as(*requested) : requested;
-    loaded_.set(script->number);
-    append_command(head, {"SCRIPT", "LOAD", script->body});
-    add(std::string("SCRIPT LOAD (") + std::string(script->name) + ")");
+    const Script& script = sent_as(*requested);
+    loaded_.set(script.number);
+    append_command(head, {"SCRIPT", "LOAD", script.body});
+    add(std::string("SCRIPT LOAD (") + std::string(script.name) + ")");
   }
   // A session is ready once the node has answered it: with nothing else to
   // ask, a PING is the question.

@@ -377,6 +377,10 @@ class NodeConnection final : public NodeLink, public Flushable {
   // A published message, or a shard subscription the server ended: handled
   // here, not the answer to any request.
   [[nodiscard]] bool took_push(const redisReply& reply);
+  // What the session sends in `script`'s place (SessionSetup::sent_as).
+  [[nodiscard]] const Script& sent_as(const Script& script) const noexcept {
+    return setup_.sent_as != nullptr ? setup_.sent_as(script) : script;
+  }
   ServerFacts facts_;
   TimerQueue::Id recheck_timer_ = TimerQueue::kNone;
   // Cleanups waiting for the node to be reachable again (send_cleanup).

@@ -224,6 +224,8 @@ void NodeConnection::note_subscription(std::span<const std::string_view> words) 
 }
 
 bool NodeConnection::took_push(const redisReply& reply) {
+  // A lock session subscribes nothing: its replies all answer requests.
+  if (!push_handler_ && !shard_subscribed_) return false;
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements < 3 ||
       reply.element[0]->type != REDIS_REPLY_STRING ||
       reply.element[1]->type != REDIS_REPLY_STRING) {

@@ -348,7 +348,7 @@ bool NodeConnection::batches_with(const Slot& first, const Slot& next) const {
 }
 
 void NodeConnection::append_head(const Script& requested, std::size_t argc, bool use_eval) {
-  const Script& script = setup_.sent_as != nullptr ? setup_.sent_as(requested) : requested;
+  const Script& script = sent_as(requested);
   const std::size_t bit = script.number;
   append_script_head(outbuf_, script, argc, use_eval || !loaded_.test(bit));
   loaded_.set(bit);

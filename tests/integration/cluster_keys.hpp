@@ -50,6 +50,22 @@ inline std::future<AcquireResult> waiter_woken_only_by_a_release(BlockingClient&
   });
 }
 
+// `holder` releases `held`, and the waiter `waited` (of `waiter`, made by
+// waiter_woken_only_by_a_release) gets the lock within 5 s of it — its
+// retry timer would take far longer — and releases it again.
+inline void expect_woken_by_the_release(BlockingClient& holder, const Lock& held,
+                                        BlockingClient& waiter,
+                                        std::future<AcquireResult>& waited) {
+  const auto released_at = SteadyClock::now();
+  ASSERT_FALSE(holder.release(held).error);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const AcquireResult woken = waited.get();
+  ASSERT_TRUE(woken.ok()) << woken.error.message();
+  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
+      << "woken by its retry timer, not by the release";
+  EXPECT_FALSE(waiter.release(*woken.lock).error);
+}
+
 // The shard channels `server` has subscribers on, of those matching
 // `pattern` (PUBSUB SHARDCHANNELS); the plain ones (PUBSUB CHANNELS).
 inline std::size_t shard_channels(RedisServer& server, const std::string& pattern) {

@@ -153,14 +153,7 @@ TEST_F(ClusterMigration, AWaiterIsStillWokenAfterItsResourcesSlotMoved) {
         << "not subscribed again at the slot's new master";
     EXPECT_EQ(shard_channels(member->master(from), wake_channels), 0U);
   }
-  const auto released_at = SteadyClock::now();
-  ASSERT_FALSE(a.release(*held.lock).error);
-  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  const AcquireResult second = waited.get();
-  ASSERT_TRUE(second.ok()) << second.error.message();
-  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
-      << "woken by its retry timer, not by the release";
-  EXPECT_FALSE(b.release(*second.lock).error);
+  expect_woken_by_the_release(a, *held.lock, b, waited);
 }
 
 class ClusterShardDown : public ClusterMigration {

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -147,14 +146,7 @@ TEST_F(ClusterQuorum, AWaiterIsWokenThroughTheShardThatOwnsItsResource) {
       }
     }
   }
-  const auto released_at = SteadyClock::now();
-  ASSERT_FALSE(a.release(*held.lock).error);
-  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  const AcquireResult second = waited.get();
-  ASSERT_TRUE(second.ok()) << second.error.message();
-  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
-      << "woken by its retry timer, not by the release";
-  EXPECT_FALSE(b.release(*second.lock).error);
+  expect_woken_by_the_release(a, *held.lock, b, waited);
 }
 
 // An elected leader's announcement and its resignation reach an observer
@@ -164,18 +156,13 @@ TEST_F(ClusterQuorum, AWaiterIsWokenThroughTheShardThatOwnsItsResource) {
 TEST_F(ClusterQuorum, AnObserverHearsTheLeaderComeAndGoThroughTheElectionsShard) {
   BlockingClient candidate(config());
   LoopRun run(config());
-  std::mutex seen_mutex;
-  std::vector<LeaderResult> seen;
-  const auto count = [&] {
-    std::lock_guard<std::mutex> lock(seen_mutex);
-    return seen.size();
-  };
+  ObservedLeaders observed;
   const std::string resource = "election:web";
   const std::string channel = slotted(resource) + "released:" + resource + "#elected";
   std::atomic<bool> acted{false};
   std::thread actor([&] {
     const bool listening = eventually([&] {
-      if (count() != 1) return false;
+      if (observed.count() != 1) return false;
       for (auto& member : members_) {
         RedisServer& owner = member->master(member->shard_of(hash_slot(resource)));
         if (shard_subscribers(owner, channel) != 1) return false;
@@ -186,31 +173,19 @@ TEST_F(ClusterQuorum, AnObserverHearsTheLeaderComeAndGoThroughTheElectionsShard)
       CampaignOptions options;
       options.payload = "10.0.0.1";
       Guard leader = candidate.campaign(Election("web"), options);
-      if (eventually([&] { return count() == 2; }, std::chrono::milliseconds(3000))) {
+      if (eventually([&] { return observed.count() == 2; }, std::chrono::milliseconds(3000))) {
         (void)leader.release();
-        (void)eventually([&] { return count() == 3; }, std::chrono::milliseconds(3000));
+        (void)eventually([&] { return observed.count() == 3; }, std::chrono::milliseconds(3000));
       }
     }
     acted = true;
   });
   ObserveOptions options;
   options.poll = std::chrono::milliseconds(60000);
-  OperationHandle handle;
-  EXPECT_TRUE(run.run(
-      [&] {
-        handle = run.client().observe(Election("web"), options, [&](const LeaderResult& result) {
-          std::lock_guard<std::mutex> lock(seen_mutex);
-          seen.push_back(result);
-        });
-        run.when([&] { return acted.load(); },
-                 [&] {
-                   handle.cancel();
-                   run.when([&] { return count() == 4; }, [&] { run.done(); });
-                 });
-      },
-      std::chrono::milliseconds(30000)));
+  EXPECT_TRUE(observe_until_acted(run, Election("web"), options, observed, acted, 4,
+                                  std::chrono::milliseconds(30000)));
   actor.join();
-  std::lock_guard<std::mutex> lock(seen_mutex);
+  const std::vector<LeaderResult> seen = observed.all();
   ASSERT_EQ(seen.size(), 4U) << "the election and the resignation were not both pushed";
   EXPECT_FALSE(seen[0].leader.has_value());
   ASSERT_TRUE(seen[1].leader.has_value());
@@ -245,14 +220,7 @@ TEST(ClusterQuorumMixed, SingleServersBesideAClusterWakeWaitersOnShardChannels) 
         << single->address() << ": the waiter's wake channel is no shard channel there";
     EXPECT_EQ(plain_channels(*single, "redlock:*"), 0U) << single->address();
   }
-  const auto released_at = SteadyClock::now();
-  ASSERT_FALSE(a.release(*held.lock).error);
-  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  const AcquireResult second_holder = waited.get();
-  ASSERT_TRUE(second_holder.ok()) << second_holder.error.message();
-  EXPECT_LT(SteadyClock::now() - released_at, std::chrono::seconds(5))
-      << "woken by its retry timer, not by the release";
-  EXPECT_FALSE(b.release(*second_holder.lock).error);
+  expect_woken_by_the_release(a, *held.lock, b, waited);
 }
 
 TEST_F(ClusterQuorum, EveryLockKindIsGrantedOverClusterMembers) {

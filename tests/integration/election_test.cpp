@@ -164,12 +164,8 @@ TEST_F(ElectionTest, AnObserverIsToldOfEachLeaderAndOfTheirGoing) {
   QuorumConfig config = config_for(cluster);
   BlockingClient candidate(config);
   LoopRun run(config);
-  std::mutex seen_mutex;
-  std::vector<LeaderResult> seen;
-  const auto count = [&] {
-    std::lock_guard<std::mutex> lock(seen_mutex);
-    return seen.size();
-  };
+  ObservedLeaders observed;
+  const auto count = [&] { return observed.count(); };
   std::atomic<bool> acted{false};
   std::uint64_t first_term = 0;
   Guard second;  // held until the observer is cancelled
@@ -192,22 +188,10 @@ TEST_F(ElectionTest, AnObserverIsToldOfEachLeaderAndOfTheirGoing) {
   });
   ObserveOptions options;
   options.poll = milliseconds(60000);  // only the pushes can tell it in time
-  OperationHandle handle;
-  EXPECT_TRUE(run.run(
-      [&] {
-        handle = run.client().observe(Election("web"), options, [&](const LeaderResult& result) {
-          std::lock_guard<std::mutex> lock(seen_mutex);
-          seen.push_back(result);
-        });
-        run.when([&] { return acted.load(); },
-                 [&] {
-                   handle.cancel();
-                   run.when([&] { return count() == 5; }, [&] { run.done(); });
-                 });
-      },
-      milliseconds(20000)));
+  EXPECT_TRUE(
+      observe_until_acted(run, Election("web"), options, observed, acted, 5, milliseconds(20000)));
   actor.join();
-  std::lock_guard<std::mutex> lock(seen_mutex);
+  const std::vector<LeaderResult> seen = observed.all();
   ASSERT_EQ(seen.size(), 5u) << "the elections and the resignation were not all pushed";
   EXPECT_TRUE(seen[0].ok());
   EXPECT_FALSE(seen[0].leader.has_value());
@@ -336,12 +320,8 @@ TEST_F(ElectionTest, ANewHolderIsNotPairedWithTheLastTermUnlessItNeverTakesOne) 
   QuorumConfig config = config_for(cluster);
   BlockingClient candidate(config);
   LoopRun run(config);
-  std::mutex seen_mutex;
-  std::vector<LeaderResult> seen;
-  const auto count = [&] {
-    std::lock_guard<std::mutex> lock(seen_mutex);
-    return seen.size();
-  };
+  ObservedLeaders observed;
+  const auto count = [&] { return observed.count(); };
   std::atomic<bool> acted{false};
   std::uint64_t term = 0;
   std::thread actor([&] {
@@ -363,15 +343,13 @@ TEST_F(ElectionTest, ANewHolderIsNotPairedWithTheLastTermUnlessItNeverTakesOne) 
   options.poll = milliseconds(20);
   EXPECT_TRUE(run.run(
       [&] {
-        (void)run.client().observe(Election("odd"), options, [&](const LeaderResult& result) {
-          std::lock_guard<std::mutex> lock(seen_mutex);
-          seen.push_back(result);
-        });
+        (void)run.client().observe(Election("odd"), options,
+                                   [&](const LeaderResult& result) { observed.add(result); });
         run.when([&] { return acted.load(); }, [&] { run.done(); });
       },
       milliseconds(10000)));
   actor.join();
-  std::lock_guard<std::mutex> lock(seen_mutex);
+  const std::vector<LeaderResult> seen = observed.all();
   ASSERT_GE(seen.size(), 3u);
   ASSERT_TRUE(seen[1].leader && seen[2].leader);
   EXPECT_EQ(seen[1].leader->payload, "a");

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <future>
 #include <initializer_list>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,6 +138,49 @@ class LoopRun {
   bool timed_out_ = false;
   bool closed_ = false;
 };
+
+// What an election's observer reported, in order, read from any thread.
+class ObservedLeaders {
+ public:
+  void add(const LeaderResult& result) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seen_.push_back(result);
+  }
+  [[nodiscard]] std::size_t count() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seen_.size();
+  }
+  [[nodiscard]] std::vector<LeaderResult> all() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<LeaderResult> seen_;
+};
+
+// Observes `election` on `run` into `observed` until `acted` is set (by the
+// test's actor thread), then cancels the observer and runs until its
+// reports number `reports` (the last, the cancellation). False when the
+// watchdog (`limit`) stopped the run first.
+inline bool observe_until_acted(LoopRun& run, const Election& election,
+                                const ObserveOptions& options, ObservedLeaders& observed,
+                                const std::atomic<bool>& acted, std::size_t reports,
+                                std::chrono::milliseconds limit) {
+  OperationHandle handle;
+  return run.run(
+      [&] {
+        handle = run.client().observe(
+            election, options, [&observed](const LeaderResult& result) { observed.add(result); });
+        run.when([&] { return acted.load(); },
+                 [&] {
+                   handle.cancel();
+                   run.when([&] { return observed.count() == reports; }, [&] { run.done(); });
+                 });
+      },
+      limit);
+}
 
 // Whether every node's connection of `client` has its session set up.
 inline bool all_connected(const AsyncClient& client) {

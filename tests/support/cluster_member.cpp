@@ -1,10 +1,8 @@
 #include "cluster_member.hpp"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <thread>
-#include <tuple>
 
 namespace redlock::test {
 namespace {
@@ -307,16 +305,22 @@ bool ShardedMember::end_slot_move(std::uint16_t slot, std::size_t to) {
   // Until every server names the target, a server that has not heard may
   // redirect a call back to the source, and the next move of the slot
   // would start from a master that does not own it yet.
+  return all_name(slot, to);
+}
+
+bool ShardedMember::all_name(std::uint16_t slot, std::size_t shard) {
   const auto deadline = steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
     bool agreed = true;
     for (RedisServer* server : servers()) {
-      if (!server->running() || server->paused()) continue;
-      if (master_port_for(*server, slot) != master(to).port()) agreed = false;
+      if (server->running() && !server->paused() &&
+          master_port_for(*server, slot) != master(shard).port()) {
+        agreed = false;
+      }
     }
     if (agreed) return true;
     if (steady_clock::now() >= deadline) {
-      refusal_ = "the servers' maps did not agree on the slot's new master";
+      refusal_ = "the servers' maps did not agree on the slot's master";
       return false;
     }
     std::this_thread::sleep_for(milliseconds(10));
@@ -325,29 +329,29 @@ bool ShardedMember::end_slot_move(std::uint16_t slot, std::size_t to) {
 
 bool ShardedMember::settle_slot(std::uint16_t slot) {
   const std::string text = std::to_string(slot);
-  // The master most of the others name for the slot.
-  std::map<long long, int> named;
-  for (const Shard& shard : shards_) {
-    RedisServer& server = *shard.servers.front();
-    if (server.running() && !server.paused()) ++named[master_port_for(server, slot)];
-  }
-  long long owner_port = 0;
-  int most = 0;
-  for (const auto& [port, count] : named) {
-    if (port != 0 && count > most) std::tie(owner_port, most) = std::tie(port, count);
-  }
+  // The master that holds the slot's keys (they moved, and the slot was
+  // claimed back), else the one most masters name.
   std::size_t owner = shards_.size();
+  int most = 0;
   for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
-    if (master(shard).port() == owner_port) owner = shard;
+    int naming = 0;
+    for (const Shard& each : shards_) {
+      RedisServer& server = *each.servers.front();
+      if (server.running() && !server.paused() &&
+          master_port_for(server, slot) == master(shard).port()) {
+        ++naming;
+      }
+    }
+    if (naming > most) {
+      owner = shard;
+      most = naming;
+    }
   }
-  // Unless another master holds the slot's keys (they moved, and the slot
-  // was claimed back): the slot goes where its keys are.
   for (std::size_t shard = 0; shard < shards_.size(); ++shard) {
     RedisServer& server = master(shard);
-    if (!server.running() || server.paused()) continue;
-    if (server.probe().command({"CLUSTER", "COUNTKEYSINSLOT", text}).integer > 0) {
+    if (server.running() && !server.paused() &&
+        server.probe().command({"CLUSTER", "COUNTKEYSINSLOT", text}).integer > 0) {
       owner = shard;
-      owner_port = server.port();
     }
   }
   if (owner == shards_.size()) {
@@ -368,21 +372,7 @@ bool ShardedMember::settle_slot(std::uint16_t slot) {
     }
   }
   moved_[slot] = owner;
-  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    bool agreed = true;
-    for (RedisServer* server : servers()) {
-      if (server->running() && !server->paused() && master_port_for(*server, slot) != owner_port) {
-        agreed = false;
-      }
-    }
-    if (agreed) return true;
-    if (steady_clock::now() >= deadline) {
-      refusal_ = "the servers' maps did not agree on the slot's master";
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  return all_name(slot, owner);
 }
 
 bool ShardedMember::move_slot(std::uint16_t slot, std::size_t to) {

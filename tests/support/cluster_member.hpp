@@ -110,6 +110,9 @@ class ShardedMember {
     std::vector<std::unique_ptr<RedisServer>> servers;
   };
   void form(const ShardedMemberOptions& options);
+  // Waits (10 s at most) until every running server names shard `shard`'s
+  // master for `slot`; false, with refusal() saying so, when one does not.
+  [[nodiscard]] bool all_name(std::uint16_t slot, std::size_t shard);
   // Waits until every running master has a config epoch of its own.
   [[nodiscard]] bool epochs_distinct(std::chrono::milliseconds timeout);
 
