@@ -9,6 +9,7 @@
 
 #include "kinds/kind.hpp"
 #include "operations/extend_operation.hpp"
+#include "operations/slot_parts.hpp"
 #include "protocol/validity.hpp"
 #include "redlock/clock.hpp"
 
@@ -35,8 +36,8 @@ class StopLock {
   std::atomic_flag& flag_;
 };
 
-PreparedRequest renewal_request(const ClientCore& core, const Lock& lock) {
-  return PreparedRequest(extend_call(lock, core.keys_for(lock.resource.str()), lock.ttl));
+PreparedCalls renewal_request(const ClientCore& core, const Lock& lock) {
+  return PreparedCalls(extend_calls(core, lock, lock.ttl));
 }
 }  // namespace
 
@@ -188,12 +189,10 @@ void GuardState::renew(const std::shared_ptr<Operation>& self) {
     on_renewal_failed(make_error_code(errc::lost));
     return;
   }
-  round_.open(core_.config().nodes, now, valid_until());
+  round_.open(core_.config().nodes, now, valid_until(), renewal_request_.parts());
   round_not_held_ = 0;
   last_round_failed_ = false;
-  for (auto& node : core_.nodes()) {
-    node->send_prepared(renewal_request_, now, self, round_.tag());
-  }
+  for (auto& node : core_.nodes()) renewal_request_.send(*node, now, self, round_.tag());
 }
 
 void GuardState::on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) {

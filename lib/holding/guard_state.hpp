@@ -25,6 +25,7 @@
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
+#include "operations/slot_parts.hpp"
 #include "protocol/quorum.hpp"
 #include "redlock/guard.hpp"
 #include "transport/node_connection.hpp"
@@ -148,7 +149,7 @@ class GuardState final : public Operation {
   TimePoint renewal_due_{};                // when the pending (or last) renewal is due
   // The extend request of every renewal: the lock's value and ttl never
   // change while it is held. The nodes' request slots point to it.
-  const PreparedRequest renewal_request_;
+  const PreparedCalls renewal_request_;
   // When the deadline is checked next: never after the deadline; max when
   // no check is wanted. Renewals move the deadline later without moving the
   // check; when the check comes before the deadline it is set again

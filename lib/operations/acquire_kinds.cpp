@@ -25,18 +25,20 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
     argument_problem_ = make_error_code(errc::invalid_argument);
     return;
   }
-  channels_.clear();
-  for (const Resource& each : resources_) {
-    if (is_bookkeeping_key(keys_.key_prefix(), lock_key(keys_, each.str()))) {
-      argument_problem_ = make_error_code(errc::invalid_argument);
+  // Per slot, one call names the keys of one slot: a set across slots is
+  // one call per slot on every node (slot_parts.hpp).
+  parts_ = slot_parts(core, resources_);
+  if (parts_.size() < 2) parts_.clear();
+  channels_.assign(resources_.size(), std::string());
+  for (const SlotPart& part : parts_.empty() ? slot_parts(core, resources_) : parts_) {
+    for (const std::size_t i : part.members) {
+      const std::string_view name = resources_[i].str();
+      if (is_bookkeeping_key(part.keys.key_prefix(), lock_key(part.keys, name))) {
+        argument_problem_ = make_error_code(errc::invalid_argument);
+      }
+      // (A release channel is in its resource's own slot.)
+      channels_[i] = release_channel(part.keys.key_prefix(), name);
     }
-    // Per slot, one call names every key of the set: the resources must
-    // share a slot (a hash tag in their names, docs/algorithm.md, "Key
-    // layout").
-    if (keys_.slot() && resource_slot(each.str()) != *keys_.slot()) {
-      argument_problem_ = make_error_code(errc::invalid_argument);
-    }
-    channels_.push_back(release_channel(keys_.key_prefix(), each.str()));
   }
 }
 
@@ -60,20 +62,21 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
   permit_fence_prefix_ = permit_fence_prefix(resource_.str());
 }
 
-ScriptCall AcquireOperation::undo_call(const LockValue& value, bool announce,
-                                       std::int64_t permit) const {
-  // The kind's own release of this attempt's value (kinds/), or for a
-  // permit, of the permit the node granted.
+std::vector<ScriptCall> AcquireOperation::undo_calls(const LockValue& value, bool announce,
+                                                     std::int64_t permit) const {
+  // The kind's own release of this attempt's value (kinds/; a set's, one
+  // per part), or for a permit, of the permit the node granted.
   Lock attempted = shape(value);
+  if (kind_ == LockKind::multi) return release_calls(core_, attempted, announce);
   const bool any_permit =
       kind_ == LockKind::permit && (permit < 0 || permit >= static_cast<std::int64_t>(permits_));
   if (!any_permit) {
     if (kind_ == LockKind::permit) attempted.permit = static_cast<std::uint32_t>(permit);
-    return release_call(attempted, keys_, announce);
+    return {release_call(attempted, keys_, announce)};
   }
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.
-  return permits_release_call(value, announce, std::nullopt);
+  return {permits_release_call(value, announce, std::nullopt)};
 }
 
 ScriptCall AcquireOperation::permits_release_call(const LockValue& value, bool announce,

@@ -74,6 +74,17 @@ ScriptCall AcquireOperation::attempt_call(const AttemptSetup& setup) const {
   return rules_of(kind_).attempt_call(shape(value_), keys_, setup);
 }
 
+std::vector<ScriptCall> AcquireOperation::attempt_calls(const AttemptSetup& setup) const {
+  if (parts_.size() < 2) return {attempt_call(setup)};
+  const Lock whole = shape(value_);
+  std::vector<ScriptCall> calls;
+  calls.reserve(parts_.size());
+  for (const SlotPart& part : parts_) {
+    calls.push_back(rules_of(kind_).attempt_call(part_lock(whole, part), part.keys, setup));
+  }
+  return calls;
+}
+
 void AcquireOperation::become_fair() {
   // Waiting in line (fair_scripts.hpp): the mutex's round and key, with
   // the queue's script.
@@ -194,7 +205,7 @@ void AcquireOperation::begin_attempt() {
   tally_->reset(core_.nodes().size());
   // t0 is read before the first request is queued, so everything that
   // delays the requests counts against validity.
-  attempt_.open(core_.config().nodes, core_.clock().now());
+  attempt_.open(core_.config().nodes, core_.clock().now(), TimePoint::max(), part_count());
   send_attempt();
 }
 
@@ -270,10 +281,8 @@ void AcquireOperation::send_attempt() {
     first_permit = std::to_string(bits % permits_);
     setup.first_permit = first_permit;
   }
-  const ScriptCall call = attempt_call(setup);
-  for (auto& node : nodes) {
-    node->send_call(call, true, attempt_.started(), self, attempt_.tag());
-  }
+  const std::vector<ScriptCall> calls = attempt_calls(setup);
+  for (auto& node : nodes) send_calls(*node, calls, true, attempt_.started(), self, attempt_.tag());
 }
 
 void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -304,10 +313,13 @@ void AcquireOperation::on_response(std::size_t node, std::uint32_t tag,
 }
 
 void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
-  NodeOutcome& outcome = attempt_.answer(node, response);
+  NodeOutcome& part = attempt_.answer(node, response);
   std::int64_t drawn = 0;
-  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), outcome,
+  parse_acquire_response(response, core_.nodes()[node]->min_replicas(), part,
                          kind_ == LockKind::fair ? &drawn : nullptr);
+  NodeOutcome* whole = attempt_.whole(node, part);
+  if (whole == nullptr) return;  // (a set's part: the node's other parts are to come)
+  NodeOutcome& outcome = *whole;
   if (drawn > 0) {
     ++attempt_draws_;
     attempt_draw_max_ = std::max(attempt_draw_max_, static_cast<std::uint64_t>(drawn));
@@ -325,7 +337,13 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   // A node that answered "busy" or "recovering" provably did not store this
   // attempt's fresh value; every other node might (a grant, or a reply
   // still on its way).
-  if (outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering) {
+  if (outcome.status != NodeStatus::granted && attempt_.some_part_took(node)) {
+    // A set refused on this node in one slot and granted in another: what
+    // it granted is undone before its refusal counts, so that the set is
+    // all or nothing on every node (slot_parts.hpp).
+    undo_partial_set(node);
+    attempt_.unchanged(node);
+  } else if (outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering) {
     attempt_.unchanged(node);
   }
   if (outcome.status == NodeStatus::busy) {
@@ -361,6 +379,9 @@ void AcquireOperation::decide() {
     permit_ = tally_->winner();
     undo_other_permits();
   }
+  // (A set across slots: a node's parts still to answer are checked as
+  // they come, handle_stale.)
+  if (!parts_.empty()) won_tag_ = attempt_.tag();
   if (fenced_) {
     begin_fencing();
     return;
@@ -405,16 +426,16 @@ void AcquireOperation::begin_fencing() {
 void AcquireOperation::propose(std::uint64_t token) {
   ++fence_rounds_;
   phase_ = Phase::fencing;
-  fencing_.open(core_.config().nodes, core_.clock().now());
+  fencing_.open(core_.config().nodes, core_.clock().now(), TimePoint::max(), part_count());
   proposal_.emplace(core_.nodes().size(), token);
   const std::string token_text = std::to_string(token);
   auto self = shared_from_this();
   if (kind_ == LockKind::multi) {
     // One token for every resource: larger than each one's counter, so it
     // orders this holder after every earlier holder of each of them.
-    const ScriptCall call = fence_all_call(resources_, token, keys_);
+    const std::vector<ScriptCall> calls = fence_all_calls(core_, resources_, token);
     for (auto& node : core_.nodes()) {
-      node->send_call(call, false, fencing_.started(), self, fencing_.tag());
+      send_calls(*node, calls, false, fencing_.started(), self, fencing_.tag());
     }
     return;
   }
@@ -432,16 +453,13 @@ void AcquireOperation::propose(std::uint64_t token) {
 }
 
 void AcquireOperation::on_fence_response(std::size_t node, const NodeResponse& response) {
-  FenceAnswer answer;
   bool unmerged = false;
-  if (parse_fence_response(response, answer, attempt_.outcomes()[node], &unmerged)) {
-    proposal_->answer(answer);
-  } else {
-    proposal_->no_answer();
-  }
+  const bool counted = count_fence_answer(fencing_, node, response, *proposal_,
+                                          &attempt_.outcomes()[node], &unmerged);
   // Recovered after data loss and awaiting its second merge: a recovery
   // round merges it (its delay is over), this round goes without it.
   if (unmerged) request_recovery();
+  if (!counted) return;
   const Decision decision = proposal_->decision();
   if (decision == Decision::pending) return;
   (void)fencing_.close(core_.clock().now());
@@ -479,7 +497,13 @@ void AcquireOperation::note_if_unmarked(const NodeOutcome& outcome) {
 void AcquireOperation::request_recovery() {
   if (recovery_requested_) return;
   recovery_requested_ = true;
-  core_.recovery().request(keys_, [](bool) {});
+  recover([](bool) {});
+}
+
+void AcquireOperation::recover(std::function<void(bool progressed)> done) {
+  // A set's every slot: which part's answer asked for it is not kept.
+  if (parts_.size() < 2) return core_.recovery().request(keys_, std::move(done));
+  recover_parts(core_.recovery(), parts_, std::move(done));
 }
 
 bool AcquireOperation::saw_unmarked_node() {
@@ -513,7 +537,7 @@ void AcquireOperation::fail_attempt(std::error_code why) {
     // away, once per call, outside the retry budget.
     phase_ = Phase::recovering;
     auto self = std::static_pointer_cast<AcquireOperation>(shared_from_this());
-    core_.recovery().request(keys_, [self, why](bool progressed) {
+    recover([self, why](bool progressed) {
       if (self->phase_ != Phase::recovering) return;
       for (NodeOutcome& outcome : self->attempt_.outcomes()) {
         if (outcome.status == NodeStatus::recovering && outcome.holder_ttl_ms < 0) {

@@ -12,6 +12,7 @@
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
+#include "operations/slot_parts.hpp"
 #include "protocol/attempt_tally.hpp"
 #include "protocol/fence_round.hpp"
 #include "protocol/quorum.hpp"
@@ -121,8 +122,13 @@ class AcquireOperation final : public Operation, public Wakeable {
   // set, so that its kind's calls (kinds/kind.hpp) apply to it.
   [[nodiscard]] Lock shape(const LockValue& value) const;
   // This attempt's call (its value value_), from the kind's rules
-  // (KindRules::attempt_call).
+  // (KindRules::attempt_call); a set's is one per part.
   [[nodiscard]] ScriptCall attempt_call(const AttemptSetup& setup) const;
+  [[nodiscard]] std::vector<ScriptCall> attempt_calls(const AttemptSetup& setup) const;
+  // How many calls each node's request of a round is (parts_).
+  [[nodiscard]] std::uint32_t part_count() const noexcept {
+    return parts_.empty() ? 1 : static_cast<std::uint32_t>(parts_.size());
+  }
   // Sets the acquire up as a fair waiter's (the fair queue's script and
   // keys, its id in the queue).
   void become_fair();
@@ -139,8 +145,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The call that undoes this kind's grant of `value` on a node: for a
   // permit, of the permit the node granted (`permit`), or of every permit
   // when it is not known.
-  [[nodiscard]] ScriptCall undo_call(const LockValue& value, bool announce,
-                                     std::int64_t permit) const;
+  [[nodiscard]] std::vector<ScriptCall> undo_calls(const LockValue& value, bool announce,
+                                                   std::int64_t permit) const;
   // The release of `value` from every permit but `except` (release_all):
   // the undo where which permit a node granted is not known.
   [[nodiscard]] ScriptCall permits_release_call(const LockValue& value, bool announce,
@@ -246,6 +252,11 @@ class AcquireOperation final : public Operation, public Wakeable {
   // cannot live there any more.
   void undo_grant(std::size_t node, const LockValue& value, bool announce, TimePoint expires_at,
                   std::int64_t permit = -1);
+  // A set across slots that `node` refused in some slot (or whose answer
+  // there is unknown): what its other slots granted goes (this attempt's
+  // value on every part), so that the set is all or nothing on each node
+  // (slot_parts.hpp).
+  void undo_partial_set(std::size_t node);
   [[nodiscard]] TimePoint grant_expiry() const;
   void succeed(Microseconds validity);
   void complete(std::error_code error);
@@ -263,6 +274,9 @@ class AcquireOperation final : public Operation, public Wakeable {
   void note_if_unmarked(const NodeOutcome& outcome);
   // Starts (or joins) a recovery round, once per acquire, not waiting for it.
   void request_recovery();
+  // A recovery round of the acquire's key space (a set's: of each of its
+  // parts'); `done` once it has ended.
+  void recover(std::function<void(bool progressed)> done);
   void fail_later(std::error_code why);
 
   LockKind kind_ = LockKind::mutex;
@@ -270,9 +284,12 @@ class AcquireOperation final : public Operation, public Wakeable {
   Resource resource_;
   // multi: every resource.
   std::vector<Resource> resources_;
-  // Where the resource's keys live (multi: every resource's, in one slot
-  // when per slot).
+  // Where the resource's keys live (multi: the first resource's).
   KeySpace keys_;
+  // multi: the set's parts, one per slot its resources are in
+  // (slot_parts.hpp); each attempt, fence round and undo is one call per
+  // part on each node. Empty for every other kind (one call).
+  std::vector<SlotPart> parts_;
   // permit: the count, the permits' key and fence prefixes.
   std::uint32_t permits_ = 0;
   std::string permit_prefix_;

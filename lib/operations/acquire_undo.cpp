@@ -26,6 +26,17 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   // undo it on that node. A grant for the winning attempt is simply ours —
   // but for a permit only a grant of the permit won.
   const bool won_permit_attempt = kind_ == LockKind::permit && tag == won_tag_;
+  if (!parts_.empty() && tag == won_tag_) {
+    // A set across slots won without this node's every part: a part it
+    // refused (or whose answer is unknown) makes the node no holder of
+    // the set, and what its other parts granted is undone (slot_parts.hpp).
+    NodeOutcome part;
+    if (response.kind == NodeResponse::Kind::reply) parse_acquire_response(response, 0, part);
+    if (part.status != NodeStatus::granted || attempt_.some_part_missed(node)) {
+      undo_partial_set(node);
+    }
+    return;
+  }
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),
                             [tag](const Abandoned& entry) { return entry.tag == tag; });
   if (response.kind != NodeResponse::Kind::reply) {
@@ -59,6 +70,10 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   }
 }
 
+void AcquireOperation::undo_partial_set(std::size_t node) {
+  undo_grant(node, value_, false, grant_expiry());
+}
+
 TimePoint AcquireOperation::grant_expiry() const {
   // Whatever a node stored lives at most a TTL (plus its clock's drift)
   // from the moment it got the request, which is no later than now.
@@ -82,7 +97,7 @@ void AcquireOperation::undo_grant(std::size_t node, const LockValue& value, bool
                     expires_at);
     return;
   }
-  core_.nodes()[node]->send_cleanup(undo_call(value, announce, permit), expires_at);
+  send_cleanups(*core_.nodes()[node], undo_calls(value, announce, permit), expires_at);
 }
 
 void AcquireOperation::unlock_attempt(bool announce, bool after_answers, bool announce_late) {
@@ -92,7 +107,9 @@ void AcquireOperation::unlock_attempt(bool announce, bool after_answers, bool an
   for (std::size_t i = 0; i < core_.nodes().size(); ++i) {
     if (!attempt_.may_have_changed(i)) continue;
     const bool pending = outcomes.size() > i && outcomes[i].status == NodeStatus::pending;
-    if (after_answers && pending && i < 64) {
+    // (A set's node of several parts is undone at once: one part's late
+    // refusal would not say what another part did.)
+    if (after_answers && pending && i < 64 && parts_.empty()) {
       attempt.awaiting |= std::uint64_t{1} << i;
       continue;
     }

@@ -47,10 +47,12 @@ ExtendVerdict extend_verdict(const QuorumTally& votes, std::size_t not_held, Mil
 
 Decision count_extend_answer(QuorumRound& round, std::size_t node, const NodeResponse& response,
                              std::size_t& not_held) {
-  NodeOutcome& outcome = round.answer(node, response);
-  parse_flag_response(response, NodeStatus::extended, outcome);
-  if (outcome.status == NodeStatus::not_held) ++not_held;
-  return round.vote(outcome.status == NodeStatus::extended);
+  NodeOutcome& part = round.answer(node, response);
+  parse_flag_response(response, NodeStatus::extended, part);
+  const NodeOutcome* outcome = round.whole(node, part);
+  if (outcome == nullptr) return round.decision();
+  if (outcome->status == NodeStatus::not_held) ++not_held;
+  return round.vote(outcome->status == NodeStatus::extended);
 }
 
 ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
@@ -61,9 +63,10 @@ ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOption
       callback_(std::move(callback)) {}
 
 ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
-                                 AsyncClient::ExtendCallback callback, ScriptCall call)
+                                 AsyncClient::ExtendCallback callback,
+                                 std::vector<ScriptCall> calls)
     : ExtendOperation(core, std::move(lock), options, std::move(callback)) {
-  call_ = std::move(call);
+  calls_ = std::move(calls);
 }
 
 void ExtendOperation::fail_later(std::error_code error) {
@@ -76,16 +79,13 @@ void ExtendOperation::start() {
   const TimePoint started = core_.clock().now();
   const std::error_code refused = extend_refusal(lock_, ttl_, core_.config().lock, started);
   if (refused) return fail_later(refused);
-  const KeySpace keys = core_.keys_for(lock_.resource.str());
-  if (!lock_keys_allowed(lock_, keys)) {
-    return fail_later(make_error_code(errc::invalid_argument));
-  }
+  if (!lock_keys_allowed(core_, lock_)) return fail_later(make_error_code(errc::invalid_argument));
 
   auto& nodes = core_.nodes();
-  round_.open(core_.config().nodes, started, lock_.valid_until);
-  request_.emplace(PreparedRequest(call_ ? *call_ : extend_call(lock_, keys, ttl_)));
+  request_.emplace(calls_ ? *calls_ : extend_calls(core_, lock_, ttl_));
+  round_.open(core_.config().nodes, started, lock_.valid_until, request_->parts());
   auto self = shared_from_this();
-  for (auto& node : nodes) node->send_prepared(*request_, started, self, round_.tag());
+  for (auto& node : nodes) request_->send(*node, started, self, round_.tag());
   deadline_timer_ = core_.timers().schedule_after(
       std::chrono::ceil<Microseconds>(lock_.valid_until - started), [self, this] {
         deadline_timer_ = TimerQueue::kNone;
@@ -113,7 +113,7 @@ void ExtendOperation::decide() {
   // Validity counts from the extend's own start, not from the acquisition.
   // A set's adoption is the attempt that won its lock: the lock starts
   // with it.
-  if (call_) lock_.started = timing.started;
+  if (calls_) lock_.started = timing.started;
   lock_.ttl = ttl_;
   lock_.valid_until = timing.started + verdict.validity;
   result_.validity = std::chrono::floor<Milliseconds>(verdict.validity);

@@ -12,6 +12,7 @@
 #include "operations/client_core.hpp"
 #include "operations/operation.hpp"
 #include "operations/quorum_round.hpp"
+#include "operations/slot_parts.hpp"
 #include "protocol/quorum.hpp"
 #include "scripts/scripts.hpp"
 
@@ -47,8 +48,9 @@ struct ExtendVerdict {
 
 // Counts one node's answer to an extend — an extend call's or a guard's
 // renewal round — that `round` counts: parses it into the node's outcome,
-// votes yes when extended, adds a "not held" answer to `not_held`. Returns
-// the round's decision so far.
+// and once every part's answer has come (QuorumRound::whole) votes yes
+// when extended, adds a "not held" answer to `not_held`. Returns the
+// round's decision so far.
 Decision count_extend_answer(QuorumRound& round, std::size_t node, const NodeResponse& response,
                              std::size_t& not_held);
 
@@ -56,11 +58,12 @@ class ExtendOperation final : public Operation {
  public:
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
                   AsyncClient::ExtendCallback callback);
-  // The same round with `call` sent instead of the lock's extend, its
-  // answers read as an extend's (a set's adopt_all, kinds/multi.hpp); the
-  // lock it hands back starts at the round's start, the attempt that won.
+  // The same round with `calls` (one per part, slot_parts.hpp) sent
+  // instead of the lock's extend, their answers read as an extend's (a
+  // set's adopt_all, kinds/multi.hpp); the lock it hands back starts at
+  // the round's start, the attempt that won.
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
-                  AsyncClient::ExtendCallback callback, ScriptCall call);
+                  AsyncClient::ExtendCallback callback, std::vector<ScriptCall> calls);
 
   void start();
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
@@ -78,9 +81,9 @@ class ExtendOperation final : public Operation {
   Lock lock_;
   Milliseconds ttl_;
   AsyncClient::ExtendCallback callback_;
-  std::optional<ScriptCall> call_;
+  std::optional<std::vector<ScriptCall>> calls_;
   // Built once the request is known to be sent; the nodes' slots point to it.
-  std::optional<PreparedRequest> request_;
+  std::optional<PreparedCalls> request_;
   QuorumRound round_;
   std::size_t not_held_ = 0;
   TimerQueue::Id deadline_timer_ = TimerQueue::kNone;

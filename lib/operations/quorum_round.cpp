@@ -1,5 +1,6 @@
 #include "operations/quorum_round.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace redlock::detail {
@@ -9,8 +10,8 @@ namespace {
 constexpr std::size_t kLowNodes = 64;
 }  // namespace
 
-void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
-                       TimePoint deadline) {
+void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started, TimePoint deadline,
+                       std::uint32_t parts) {
   // Tags count up in the low 31 bits, beside tag_bit_ (the high bit or
   // none), skip 0 and never take kCleanupTag.
   constexpr std::uint32_t kCounterBits = 0x7fffffffu;
@@ -26,7 +27,14 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
     if (!unchanged_high_) unchanged_high_ = std::make_unique<std::vector<bool>>();
     unchanged_high_->assign(nodes.size() - kLowNodes, false);
   }
-  if (!keep_outcomes_) return;
+  parts_ = parts < 1 ? 1 : parts;
+  if (parts_ > 1) {
+    part_state_.assign(nodes.size(), PartState{.left = parts_});
+  } else if (!part_state_.empty()) {
+    part_state_.clear();
+  }
+  // (A round of several parts merges into the nodes' own outcomes.)
+  if (!keep_outcomes_ && parts_ == 1) return;
   outcomes_.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     NodeOutcome& outcome = outcomes_[i];
@@ -42,6 +50,13 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started,
 }
 
 NodeOutcome& QuorumRound::answer(std::size_t node, const NodeResponse& response) {
+  if (parts_ > 1) {
+    PartState& state = part_state_[node];
+    state.ran = state.ran || response.kind == NodeResponse::Kind::reply || response.may_have_run;
+    part_ = NodeOutcome{};
+    part_.node = node;
+    return part_;
+  }
   if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) unchanged(node);
   if (!keep_outcomes_) {
     // Read by the caller before the next answer is parsed, on this thread.
@@ -57,6 +72,22 @@ NodeOutcome& QuorumRound::answer(std::size_t node, const NodeResponse& response)
     return scratch;
   }
   return outcomes_[node];
+}
+
+NodeOutcome* QuorumRound::whole(std::size_t node, NodeOutcome& answered) {
+  if (parts_ == 1) return &answered;
+  PartState& state = part_state_[node];
+  if (state.left == 0) return nullptr;  // (every part counted already)
+  NodeOutcome& merged = outcomes_[node];
+  const NodeStatus status = answered.status;
+  const bool took = status == NodeStatus::granted || status == NodeStatus::extended ||
+                    status == NodeStatus::released;
+  state.took = state.took || took;
+  state.missed = state.missed || !took;
+  merge_part(merged, answered, state.left == parts_);
+  if (--state.left > 0) return nullptr;
+  if (!state.ran) unchanged(node);
+  return &merged;
 }
 
 void QuorumRound::unchanged(std::size_t node) noexcept {
@@ -84,6 +115,63 @@ Decision QuorumRound::vote(bool yes) noexcept {
 RoundTiming QuorumRound::close(TimePoint now) noexcept {
   open_ = false;
   return RoundTiming{started_, now, deadline_};
+}
+
+namespace {
+// How much a status outweighs a grant in a merged answer: a node's answer
+// to several parts is as good as its worst part's.
+int weight(NodeStatus status) noexcept {
+  switch (status) {
+    case NodeStatus::granted:
+    case NodeStatus::extended:
+    case NodeStatus::released:
+      return 0;
+    case NodeStatus::not_held:
+      return 1;
+    case NodeStatus::busy:
+      return 2;
+    case NodeStatus::replicas_short:
+      return 3;
+    case NodeStatus::permits_differ:
+      return 4;
+    case NodeStatus::recovering:
+      return 5;
+    case NodeStatus::error:
+      return 6;
+    case NodeStatus::timeout:
+      return 7;
+    case NodeStatus::unreachable:
+      return 8;
+    case NodeStatus::pending:
+    case NodeStatus::not_asked:
+      return 9;
+  }
+  return 9;
+}
+}  // namespace
+
+void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first) noexcept {
+  if (first) {
+    const std::size_t node = whole.node;
+    std::string name = std::move(whole.name);
+    whole = part;
+    whole.node = node;
+    whole.name = std::move(name);
+    return;
+  }
+  whole.latency = std::max(whole.latency, part.latency);
+  whole.fence_counter = std::max(whole.fence_counter, part.fence_counter);
+  const int was = weight(whole.status);
+  const int is = weight(part.status);
+  if (is > was) {
+    whole.status = part.status;
+    whole.detail = part.detail;
+    whole.holder_ttl_ms = part.holder_ttl_ms;
+    whole.permit = part.permit;
+  } else if (is == was && part.status == NodeStatus::recovering) {
+    // A part without its slot's marker (-1) outweighs one in its delay.
+    whole.holder_ttl_ms = std::min(whole.holder_ttl_ms, part.holder_ttl_ms);
+  }
 }
 
 }  // namespace redlock::detail

@@ -50,8 +50,12 @@ class QuorumRound {
   // name, in configuration order), no votes. `started` is t0, read before
   // the first request is queued; `deadline` the deadline of the lock the
   // round acts on (TimePoint::max() for none).
+  // `parts`: how many calls the round's request to each node is (a set
+  // whose resources are in several hash slots of a cluster member is one
+  // call per slot, slot_parts.hpp); a node's answer is then counted once
+  // every part's has come (whole()).
   void open(const std::vector<NodeConfig>& nodes, TimePoint started,
-            TimePoint deadline = TimePoint::max());
+            TimePoint deadline = TimePoint::max(), std::uint32_t parts = 1);
 
   // Starts keeping every node's outcome from the next open() on (a guard
   // that reports its loss node by node).
@@ -71,8 +75,26 @@ class QuorumRound {
 
   // Takes in a counted answer before the operation parses it: remembers a
   // request that provably never left (nothing to clean up there). Returns
-  // the node's outcome, for the operation's parser to fill.
+  // the node's outcome, for the operation's parser to fill; in a round of
+  // several parts, the part's own outcome, which whole() then merges.
   NodeOutcome& answer(std::size_t node, const NodeResponse& response);
+  // After the operation parsed a counted answer into `answered`, answer()'s
+  // outcome: the node's outcome to count, or null while some part of the
+  // node's request is still unanswered. One part: `answered` itself.
+  // Several: their merge (merge_part), and the node is unchanged only when
+  // every part's request provably never left.
+  [[nodiscard]] NodeOutcome* whole(std::size_t node, NodeOutcome& answered);
+  // In a round of several parts: whether some part of the node's request
+  // was granted (or extended, released) though its merged answer may not
+  // be — what it did there must be undone before its refusal counts.
+  [[nodiscard]] bool some_part_took(std::size_t node) const noexcept {
+    return node < part_state_.size() && part_state_[node].took;
+  }
+  // Whether some part of the node's request was answered with anything
+  // but that (kept after the round closed, for its late answers).
+  [[nodiscard]] bool some_part_missed(std::size_t node) const noexcept {
+    return node < part_state_.size() && part_state_[node].missed;
+  }
   // The node's answer proves its request changed nothing there (a busy or
   // recovering answer to an acquire).
   void unchanged(std::size_t node) noexcept;
@@ -111,6 +133,24 @@ class QuorumRound {
   std::uint64_t unchanged_low_ = 0;
   std::unique_ptr<std::vector<bool>> unchanged_high_;
   std::vector<NodeOutcome> outcomes_;
+  // Rounds of several parts only (empty otherwise): per node, the parts
+  // still unanswered and what the answered ones showed.
+  struct PartState {
+    std::uint32_t left = 0;
+    bool ran = false;
+    bool took = false;
+    bool missed = false;
+  };
+  std::uint32_t parts_ = 1;
+  std::vector<PartState> part_state_;
+  NodeOutcome part_;
 };
+
+// Merges one part's answer into a node's answer to a request of several
+// parts: the node's status is its worst part's (a refusal, a timeout or an
+// error of any part outweighs every grant), with that part's detail; the
+// fence counter and latency are the highest of any part. `first`: the
+// node's first part (copied).
+void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first) noexcept;
 
 }  // namespace redlock::detail

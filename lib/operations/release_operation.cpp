@@ -1,6 +1,7 @@
 #include "operations/release_operation.hpp"
 
 #include "kinds/fair.hpp"
+#include "operations/slot_parts.hpp"
 #include "scripts/reply_parse.hpp"
 
 namespace redlock::detail {
@@ -16,10 +17,10 @@ void ReleaseOperation::fail_later(std::error_code error) {
 
 void ReleaseOperation::start() {
   if (!core_.config_problem().empty()) return fail_later(make_error_code(errc::config_error));
-  const KeySpace keys = core_.keys_for(lock_.resource.str());
-  if (!well_formed(lock_) || !lock_keys_allowed(lock_, keys)) {
+  if (!well_formed(lock_) || !lock_keys_allowed(core_, lock_)) {
     return fail_later(make_error_code(errc::invalid_argument));
   }
+  const KeySpace keys = core_.keys_for(lock_.resource.str());
   // A mutex this client found contended: the release offers a place at the
   // back of the line for its next acquire (docs/algorithm.md,
   // "Waiting in line", rejoining). The common, uncontended case builds no channel name.
@@ -51,7 +52,7 @@ void ReleaseOperation::start() {
       !core_.any_replicated_node()) {
     claim_ = core_.wakeups().pre_claim(lock_.resource, lock_.ttl, started);
   }
-  ScriptCall call;
+  std::vector<ScriptCall> calls;
   if (drawing_) {
     const std::string pre_claim =
         claim_
@@ -60,20 +61,20 @@ void ReleaseOperation::start() {
     const std::string next_place =
         claim_ ? std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id
                : std::string();
-    call = fair_release_call(
+    calls.push_back(fair_release_call(
         lock_, keys, true,
-        FairReleaseExtras{.draw = true, .pre_claim = pre_claim, .next_place = next_place});
+        FairReleaseExtras{.draw = true, .pre_claim = pre_claim, .next_place = next_place}));
   } else {
-    call = release_call(lock_, keys, true, rejoin);
+    // (A set across slots: one call per slot, slot_parts.hpp.)
+    calls = release_calls(core_, lock_, true, rejoin);
   }
   auto& nodes = core_.nodes();
-  round_.open(core_.config().nodes, started);
+  round_.open(core_.config().nodes, started, TimePoint::max(),
+              static_cast<std::uint32_t>(calls.size()));
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   auto self = shared_from_this();
-  for (auto& node : nodes) {
-    node->send_call(call, false, round_.started(), self, round_.tag());
-  }
+  for (auto& node : nodes) send_calls(*node, calls, false, round_.started(), self, round_.tag());
 }
 
 void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -91,11 +92,13 @@ void ReleaseOperation::on_response(std::size_t node, std::uint32_t tag,
     return;
   }
   if (!round_.counts(tag, response)) return;
-  NodeOutcome& outcome = round_.answer(node, response);
+  NodeOutcome& part = round_.answer(node, response);
   Comeback comeback;  // (noted above)
-  parse_flag_response(response, NodeStatus::released, outcome, &comeback);
+  parse_flag_response(response, NodeStatus::released, part, &comeback);
   if (unreachable || left_unsent) resend_when_reachable(node);
-  (void)round_.vote(outcome.status == NodeStatus::released);
+  const NodeOutcome* outcome = round_.whole(node, part);
+  if (outcome == nullptr) return;
+  (void)round_.vote(outcome->status == NodeStatus::released);
   const QuorumTally& votes = round_.votes();
   result_.released = votes.yes_count();
   const bool majority_released =
@@ -139,8 +142,7 @@ void ReleaseOperation::resend_when_reachable(std::size_t node) {
   // it: the value may live there for another TTL. It goes to the node once
   // the node is reachable again.
   const TimePoint expires_at = core_.clock().now() + lock_.ttl + core_.drift_for(lock_.ttl);
-  core_.nodes()[node]->send_cleanup(
-      release_call(lock_, core_.keys_for(lock_.resource.str()), false), expires_at);
+  send_cleanups(*core_.nodes()[node], release_calls(core_, lock_, false), expires_at);
 }
 
 std::error_code ReleaseOperation::summary() {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "kinds/multi.hpp"
+#include "operations/slot_parts.hpp"
 #include "redlock/error.hpp"
 #include "scripts/reply_parse.hpp"
 
@@ -21,19 +22,19 @@ void SetFenceOperation::request_recovery() {
   // A node awaiting its second merge: a recovery round merges it.
   if (recovery_requested_) return;
   recovery_requested_ = true;
-  core_.recovery().request(core_.keys_for(set_.resource.str()), [](bool) {});
+  recover_parts(core_.recovery(), slot_parts(core_, set_), [](bool) {});
 }
 
 void SetFenceOperation::propose(std::uint64_t token) {
   ++rounds_;
-  round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until);
+  // One call per slot the set's resources are in (slot_parts.hpp).
+  const std::vector<ScriptCall> calls = fence_all_calls(core_, set_.resources, token);
+  round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until,
+              static_cast<std::uint32_t>(calls.size()));
   proposal_.emplace(core_.nodes().size(), token);
-  const ScriptCall call =
-      fence_all_call(set_.resources, token, core_.keys_for(set_.resource.str()));
   auto self = shared_from_this();
-  for (auto& node : core_.nodes()) {
-    node->send_call(call, false, round_.started(), self, round_.tag());
-  }
+  for (auto& node : core_.nodes())
+    send_calls(*node, calls, false, round_.started(), self, round_.tag());
 }
 
 void SetFenceOperation::on_response(std::size_t node, std::uint32_t tag,
@@ -43,15 +44,10 @@ void SetFenceOperation::on_response(std::size_t node, std::uint32_t tag,
     if (answers_unmerged(response)) request_recovery();
     return;
   }
-  NodeOutcome& outcome = round_.answer(node, response);
-  FenceAnswer answer;
   bool unmerged = false;
-  if (parse_fence_response(response, answer, outcome, &unmerged)) {
-    proposal_->answer(answer);
-  } else {
-    proposal_->no_answer();
-  }
+  const bool counted = count_fence_answer(round_, node, response, *proposal_, nullptr, &unmerged);
   if (unmerged) request_recovery();
+  if (!counted) return;
   const Decision decision = proposal_->decision();
   if (decision == Decision::pending) return;
   (void)round_.close(core_.clock().now());

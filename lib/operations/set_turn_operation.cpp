@@ -9,6 +9,7 @@
 #include "operations/extend_operation.hpp"
 #include "operations/launch.hpp"
 #include "operations/set_fence_operation.hpp"
+#include "operations/slot_parts.hpp"
 #include "protocol/validity.hpp"
 #include "scripts/scripts.hpp"
 
@@ -19,12 +20,6 @@ bool SetTurnOperation::applies(const ClientCore& core, const std::vector<Resourc
   const LockConfig& lock = core.config().lock;
   if (resources.size() < 2 || !valid_resource_set(resources)) return false;
   if (options.shared || options.fair == false) return false;
-  // Per slot, a set is one call only within one slot: the acquire of the
-  // set refuses one across slots.
-  const KeySpace keys = core.keys_for(resources.front().str());
-  for (const Resource& each : resources) {
-    if (keys.slot() && resource_slot(each.str()) != *keys.slot()) return false;
-  }
   return options.retry_count.value_or(options.wait ? -1 : lock.retry_count) != 0;
 }
 
@@ -165,11 +160,17 @@ void SetTurnOperation::adopt() {
   Lock set{resources_.front(), LockValue(value), ttl_, started, valid_until, std::nullopt};
   set.resources = resources_;
   set.kind = LockKind::multi;
-  ScriptCall call = adopt_call(set, values, core_.keys_for(set.resource.str()));
+  // One call per slot the set's resources are in (slot_parts.hpp).
+  std::vector<ScriptCall> calls;
+  for (const SlotPart& part : slot_parts(core_, set)) {
+    std::vector<LockValue> part_values;
+    for (const std::size_t i : part.members) part_values.push_back(values[i]);
+    calls.push_back(adopt_call(part_lock(set, part), part_values, part.keys));
+  }
   auto self = shared_from_this();
   current_ = launch<ExtendOperation>(
       core_, std::move(set), ExtendOptions{ttl_},
-      [self, this](ExtendResult result) { on_adopted(std::move(result)); }, std::move(call));
+      [self, this](ExtendResult result) { on_adopted(std::move(result)); }, std::move(calls));
 }
 
 void SetTurnOperation::on_adopted(ExtendResult result) {
@@ -277,11 +278,11 @@ void SetTurnOperation::start_over(std::error_code why) {
 void SetTurnOperation::release_call_now(const Lock& lock) {
   // A cleanup: sent again after a reconnect until the value cannot live
   // on the node any more. No value is ever granted again once released.
-  const ScriptCall call = release_call(lock, core_.keys_for(lock.resource.str()), true);
+  const std::vector<ScriptCall> calls = release_calls(core_, lock, true);
   // A renewal moved the keys' expiry past started + ttl: the last one
   // began before valid_until, so the keys are gone by valid_until + ttl.
   const TimePoint expires_at = lock.valid_until + lock.ttl + core_.drift_for(lock.ttl);
-  for (auto& node : core_.nodes()) node->send_cleanup(call, expires_at);
+  for (auto& node : core_.nodes()) send_cleanups(*node, calls, expires_at);
 }
 
 void SetTurnOperation::release_held() {

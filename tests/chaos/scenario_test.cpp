@@ -410,8 +410,6 @@ TEST(ScenarioClusters, WhatACatalogClusterMemberCannotTakeIsPinned) {
        "s.toml:3:16: nodes.clusters: node 1 is named twice"},
       {base + "tls = true\n",
        "s.toml:5:7: nodes.tls: cluster members run without TLS in the harness"},
-      {base + "[lock]\nkind = \"multi\"\nresources = [\"a\", \"b\"]\n",
-       "s.toml:6:8: lock.kind: a set of resources spans slots"},
       {base + "[[nemesis]]\naction = \"link\"\ntarget = \"c0->n0\"\nmode = \"blackhole\"\n",
        "s.toml:5:1: nemesis: n0 is a cluster member, whose servers the clients reach directly"},
       {base + "[[nemesis]]\naction = \"link\"\ntarget = \"c0->n*\"\nmode = \"blackhole\"\n",

@@ -48,13 +48,17 @@ class Interleaving : public ::testing::Test {
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
 
-  void start(std::size_t nodes) {
+  // `clusters`: every member a Redis Cluster, so that keys are named per
+  // slot (scripts/key_space.hpp); the fake links stand in for them alike.
+  void start(std::size_t nodes, bool clusters = false) {
     QuorumConfig config;
     for (std::size_t i = 0; i < nodes; ++i) {
       NodeConfig node;
       node.name = "n" + std::to_string(i);
       node.host = "fake";
       node.port = static_cast<std::uint16_t>(7000 + i);
+      if (clusters)
+        node.cluster.push_back(ClusterSeed{.host = "fake", .port = node.port, .unix_path = {}});
       config.nodes.push_back(node);
     }
     ClientOptions options;
@@ -299,6 +303,68 @@ TEST_F(Interleaving, ALostSetAttemptReleasesEveryMemberWhereItWasGranted) {
   EXPECT_NE(std::find(keys.begin(), keys.end(), "redlock:lock:c"), keys.end());
   EXPECT_TRUE(fake_.cleanups(1).empty());
   EXPECT_TRUE(fake_.cleanups(2).empty());
+}
+
+// A set across hash slots is one call per slot on each node; a node that
+// grants it in one slot and refuses it in the other holds none of it: the
+// slot it granted is undone before the refusal counts (before the other
+// nodes have answered), and the set is won by the nodes that granted it
+// whole (operations/slot_parts.hpp).
+TEST_F(Interleaving, ASetAcrossSlotsRefusedInOneSlotOfANodeIsUndoneThereBeforeItsRefusalCounts) {
+  start(3, true);
+  auto op = detail::launch<AcquireOperation>(
+      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
+      [this](AcquireResult result) { result_ = std::move(result); });
+  turn();
+  for (std::size_t n = 0; n < 3; ++n) {
+    ASSERT_EQ(fake_.pending(n, ScriptId::acquire_all).size(), 2U) << "one call per slot";
+  }
+  std::vector<SentRequest*> zero = fake_.pending(0, ScriptId::acquire_all);
+  const std::string value = zero[0]->args[0];
+  fake_.reply(*zero[0], resp_integers({kGranted, 0}));
+  turn();
+  EXPECT_TRUE(fake_.cleanups(0).empty()) << "undone before its other slot answered";
+  fake_.reply(*zero[1], resp_integers({kRefused, 500}));
+  turn();
+  EXPECT_FALSE(result_);
+  EXPECT_EQ(releases_of(0, value), 2U) << "node 0's release of the set, one call per slot";
+  for (std::size_t n = 1; n < 3; ++n) {
+    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
+      fake_.reply(*part, resp_integers({kGranted, 0}));
+    }
+  }
+  turn();
+  ASSERT_TRUE(result_);
+  ASSERT_TRUE(result_->ok()) << result_->error.message();
+  EXPECT_EQ(result_->lock->resources.size(), 2U);
+  EXPECT_EQ(releases_of(1, value) + releases_of(2, value), 0U);
+}
+
+// The same refusal in one slot coming after the set was won: the node's
+// other slot, granted before or after, is undone as its answer comes.
+TEST_F(Interleaving, ASetAcrossSlotsWonBeforeANodeRefusedOneSlotIsUndoneThereAsTheRefusalComes) {
+  start(3, true);
+  auto op = detail::launch<AcquireOperation>(
+      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
+      [this](AcquireResult result) { result_ = std::move(result); });
+  turn();
+  std::vector<SentRequest*> zero = fake_.pending(0, ScriptId::acquire_all);
+  ASSERT_EQ(zero.size(), 2U);
+  const std::string value = zero[0]->args[0];
+  fake_.reply(*zero[0], resp_integers({kRefused, 500}));
+  for (std::size_t n = 1; n < 3; ++n) {
+    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
+      fake_.reply(*part, resp_integers({kGranted, 0}));
+    }
+  }
+  turn();
+  ASSERT_TRUE(result_);
+  ASSERT_TRUE(result_->ok()) << result_->error.message();
+  EXPECT_EQ(releases_of(0, value), 0U);
+  fake_.reply(*zero[1], resp_integers({kGranted, 0}));
+  turn();
+  EXPECT_EQ(releases_of(0, value), 2U) << "its late grant in the other slot is undone";
+  EXPECT_EQ(releases_of(1, value) + releases_of(2, value), 0U);
 }
 
 // A fair waiter's grant that it gave back is never counted, whichever

@@ -156,5 +156,76 @@ TEST(QuorumRound, WithoutOutcomesItKeepsNone) {
   EXPECT_TRUE(renewal.outcomes().empty());
 }
 
+// A round of several parts (a set across hash slots, slot_parts.hpp): a
+// node's answer counts once every part has come, as its worst part's, and
+// the round remembers that some part granted beside a refused one.
+TEST(QuorumRound, ANodeOfSeveralPartsCountsOnceAsItsWorstPart) {
+  QuorumRound round;
+  round.open(nodes(3), kRoundT0, TimePoint::max(), 2);
+  const auto part = [&round](std::size_t node, NodeStatus status, std::int64_t counter) {
+    NodeOutcome& outcome = round.answer(node, reply());
+    outcome.status = status;
+    outcome.fence_counter = counter;
+    return round.whole(node, outcome);
+  };
+  EXPECT_EQ(part(0, NodeStatus::granted, 7), nullptr) << "a part still to come";
+  NodeOutcome* both = part(0, NodeStatus::granted, 9);
+  ASSERT_NE(both, nullptr);
+  EXPECT_EQ(both->status, NodeStatus::granted);
+  EXPECT_EQ(both->fence_counter, 9) << "the highest counter of its parts";
+  EXPECT_EQ(both->name, "n0");
+  EXPECT_FALSE(round.some_part_missed(0));
+  EXPECT_EQ(part(1, NodeStatus::granted, 3), nullptr);
+  NodeOutcome* split = part(1, NodeStatus::busy, 0);
+  ASSERT_NE(split, nullptr);
+  EXPECT_EQ(split->status, NodeStatus::busy) << "a refusal in one slot refuses the set";
+  EXPECT_TRUE(round.some_part_took(1));
+  EXPECT_TRUE(round.some_part_missed(1));
+  EXPECT_TRUE(round.may_have_changed(1)) << "one part granted: there is something to undo";
+  EXPECT_EQ(part(1, NodeStatus::granted, 0), nullptr) << "no third part counts";
+}
+
+TEST(QuorumRound, ANodeOfSeveralPartsIsUnchangedOnlyWhenNoPartLeft) {
+  QuorumRound round;
+  round.open(nodes(2), kRoundT0, TimePoint::max(), 2);
+  for (int i = 0; i < 2; ++i) (void)round.whole(0, round.answer(0, timeout(false)));
+  EXPECT_FALSE(round.may_have_changed(0));
+  (void)round.whole(1, round.answer(1, timeout(false)));
+  NodeOutcome* whole = round.whole(1, round.answer(1, timeout(true)));
+  ASSERT_NE(whole, nullptr);
+  EXPECT_TRUE(round.may_have_changed(1)) << "one part may have run";
+  round.open(nodes(2), kRoundT0);
+  EXPECT_FALSE(round.some_part_took(1)) << "a round of one part keeps no parts";
+}
+
+TEST(QuorumRound, AMergedPartKeepsTheWorstStatusAndItsDetail) {
+  NodeOutcome whole;
+  whole.node = 2;
+  whole.name = "n2";
+  NodeOutcome recovering;
+  recovering.status = NodeStatus::recovering;
+  recovering.holder_ttl_ms = 400;
+  recovering.latency = Microseconds(50);
+  merge_part(whole, recovering, true);
+  EXPECT_EQ(whole.name, "n2");
+  EXPECT_EQ(whole.status, NodeStatus::recovering);
+  NodeOutcome unmarked = recovering;
+  unmarked.holder_ttl_ms = -1;
+  unmarked.latency = Microseconds(80);
+  merge_part(whole, unmarked, false);
+  EXPECT_EQ(whole.holder_ttl_ms, -1) << "a slot without its marker outweighs one in its delay";
+  EXPECT_EQ(whole.latency, Microseconds(80));
+  NodeOutcome failed;
+  failed.status = NodeStatus::error;
+  failed.detail = "ERR boom";
+  merge_part(whole, failed, false);
+  EXPECT_EQ(whole.status, NodeStatus::error);
+  EXPECT_EQ(whole.detail, "ERR boom");
+  NodeOutcome granted;
+  granted.status = NodeStatus::granted;
+  merge_part(whole, granted, false);
+  EXPECT_EQ(whole.status, NodeStatus::error) << "a grant never outweighs a failed part";
+}
+
 }  // namespace
 }  // namespace redlock::detail

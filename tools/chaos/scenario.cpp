@@ -594,11 +594,6 @@ class ScenarioReader {
       return reader_.fail(*tls_at_, "nodes.tls",
                           "cluster members run without TLS in the harness (nodes.clusters)");
     }
-    if (scenario.lock.kind == LockKind::multi) {
-      return reader_.fail(kind_at_, "lock.kind",
-                          "a set of resources spans slots, which a cluster member refuses "
-                          "(nodes.clusters)");
-    }
     return true;
   }
 
