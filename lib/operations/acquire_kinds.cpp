@@ -28,9 +28,8 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
   // Per slot, one call names the keys of one slot: a set across slots is
   // one call per slot on every node (slot_parts.hpp).
   parts_ = slot_parts(core, resources_);
-  if (parts_.size() < 2) parts_.clear();
   channels_.assign(resources_.size(), std::string());
-  for (const SlotPart& part : parts_.empty() ? slot_parts(core, resources_) : parts_) {
+  for (const SlotPart& part : parts_) {
     for (const std::size_t i : part.members) {
       const std::string_view name = resources_[i].str();
       if (is_bookkeeping_key(part.keys.key_prefix(), lock_key(part.keys, name))) {
@@ -40,6 +39,8 @@ AcquireOperation::AcquireOperation(ClientCore& core, std::vector<Resource> resou
       channels_[i] = release_channel(part.keys.key_prefix(), name);
     }
   }
+  // One part (the shared layout, or one slot): one call, as any kind's.
+  if (parts_.size() < 2) parts_.clear();
 }
 
 AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,

@@ -36,3 +36,31 @@ def test_a_cluster_member_in_the_quorum_file_just_works(tmp_path, cluster_member
         while holders(single, "nightly-report"):
             assert time.monotonic() < deadline, "the lock stayed on the single server"
             time.sleep(0.01)
+
+
+def test_a_set_across_slots_over_cluster_members_is_one_lock(tmp_path, cluster_members, nodes):
+    """A set whose resources hash to different slots is split per slot on
+    each cluster member, and held, renewed and released as one lock."""
+    single = nodes[0]
+    quorum = tmp_path / "redlock.toml"
+    text = ""
+    for member in cluster_members:
+        text += "[[node]]\ncluster = [" + ", ".join(f'"{s}"' for s in member.seeds) + "]\n"
+    text += f'[[node]]\naddress = "{single.address}"\n'
+    quorum.write_text(text)
+    names = ["cart:1", "cart:2", "cart:3"]
+    with Client(config=str(quorum)) as client:
+        with client.lock(names) as guard:
+            assert guard.valid
+            assert guard.resources == names
+            tags = set()
+            for name in names:
+                keys = holders(single, name)
+                assert len(keys) == 1, keys
+                tags.add(keys[0].split(b"}")[0])
+                assert guard.value.encode() in single.command("GET", keys[0].decode())
+            assert len(tags) > 1, "the set's resources share one slot"
+        deadline = time.monotonic() + 5
+        while any(holders(single, name) for name in names):
+            assert time.monotonic() < deadline, "the set stayed on the single server"
+            time.sleep(0.01)

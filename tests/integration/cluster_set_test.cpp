@@ -111,6 +111,41 @@ TEST_F(ClusterSet, ASetAcrossSlotsIsOneLockHeldInEachResourcesOwnSlot) {
   EXPECT_FALSE(other.release(*after.lock).error);
 }
 
+// A fenced set across slots that has to wait takes its members one at a
+// time in their lines, adopts them slot by slot (one adopt_all per slot)
+// and fences the adopted set in every slot: its token is above the
+// holder's it waited for, and stored in each resource's own slot.
+TEST_F(ClusterSet, AFencedSetAcrossSlotsWaitsItsTurnAndIsAdoptedAndFencedSlotBySlot) {
+  ASSERT_EQ(resources_.size(), 3U);
+  BlockingClient holder(config());
+  BlockingClient client(config());
+  AcquireOptions fenced;
+  fenced.fenced = true;
+  const AcquireResult single = holder.acquire(Resource(resources_[2]), fenced);
+  ASSERT_TRUE(single.ok()) << single.error.message();
+  AcquireOptions waits = fenced;
+  waits.wait = std::chrono::seconds(20);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(holder.release(*single.lock).error);
+  });
+  const AcquireResult held = client.acquire(set(), waits);
+  release.join();
+  ASSERT_TRUE(held.ok()) << held.error.message();
+  ASSERT_TRUE(held.lock->fence.has_value());
+  EXPECT_GT(*held.lock->fence, *single.lock->fence);
+  EXPECT_FALSE(held.places.empty()) << "the set did not wait its turn";
+  EXPECT_TRUE(every_member_holds(held.lock->value.str()));
+  for (std::size_t member = 0; member < members_.size(); ++member) {
+    for (const std::string& resource : resources_) {
+      const Reply token =
+          master_for(member, resource).command({"HGET", slotted(resource) + "fence", resource});
+      EXPECT_EQ(token.text, std::to_string(*held.lock->fence)) << resource;
+    }
+  }
+  EXPECT_FALSE(client.release(*held.lock).error);
+}
+
 // A guard renews a set across slots part by part: its keys outlive three
 // TTLs on every member, and go with the guard.
 TEST_F(ClusterSet, AGuardRenewsASetAcrossSlotsInEverySlot) {
