@@ -22,6 +22,11 @@
 //                              (moved_us), and one more once the map
 //                              settled (settled_us)
 //
+//   BM_ClusterSet/A            one acquire and release of a set of three
+//                              resources over the cluster members: A = 0
+//                              in one slot (one call per member), A = 1
+//                              each in its own shard (one call per slot)
+//
 //   BM_CheckSlotMarkersScan/N  one check_slot_markers call, the first word
 //                              of every session, on a server that shows a
 //                              promotion and holds N keys (N/16 of them
@@ -283,11 +288,63 @@ void BM_CycleAfterSlotMoved(benchmark::State& state) {
   state.counters["redone"] = redone;
 }
 
+// One acquire and release of a set of three resources, one at a time,
+// over the cluster members: in one slot (a shared hash tag: one call per
+// member), or each in its own shard (one call per slot on every member,
+// slot_parts.hpp). What splitting a set per slot costs against naming its
+// resources with one tag.
+void BM_ClusterSet(benchmark::State& state) {
+  const bool across = state.range(0) == 1;
+  const Shape* shape = nullptr;
+  try {
+    shape = &cluster_members();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  ConfigResult parsed = config_from_addresses(shape->addresses);
+  if (!parsed.ok()) {
+    state.SkipWithError(parsed.error.to_string().c_str());
+    return;
+  }
+  parsed.config->lock.retry_count = 0;
+  BlockingClient client(*parsed.config);
+  std::vector<Resource> set;
+  if (across) {
+    std::vector<std::size_t> shards;
+    for (int i = 0; set.size() < 3 && i < 1000; ++i) {
+      const std::string name = "bench:set:" + std::to_string(i);
+      const std::size_t shard = clusters().front()->shard_of(detail::hash_slot(name));
+      if (std::find(shards.begin(), shards.end(), shard) != shards.end()) continue;
+      shards.push_back(shard);
+      set.emplace_back(name);
+    }
+  } else {
+    for (int i = 0; i < 3; ++i) set.emplace_back("{bench:set}:" + std::to_string(i));
+  }
+  const auto cycle = [&]() -> bool {
+    const AcquireResult held = client.acquire(set);
+    return held.ok() && !client.release(*held.lock).error;
+  };
+  // (Each slot's first use, its marker on every member, is behind.)
+  if (!cycle()) {
+    state.SkipWithError("the first cycle failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!cycle()) {
+      state.SkipWithError("a cycle failed");
+      return;
+    }
+  }
+}
+
 void BM_SingleServerMembers(benchmark::State& state) { run_cycles(state, single_servers); }
 void BM_ClusterMembers(benchmark::State& state) { run_cycles(state, cluster_members); }
 
 BENCHMARK(BM_SingleServerMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ClusterMembers)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ClusterSet)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CycleAfterSlotMoved)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CheckSlotMarkersScan)
     ->Arg(10000)
