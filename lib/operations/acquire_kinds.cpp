@@ -63,8 +63,8 @@ AcquireOperation::AcquireOperation(ClientCore& core, const Semaphore& semaphore,
   permit_fence_prefix_ = permit_fence_prefix(resource_.str());
 }
 
-std::vector<ScriptCall> AcquireOperation::undo_calls(const LockValue& value, bool announce,
-                                                     std::int64_t permit) const {
+MemberCalls AcquireOperation::undo_calls(const LockValue& value, bool announce,
+                                         std::int64_t permit) const {
   // The kind's own release of this attempt's value (kinds/; a set's, one
   // per part), or for a permit, of the permit the node granted.
   Lock attempted = shape(value);
@@ -73,11 +73,11 @@ std::vector<ScriptCall> AcquireOperation::undo_calls(const LockValue& value, boo
       kind_ == LockKind::permit && (permit < 0 || permit >= static_cast<std::int64_t>(permits_));
   if (!any_permit) {
     if (kind_ == LockKind::permit) attempted.permit = static_cast<std::uint32_t>(permit);
-    return {release_call(attempted, keys_, announce)};
+    return release_call(attempted, keys_, announce);
   }
   // Which permit the node granted is not known (its answer never came):
   // whichever holds the value.
-  return {permits_release_call(value, announce, std::nullopt)};
+  return permits_release_call(value, announce, std::nullopt);
 }
 
 ScriptCall AcquireOperation::permits_release_call(const LockValue& value, bool announce,

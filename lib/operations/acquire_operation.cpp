@@ -74,13 +74,12 @@ ScriptCall AcquireOperation::attempt_call(const AttemptSetup& setup) const {
   return rules_of(kind_).attempt_call(shape(value_), keys_, setup);
 }
 
-std::vector<ScriptCall> AcquireOperation::attempt_calls(const AttemptSetup& setup) const {
-  if (parts_.size() < 2) return {attempt_call(setup)};
+MemberCalls AcquireOperation::attempt_calls(const AttemptSetup& setup) const {
+  if (parts_.empty()) return attempt_call(setup);
   const Lock whole = shape(value_);
-  std::vector<ScriptCall> calls;
-  calls.reserve(parts_.size());
+  MemberCalls calls;
   for (const SlotPart& part : parts_) {
-    calls.push_back(rules_of(kind_).attempt_call(part_lock(whole, part), part.keys, setup));
+    calls.add(rules_of(kind_).attempt_call(part_lock(whole, part), part.keys, setup));
   }
   return calls;
 }
@@ -281,7 +280,7 @@ void AcquireOperation::send_attempt() {
     first_permit = std::to_string(bits % permits_);
     setup.first_permit = first_permit;
   }
-  const std::vector<ScriptCall> calls = attempt_calls(setup);
+  const MemberCalls calls = attempt_calls(setup);
   for (auto& node : nodes) send_calls(*node, calls, true, attempt_.started(), self, attempt_.tag());
 }
 
@@ -317,6 +316,9 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   std::int64_t drawn = 0;
   parse_acquire_response(response, core_.nodes()[node]->min_replicas(), part,
                          kind_ == LockKind::fair ? &drawn : nullptr);
+  // (Each part: the merge below may hide a slot without its marker behind
+  // another part's failure.)
+  if (!parts_.empty()) note_if_unmarked(part);
   NodeOutcome* whole = attempt_.whole(node, part);
   if (whole == nullptr) return;  // (a set's part: the node's other parts are to come)
   NodeOutcome& outcome = *whole;
@@ -337,10 +339,11 @@ void AcquireOperation::on_vote(std::size_t node, const NodeResponse& response) {
   // A node that answered "busy" or "recovering" provably did not store this
   // attempt's fresh value; every other node might (a grant, or a reply
   // still on its way).
-  if (outcome.status != NodeStatus::granted && attempt_.some_part_took(node)) {
-    // A set refused on this node in one slot and granted in another: what
-    // it granted is undone before its refusal counts, so that the set is
-    // all or nothing on every node (slot_parts.hpp).
+  if (outcome.status != NodeStatus::granted && attempt_.some_part_stored(node)) {
+    // A set refused (or failed, or unanswered) on this node in one slot
+    // and stored in another: what it may have stored is undone before its
+    // refusal counts, so that the set is all or nothing on every node
+    // (slot_parts.hpp).
     undo_partial_set(node);
     attempt_.unchanged(node);
   } else if (outcome.status == NodeStatus::busy || outcome.status == NodeStatus::recovering) {
@@ -433,7 +436,7 @@ void AcquireOperation::propose(std::uint64_t token) {
   if (kind_ == LockKind::multi) {
     // One token for every resource: larger than each one's counter, so it
     // orders this holder after every earlier holder of each of them.
-    const std::vector<ScriptCall> calls = fence_all_calls(core_, resources_, token);
+    const MemberCalls calls = fence_all_calls(core_, resources_, token);
     for (auto& node : core_.nodes()) {
       send_calls(*node, calls, false, fencing_.started(), self, fencing_.tag());
     }

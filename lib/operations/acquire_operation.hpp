@@ -124,7 +124,7 @@ class AcquireOperation final : public Operation, public Wakeable {
   // This attempt's call (its value value_), from the kind's rules
   // (KindRules::attempt_call); a set's is one per part.
   [[nodiscard]] ScriptCall attempt_call(const AttemptSetup& setup) const;
-  [[nodiscard]] std::vector<ScriptCall> attempt_calls(const AttemptSetup& setup) const;
+  [[nodiscard]] MemberCalls attempt_calls(const AttemptSetup& setup) const;
   // How many calls each node's request of a round is (parts_).
   [[nodiscard]] std::uint32_t part_count() const noexcept {
     return parts_.empty() ? 1 : static_cast<std::uint32_t>(parts_.size());
@@ -145,8 +145,8 @@ class AcquireOperation final : public Operation, public Wakeable {
   // The call that undoes this kind's grant of `value` on a node: for a
   // permit, of the permit the node granted (`permit`), or of every permit
   // when it is not known.
-  [[nodiscard]] std::vector<ScriptCall> undo_calls(const LockValue& value, bool announce,
-                                                   std::int64_t permit) const;
+  [[nodiscard]] MemberCalls undo_calls(const LockValue& value, bool announce,
+                                       std::int64_t permit) const;
   // The release of `value` from every permit but `except` (release_all):
   // the undo where which permit a node granted is not known.
   [[nodiscard]] ScriptCall permits_release_call(const LockValue& value, bool announce,

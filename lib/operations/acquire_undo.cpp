@@ -26,15 +26,20 @@ void AcquireOperation::handle_stale(std::uint32_t tag, std::size_t node,
   // undo it on that node. A grant for the winning attempt is simply ours —
   // but for a permit only a grant of the permit won.
   const bool won_permit_attempt = kind_ == LockKind::permit && tag == won_tag_;
-  if (!parts_.empty() && tag == won_tag_) {
-    // A set across slots won without this node's every part: a part it
-    // refused (or whose answer is unknown) makes the node no holder of
-    // the set, and what its other parts granted is undone (slot_parts.hpp).
+  if (!parts_.empty() && tag == won_tag_ && tag == attempt_.tag()) {
+    // A set across slots won before this node's every part answered (and
+    // still this acquire's latest attempt: a win given up since was undone
+    // everywhere by its fail_attempt). A part refused there (busy,
+    // recovering) makes the node no holder of the set, now or at any
+    // extend, and what its other parts granted is undone (slot_parts.hpp).
+    // A part that timed out and granted late leaves the node holding the
+    // set, as a late grant of one resource does.
     NodeOutcome part;
-    if (response.kind == NodeResponse::Kind::reply) parse_acquire_response(response, 0, part);
-    if (part.status != NodeStatus::granted || attempt_.some_part_missed(node)) {
-      undo_partial_set(node);
-    }
+    if (response.kind != NodeResponse::Kind::reply) return;
+    parse_acquire_response(response, 0, part);
+    note_if_unmarked(part);
+    const bool refused = part.status == NodeStatus::busy || part.status == NodeStatus::recovering;
+    if (refused || attempt_.some_part_refused(node)) undo_partial_set(node);
     return;
   }
   auto found = std::find_if(abandoned_.begin(), abandoned_.end(),

@@ -63,8 +63,7 @@ ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOption
       callback_(std::move(callback)) {}
 
 ExtendOperation::ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
-                                 AsyncClient::ExtendCallback callback,
-                                 std::vector<ScriptCall> calls)
+                                 AsyncClient::ExtendCallback callback, MemberCalls calls)
     : ExtendOperation(core, std::move(lock), options, std::move(callback)) {
   calls_ = std::move(calls);
 }

@@ -63,7 +63,7 @@ class ExtendOperation final : public Operation {
   // set's adopt_all, kinds/multi.hpp); the lock it hands back starts at
   // the round's start, the attempt that won.
   ExtendOperation(ClientCore& core, Lock lock, const ExtendOptions& options,
-                  AsyncClient::ExtendCallback callback, std::vector<ScriptCall> calls);
+                  AsyncClient::ExtendCallback callback, MemberCalls calls);
 
   void start();
   void on_response(std::size_t node, std::uint32_t tag, const NodeResponse& response) override;
@@ -81,7 +81,7 @@ class ExtendOperation final : public Operation {
   Lock lock_;
   Milliseconds ttl_;
   AsyncClient::ExtendCallback callback_;
-  std::optional<std::vector<ScriptCall>> calls_;
+  std::optional<MemberCalls> calls_;
   // Built once the request is known to be sent; the nodes' slots point to it.
   std::optional<PreparedCalls> request_;
   QuorumRound round_;

@@ -29,9 +29,10 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started, 
   }
   parts_ = parts < 1 ? 1 : parts;
   if (parts_ > 1) {
-    part_state_.assign(nodes.size(), PartState{.left = parts_});
-  } else if (!part_state_.empty()) {
-    part_state_.clear();
+    if (!part_state_) part_state_ = std::make_unique<std::vector<PartState>>();
+    part_state_->assign(nodes.size(), PartState{.left = parts_});
+  } else if (part_state_) {
+    part_state_.reset();
   }
   // (A round of several parts merges into the nodes' own outcomes.)
   if (!keep_outcomes_ && parts_ == 1) return;
@@ -49,41 +50,46 @@ void QuorumRound::open(const std::vector<NodeConfig>& nodes, TimePoint started, 
   }
 }
 
+namespace {
+// An answer's outcome where the round keeps none, or a part's before it
+// is merged: read by the caller before the next answer is parsed, on this
+// thread.
+NodeOutcome& fresh_scratch(std::size_t node) {
+  thread_local NodeOutcome scratch;
+  scratch.node = node;
+  scratch.name.clear();
+  scratch.status = NodeStatus::not_asked;
+  scratch.latency = Microseconds(0);
+  scratch.holder_ttl_ms = -1;
+  scratch.permit = -1;
+  scratch.fence_counter = 0;
+  scratch.detail.clear();
+  return scratch;
+}
+}  // namespace
+
 NodeOutcome& QuorumRound::answer(std::size_t node, const NodeResponse& response) {
+  const bool ran = response.kind == NodeResponse::Kind::reply || response.may_have_run;
   if (parts_ > 1) {
-    PartState& state = part_state_[node];
-    state.ran = state.ran || response.kind == NodeResponse::Kind::reply || response.may_have_run;
-    part_ = NodeOutcome{};
-    part_.node = node;
-    return part_;
+    part_ran_ = ran;
+    return fresh_scratch(node);
   }
-  if (response.kind != NodeResponse::Kind::reply && !response.may_have_run) unchanged(node);
-  if (!keep_outcomes_) {
-    // Read by the caller before the next answer is parsed, on this thread.
-    thread_local NodeOutcome scratch;
-    scratch.node = 0;
-    scratch.name.clear();
-    scratch.status = NodeStatus::not_asked;
-    scratch.latency = Microseconds(0);
-    scratch.holder_ttl_ms = -1;
-    scratch.permit = -1;
-    scratch.fence_counter = 0;
-    scratch.detail.clear();
-    return scratch;
-  }
+  if (!ran) unchanged(node);
+  if (!keep_outcomes_) return fresh_scratch(0);
   return outcomes_[node];
 }
 
 NodeOutcome* QuorumRound::whole(std::size_t node, NodeOutcome& answered) {
   if (parts_ == 1) return &answered;
-  PartState& state = part_state_[node];
+  PartState& state = (*part_state_)[node];
   if (state.left == 0) return nullptr;  // (every part counted already)
   NodeOutcome& merged = outcomes_[node];
   const NodeStatus status = answered.status;
-  const bool took = status == NodeStatus::granted || status == NodeStatus::extended ||
-                    status == NodeStatus::released;
-  state.took = state.took || took;
-  state.missed = state.missed || !took;
+  const bool refused = status == NodeStatus::busy || status == NodeStatus::recovering ||
+                       status == NodeStatus::not_held;
+  state.ran = state.ran || part_ran_;
+  state.stored = state.stored || (part_ran_ && !refused);
+  state.refused = state.refused || refused;
   merge_part(merged, answered, state.left == parts_);
   if (--state.left > 0) return nullptr;
   if (!state.ran) unchanged(node);
@@ -150,7 +156,7 @@ int weight(NodeStatus status) noexcept {
 }
 }  // namespace
 
-void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first) noexcept {
+void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first) {
   if (first) {
     const std::size_t node = whole.node;
     std::string name = std::move(whole.name);

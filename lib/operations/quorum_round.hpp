@@ -62,6 +62,7 @@ class QuorumRound {
   void keep_outcomes() noexcept { keep_outcomes_ = true; }
 
   [[nodiscard]] std::uint32_t tag() const noexcept { return tag_; }
+  [[nodiscard]] std::uint32_t parts() const noexcept { return parts_; }
   [[nodiscard]] bool is_open() const noexcept { return open_; }
   [[nodiscard]] TimePoint started() const noexcept { return started_; }
   [[nodiscard]] TimePoint deadline() const noexcept { return deadline_; }
@@ -84,16 +85,17 @@ class QuorumRound {
   // Several: their merge (merge_part), and the node is unchanged only when
   // every part's request provably never left.
   [[nodiscard]] NodeOutcome* whole(std::size_t node, NodeOutcome& answered);
-  // In a round of several parts: whether some part of the node's request
-  // was granted (or extended, released) though its merged answer may not
-  // be — what it did there must be undone before its refusal counts.
-  [[nodiscard]] bool some_part_took(std::size_t node) const noexcept {
-    return node < part_state_.size() && part_state_[node].took;
+  // In a round of several parts (kept after the round closed, for its late
+  // answers): whether some part of the node's request may have stored
+  // something there (it may have run, and its answer is not a refusal:
+  // busy, recovering, not held) — undone before a refusal of the whole
+  // counts; and whether some part was refused so, which makes the node no
+  // holder of the whole whatever its other parts say.
+  [[nodiscard]] bool some_part_stored(std::size_t node) const noexcept {
+    return part_state_ && node < part_state_->size() && (*part_state_)[node].stored;
   }
-  // Whether some part of the node's request was answered with anything
-  // but that (kept after the round closed, for its late answers).
-  [[nodiscard]] bool some_part_missed(std::size_t node) const noexcept {
-    return node < part_state_.size() && part_state_[node].missed;
+  [[nodiscard]] bool some_part_refused(std::size_t node) const noexcept {
+    return part_state_ && node < part_state_->size() && (*part_state_)[node].refused;
   }
   // The node's answer proves its request changed nothing there (a busy or
   // recovering answer to an acquire).
@@ -133,17 +135,19 @@ class QuorumRound {
   std::uint64_t unchanged_low_ = 0;
   std::unique_ptr<std::vector<bool>> unchanged_high_;
   std::vector<NodeOutcome> outcomes_;
-  // Rounds of several parts only (empty otherwise): per node, the parts
-  // still unanswered and what the answered ones showed.
+  // Rounds of several parts only (none otherwise, so that a guard's round
+  // stays small): per node, the parts still unanswered and what the
+  // answered ones showed; and whether the part answer() took last may
+  // have run (read by whole()).
   struct PartState {
     std::uint32_t left = 0;
     bool ran = false;
-    bool took = false;
-    bool missed = false;
+    bool stored = false;
+    bool refused = false;
   };
   std::uint32_t parts_ = 1;
-  std::vector<PartState> part_state_;
-  NodeOutcome part_;
+  bool part_ran_ = false;
+  std::unique_ptr<std::vector<PartState>> part_state_;
 };
 
 // Merges one part's answer into a node's answer to a request of several
@@ -151,6 +155,6 @@ class QuorumRound {
 // error of any part outweighs every grant), with that part's detail; the
 // fence counter and latency are the highest of any part. `first`: the
 // node's first part (copied).
-void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first) noexcept;
+void merge_part(NodeOutcome& whole, const NodeOutcome& part, bool first);
 
 }  // namespace redlock::detail

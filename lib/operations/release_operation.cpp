@@ -52,7 +52,7 @@ void ReleaseOperation::start() {
       !core_.any_replicated_node()) {
     claim_ = core_.wakeups().pre_claim(lock_.resource, lock_.ttl, started);
   }
-  std::vector<ScriptCall> calls;
+  MemberCalls calls;
   if (drawing_) {
     const std::string pre_claim =
         claim_
@@ -61,7 +61,7 @@ void ReleaseOperation::start() {
     const std::string next_place =
         claim_ ? std::to_string(kFairQueueEntryTtl.count()) + ":" + claim_->place.id
                : std::string();
-    calls.push_back(fair_release_call(
+    calls = MemberCalls(fair_release_call(
         lock_, keys, true,
         FairReleaseExtras{.draw = true, .pre_claim = pre_claim, .next_place = next_place}));
   } else {
@@ -69,8 +69,7 @@ void ReleaseOperation::start() {
     calls = release_calls(core_, lock_, true, rejoin);
   }
   auto& nodes = core_.nodes();
-  round_.open(core_.config().nodes, started, TimePoint::max(),
-              static_cast<std::uint32_t>(calls.size()));
+  round_.open(core_.config().nodes, started, TimePoint::max(), calls.parts());
   // Every node, also those that did not grant: a grant may have landed after
   // its reply timed out.
   auto self = shared_from_this();
@@ -138,6 +137,11 @@ void ReleaseOperation::note_comeback(std::size_t node, const NodeResponse& respo
 }
 
 void ReleaseOperation::resend_when_reachable(std::size_t node) {
+  if (round_.parts() > 1) {
+    if (resent_.empty()) resent_.assign(core_.nodes().size(), false);
+    if (resent_[node]) return;
+    resent_[node] = true;
+  }
   // The release did not reach the node, or the connection was reset under
   // it: the value may live there for another TTL. It goes to the node once
   // the node is reachable again.

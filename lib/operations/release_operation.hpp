@@ -51,6 +51,9 @@ class ReleaseOperation final : public Operation {
   // A release is a round whose votes are deletions; it ends when every node
   // answered, or with release_at_majority at a majority of deletions.
   QuorumRound round_;
+  // A set across slots (one call per slot): the nodes whose release was
+  // resent already, since each part's failure would resend every part.
+  std::vector<bool> resent_;
   bool finished_ = false;
   // Reported at a majority with answers still to come (release_at_majority):
   // those answers still matter to the nodes they come from.

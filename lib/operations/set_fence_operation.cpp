@@ -28,9 +28,8 @@ void SetFenceOperation::request_recovery() {
 void SetFenceOperation::propose(std::uint64_t token) {
   ++rounds_;
   // One call per slot the set's resources are in (slot_parts.hpp).
-  const std::vector<ScriptCall> calls = fence_all_calls(core_, set_.resources, token);
-  round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until,
-              static_cast<std::uint32_t>(calls.size()));
+  const MemberCalls calls = fence_all_calls(core_, set_.resources, token);
+  round_.open(core_.config().nodes, core_.clock().now(), set_.valid_until, calls.parts());
   proposal_.emplace(core_.nodes().size(), token);
   auto self = shared_from_this();
   for (auto& node : core_.nodes())

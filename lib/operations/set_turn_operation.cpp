@@ -161,11 +161,11 @@ void SetTurnOperation::adopt() {
   set.resources = resources_;
   set.kind = LockKind::multi;
   // One call per slot the set's resources are in (slot_parts.hpp).
-  std::vector<ScriptCall> calls;
+  MemberCalls calls;
   for (const SlotPart& part : slot_parts(core_, set)) {
     std::vector<LockValue> part_values;
     for (const std::size_t i : part.members) part_values.push_back(values[i]);
-    calls.push_back(adopt_call(part_lock(set, part), part_values, part.keys));
+    calls.add(adopt_call(part_lock(set, part), part_values, part.keys));
   }
   auto self = shared_from_this();
   current_ = launch<ExtendOperation>(
@@ -278,7 +278,7 @@ void SetTurnOperation::start_over(std::error_code why) {
 void SetTurnOperation::release_call_now(const Lock& lock) {
   // A cleanup: sent again after a reconnect until the value cannot live
   // on the node any more. No value is ever granted again once released.
-  const std::vector<ScriptCall> calls = release_calls(core_, lock, true);
+  const MemberCalls calls = release_calls(core_, lock, true);
   // A renewal moved the keys' expiry past started + ttl: the last one
   // began before valid_until, so the keys are gone by valid_until + ttl.
   const TimePoint expires_at = lock.valid_until + lock.ttl + core_.drift_for(lock.ttl);

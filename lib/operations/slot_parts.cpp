@@ -6,6 +6,15 @@
 
 namespace redlock::detail {
 
+void MemberCalls::add(ScriptCall call) {
+  if (parts_ == 0) {
+    first_ = std::move(call);
+  } else {
+    more_.push_back(std::move(call));
+  }
+  ++parts_;
+}
+
 std::vector<SlotPart> slot_parts(const ClientCore& core, const std::vector<Resource>& resources) {
   std::vector<SlotPart> parts;
   if (resources.empty()) return parts;
@@ -67,35 +76,34 @@ bool lock_keys_allowed(const ClientCore& core, const Lock& lock) {
   return true;
 }
 
-std::vector<ScriptCall> extend_calls(const ClientCore& core, const Lock& lock, Milliseconds ttl) {
+MemberCalls extend_calls(const ClientCore& core, const Lock& lock, Milliseconds ttl) {
   if (lock.kind != LockKind::multi) {
-    return {extend_call(lock, core.keys_for(lock.resource.str()), ttl)};
+    return extend_call(lock, core.keys_for(lock.resource.str()), ttl);
   }
-  std::vector<ScriptCall> calls;
+  MemberCalls calls;
   for (const SlotPart& part : slot_parts(core, lock)) {
-    calls.push_back(extend_call(part_lock(lock, part), part.keys, ttl));
+    calls.add(extend_call(part_lock(lock, part), part.keys, ttl));
   }
   return calls;
 }
 
-std::vector<ScriptCall> release_calls(const ClientCore& core, const Lock& lock, bool announce,
-                                      std::string_view rejoin) {
+MemberCalls release_calls(const ClientCore& core, const Lock& lock, bool announce,
+                          std::string_view rejoin) {
   if (lock.kind != LockKind::multi) {
-    return {release_call(lock, core.keys_for(lock.resource.str()), announce, rejoin)};
+    return release_call(lock, core.keys_for(lock.resource.str()), announce, rejoin);
   }
-  std::vector<ScriptCall> calls;
+  MemberCalls calls;
   for (const SlotPart& part : slot_parts(core, lock)) {
-    calls.push_back(release_call(part_lock(lock, part), part.keys, announce, rejoin));
+    calls.add(release_call(part_lock(lock, part), part.keys, announce, rejoin));
   }
   return calls;
 }
 
-std::vector<ScriptCall> fence_all_calls(const ClientCore& core,
-                                        const std::vector<Resource>& resources,
-                                        std::uint64_t token) {
-  std::vector<ScriptCall> calls;
+MemberCalls fence_all_calls(const ClientCore& core, const std::vector<Resource>& resources,
+                            std::uint64_t token) {
+  MemberCalls calls;
   for (const SlotPart& part : slot_parts(core, resources)) {
-    calls.push_back(fence_all_call(part_resources(resources, part), token, part.keys));
+    calls.add(fence_all_call(part_resources(resources, part), token, part.keys));
   }
   return calls;
 }
@@ -116,19 +124,22 @@ void recover_parts(RecoveryCoordinator& recovery, const std::vector<SlotPart>& p
   }
 }
 
-void send_calls(NodeLink& link, const std::vector<ScriptCall>& calls, bool require_replicas,
-                TimePoint sent_at, const std::shared_ptr<ResponseSink>& sink, std::uint32_t tag) {
-  for (const ScriptCall& call : calls) link.send_call(call, require_replicas, sent_at, sink, tag);
+void send_calls(NodeLink& link, const MemberCalls& calls, bool require_replicas, TimePoint sent_at,
+                const std::shared_ptr<ResponseSink>& sink, std::uint32_t tag) {
+  for (std::uint32_t i = 0; i < calls.parts(); ++i) {
+    link.send_call(calls[i], require_replicas, sent_at, sink, tag);
+  }
 }
 
-void send_cleanups(NodeLink& link, const std::vector<ScriptCall>& calls, TimePoint expires_at) {
-  for (const ScriptCall& call : calls) link.send_cleanup(call, expires_at);
+void send_cleanups(NodeLink& link, const MemberCalls& calls, TimePoint expires_at) {
+  for (std::uint32_t i = 0; i < calls.parts(); ++i) link.send_cleanup(calls[i], expires_at);
 }
 
-PreparedCalls::PreparedCalls(const std::vector<ScriptCall>& calls) : first_(calls.front()) {
-  if (calls.size() == 1) return;
+PreparedCalls::PreparedCalls(const MemberCalls& calls) : first_(calls[0]) {
+  if (calls.parts() == 1) return;
   more_ = std::make_unique<std::vector<PreparedRequest>>();
-  for (std::size_t i = 1; i < calls.size(); ++i) more_->emplace_back(calls[i]);
+  more_->reserve(calls.parts() - 1);
+  for (std::uint32_t i = 1; i < calls.parts(); ++i) more_->emplace_back(calls[i]);
 }
 
 void PreparedCalls::send(NodeLink& link, TimePoint sent_at,

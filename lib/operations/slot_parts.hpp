@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "operations/client_core.hpp"
@@ -46,21 +47,41 @@ struct SlotPart {
 [[nodiscard]] std::vector<Resource> part_resources(const std::vector<Resource>& resources,
                                                    const SlotPart& part);
 
+// One member's calls for one request, one per part. The first is kept in
+// place, so that a request of one part (every lock's but a set across
+// slots) allocates nothing beside its call.
+class MemberCalls {
+ public:
+  MemberCalls() = default;
+  MemberCalls(ScriptCall call)  // NOLINT(google-explicit-constructor): one part
+      : first_(std::move(call)), parts_(1) {}
+
+  void add(ScriptCall call);
+  [[nodiscard]] std::uint32_t parts() const noexcept { return parts_; }
+  [[nodiscard]] const ScriptCall& operator[](std::size_t i) const {
+    return i == 0 ? first_ : more_[i - 1];
+  }
+
+ private:
+  ScriptCall first_;
+  std::vector<ScriptCall> more_;
+  std::uint32_t parts_ = 0;
+};
+
 // Whether no lock key of `lock`, part by part, is one of the library's own
 // keys (lock_keys_allowed, kinds/kind.hpp).
 [[nodiscard]] bool lock_keys_allowed(const ClientCore& core, const Lock& lock);
 
 // One member's calls for `lock`, one per part: its extend, its release.
-[[nodiscard]] std::vector<ScriptCall> extend_calls(const ClientCore& core, const Lock& lock,
-                                                   Milliseconds ttl);
+[[nodiscard]] MemberCalls extend_calls(const ClientCore& core, const Lock& lock, Milliseconds ttl);
 // (`rejoin`: a mutex's place in line, release_call, kinds/kind.hpp.)
-[[nodiscard]] std::vector<ScriptCall> release_calls(const ClientCore& core, const Lock& lock,
-                                                    bool announce, std::string_view rejoin = {});
+[[nodiscard]] MemberCalls release_calls(const ClientCore& core, const Lock& lock, bool announce,
+                                        std::string_view rejoin = {});
 
 // One member's fence_all calls for `token` over `resources` (one per part).
-[[nodiscard]] std::vector<ScriptCall> fence_all_calls(const ClientCore& core,
-                                                      const std::vector<Resource>& resources,
-                                                      std::uint64_t token);
+[[nodiscard]] MemberCalls fence_all_calls(const ClientCore& core,
+                                          const std::vector<Resource>& resources,
+                                          std::uint64_t token);
 
 // Asks `recovery` for a round of every part's key space (or joins each
 // one running, RecoveryCoordinator::request) and calls `done(progressed)`
@@ -69,16 +90,19 @@ void recover_parts(RecoveryCoordinator& recovery, const std::vector<SlotPart>& p
                    std::function<void(bool progressed)> done);
 
 // Sends each of `calls` on `link` in one round (`tag`), or as cleanups.
-void send_calls(NodeLink& link, const std::vector<ScriptCall>& calls, bool require_replicas,
-                TimePoint sent_at, const std::shared_ptr<ResponseSink>& sink, std::uint32_t tag);
-void send_cleanups(NodeLink& link, const std::vector<ScriptCall>& calls, TimePoint expires_at);
+void send_calls(NodeLink& link, const MemberCalls& calls, bool require_replicas, TimePoint sent_at,
+                const std::shared_ptr<ResponseSink>& sink, std::uint32_t tag);
+void send_cleanups(NodeLink& link, const MemberCalls& calls, TimePoint expires_at);
 
 // A member's calls encoded once, for an operation that sends them again
 // and again (a guard's renewals): one request, plus one per further part
 // (none for every lock but a set across slots, which costs no allocation).
 class PreparedCalls {
  public:
-  explicit PreparedCalls(const std::vector<ScriptCall>& calls);
+  explicit PreparedCalls(const MemberCalls& calls);
+  // The transport keeps pointers to the requests: they never move.
+  PreparedCalls(const PreparedCalls&) = delete;
+  PreparedCalls& operator=(const PreparedCalls&) = delete;
 
   [[nodiscard]] std::uint32_t parts() const noexcept {
     return 1 + (more_ ? static_cast<std::uint32_t>(more_->size()) : 0);

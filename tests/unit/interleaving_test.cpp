@@ -367,6 +367,45 @@ TEST_F(Interleaving, ASetAcrossSlotsWonBeforeANodeRefusedOneSlotIsUndoneThereAsT
   EXPECT_EQ(releases_of(1, value) + releases_of(2, value), 0U);
 }
 
+// A set across slots won too late to be valid is given up (undone on every
+// node) and tried again with a fresh value; a late refusal of the given-up
+// attempt's part, arriving while the new attempt is out, releases nothing
+// of the new attempt's value.
+TEST_F(Interleaving, ALateRefusalOfAGivenUpSetWinLeavesTheNextAttemptAlone) {
+  start(3, true);
+  AcquireOptions options = try_once();
+  options.retry_count = 1;
+  options.retry_delay = milliseconds(1);
+  options.ttl = milliseconds(1000);
+  auto op = detail::launch<AcquireOperation>(
+      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, options,
+      [this](AcquireResult result) { result_ = std::move(result); });
+  turn();
+  std::vector<SentRequest*> zero = fake_.pending(0, ScriptId::acquire_all);
+  ASSERT_EQ(zero.size(), 2U);
+  const std::string first_value = zero[0]->args[0];
+  // The grants come after the lock's whole TTL: won, and too late.
+  clock_.advance(milliseconds(1500));
+  for (std::size_t n = 1; n < 3; ++n) {
+    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
+      fake_.reply(*part, resp_integers({kGranted, 0}));
+    }
+  }
+  turn();
+  ASSERT_FALSE(result_);
+  std::string second_value;
+  ASSERT_TRUE(run_until([&] {
+    for (SentRequest* sent : fake_.pending(0, ScriptId::acquire_all)) {
+      if (sent->args[0] != first_value) second_value = sent->args[0];
+    }
+    return !second_value.empty();
+  })) << "no second attempt";
+  fake_.reply(*zero[0], resp_integers({kRefused, 500}));
+  fake_.reply(*zero[1], resp_integers({kGranted, 0}));
+  turn();
+  EXPECT_EQ(releases_of(0, second_value), 0U) << "the new attempt's value released";
+}
+
 // A fair waiter's grant that it gave back is never counted, whichever
 // link brings word of it (docs/safety.md, "Fair"). N = 5: the waiter holds
 // ticket 7 and claims the lock; nodes 0 and 1 grant the claim (their

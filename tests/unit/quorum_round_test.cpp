@@ -174,13 +174,13 @@ TEST(QuorumRound, ANodeOfSeveralPartsCountsOnceAsItsWorstPart) {
   EXPECT_EQ(both->status, NodeStatus::granted);
   EXPECT_EQ(both->fence_counter, 9) << "the highest counter of its parts";
   EXPECT_EQ(both->name, "n0");
-  EXPECT_FALSE(round.some_part_missed(0));
+  EXPECT_FALSE(round.some_part_refused(0));
   EXPECT_EQ(part(1, NodeStatus::granted, 3), nullptr);
   NodeOutcome* split = part(1, NodeStatus::busy, 0);
   ASSERT_NE(split, nullptr);
   EXPECT_EQ(split->status, NodeStatus::busy) << "a refusal in one slot refuses the set";
-  EXPECT_TRUE(round.some_part_took(1));
-  EXPECT_TRUE(round.some_part_missed(1));
+  EXPECT_TRUE(round.some_part_stored(1));
+  EXPECT_TRUE(round.some_part_refused(1));
   EXPECT_TRUE(round.may_have_changed(1)) << "one part granted: there is something to undo";
   EXPECT_EQ(part(1, NodeStatus::granted, 0), nullptr) << "no third part counts";
 }
@@ -195,7 +195,44 @@ TEST(QuorumRound, ANodeOfSeveralPartsIsUnchangedOnlyWhenNoPartLeft) {
   ASSERT_NE(whole, nullptr);
   EXPECT_TRUE(round.may_have_changed(1)) << "one part may have run";
   round.open(nodes(2), kRoundT0);
-  EXPECT_FALSE(round.some_part_took(1)) << "a round of one part keeps no parts";
+  EXPECT_FALSE(round.some_part_stored(1)) << "a round of one part keeps no parts";
+}
+
+// A part stored but short of its replicas, beside a slot that is
+// recovering: the node's answer is the recovery, and what the first part
+// stored is still known, to be undone.
+TEST(QuorumRound, APartThatStoredIsKnownWhateverOutweighsIt) {
+  QuorumRound round;
+  round.open(nodes(1), kRoundT0, TimePoint::max(), 2);
+  NodeOutcome& short_of_replicas = round.answer(0, reply());
+  short_of_replicas.status = NodeStatus::replicas_short;
+  EXPECT_EQ(round.whole(0, short_of_replicas), nullptr);
+  NodeOutcome& recovering = round.answer(0, reply());
+  recovering.status = NodeStatus::recovering;
+  NodeOutcome* whole = round.whole(0, recovering);
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(whole->status, NodeStatus::recovering);
+  EXPECT_TRUE(round.some_part_stored(0));
+  EXPECT_TRUE(round.some_part_refused(0));
+  EXPECT_TRUE(round.may_have_changed(0));
+}
+
+// A round that keeps no outcomes (a guard's renewals) still merges a
+// node's parts, and its answers start from a fresh scratch each.
+TEST(QuorumRound, WithoutOutcomesANodeOfSeveralPartsIsStillMerged) {
+  QuorumRound renewal(0, false);
+  renewal.open(nodes(3), kRoundT0, TimePoint::max(), 2);
+  NodeOutcome& first = renewal.answer(1, reply());
+  first.status = NodeStatus::extended;
+  EXPECT_EQ(renewal.whole(1, first), nullptr);
+  NodeOutcome& second = renewal.answer(1, reply());
+  EXPECT_EQ(second.status, NodeStatus::not_asked) << "a fresh scratch";
+  second.status = NodeStatus::not_held;
+  NodeOutcome* whole = renewal.whole(1, second);
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(whole->status, NodeStatus::not_held);
+  EXPECT_EQ(renewal.vote(whole->status == NodeStatus::extended), Decision::pending)
+      << "one no of three";
 }
 
 TEST(QuorumRound, AMergedPartKeepsTheWorstStatusAndItsDetail) {
