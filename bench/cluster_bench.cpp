@@ -138,6 +138,25 @@ void run_cycles(benchmark::State& state, const Shape& (*shape_of)()) {
                    timed);
 }
 
+// The quorum of the three cluster members, one attempt per acquire; none
+// (the benchmark skipped, saying why) when they cannot be formed.
+std::optional<QuorumConfig> cluster_quorum(benchmark::State& state) {
+  const Shape* shape = nullptr;
+  try {
+    shape = &cluster_members();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return std::nullopt;
+  }
+  ConfigResult parsed = config_from_addresses(shape->addresses);
+  if (!parsed.ok()) {
+    state.SkipWithError(parsed.error.to_string().c_str());
+    return std::nullopt;
+  }
+  parsed.config->lock.retry_count = 0;
+  return *parsed.config;
+}
+
 // Fills `probe`'s server with `count` keys in the per-slot layout, one in
 // 16 a slot's marker naming another server, the rest lock keys.
 bool fill_keys(test::RedisProbe& probe, long long count) {
@@ -202,21 +221,10 @@ void BM_CheckSlotMarkersScan(benchmark::State& state) {
 // map again and follows. moved_us and settled_us per cycle (the moves
 // themselves are not timed); redone: iterations made again (below).
 void BM_CycleAfterSlotMoved(benchmark::State& state) {
-  const Shape* shape = nullptr;
-  try {
-    shape = &cluster_members();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  const std::optional<QuorumConfig> quorum = cluster_quorum(state);
+  if (!quorum) return;
   std::vector<std::unique_ptr<test::ShardedMember>>& members = clusters();
-  ConfigResult parsed = config_from_addresses(shape->addresses);
-  if (!parsed.ok()) {
-    state.SkipWithError(parsed.error.to_string().c_str());
-    return;
-  }
-  parsed.config->lock.retry_count = 0;
-  BlockingClient client(*parsed.config);
+  BlockingClient client(*quorum);
   const Resource resource("bench:moved");
   const std::uint16_t slot = detail::hash_slot(resource.str());
   std::string failure;  // the last failed cycle's members' answers
@@ -295,20 +303,9 @@ void BM_CycleAfterSlotMoved(benchmark::State& state) {
 // resources with one tag.
 void BM_ClusterSet(benchmark::State& state) {
   const bool across = state.range(0) == 1;
-  const Shape* shape = nullptr;
-  try {
-    shape = &cluster_members();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  ConfigResult parsed = config_from_addresses(shape->addresses);
-  if (!parsed.ok()) {
-    state.SkipWithError(parsed.error.to_string().c_str());
-    return;
-  }
-  parsed.config->lock.retry_count = 0;
-  BlockingClient client(*parsed.config);
+  const std::optional<QuorumConfig> quorum = cluster_quorum(state);
+  if (!quorum) return;
+  BlockingClient client(*quorum);
   std::vector<Resource> set;
   if (across) {
     std::vector<std::size_t> shards;

@@ -16,14 +16,20 @@ def holders(node, resource: str):
     return [line for line in reply.split(b"\r\n") if line.startswith(b"redlock:")]
 
 
-def test_a_cluster_member_in_the_quorum_file_just_works(tmp_path, cluster_members, nodes):
-    single = nodes[0]
+def quorum_file(tmp_path, cluster_members, single):
+    """A quorum file of the cluster members and the single server."""
     quorum = tmp_path / "redlock.toml"
     text = ""
     for member in cluster_members:
         text += "[[node]]\ncluster = [" + ", ".join(f'"{s}"' for s in member.seeds) + "]\n"
     text += f'[[node]]\naddress = "{single.address}"\n'
     quorum.write_text(text)
+    return quorum
+
+
+def test_a_cluster_member_in_the_quorum_file_just_works(tmp_path, cluster_members, nodes):
+    single = nodes[0]
+    quorum = quorum_file(tmp_path, cluster_members, single)
     with Client(config=str(quorum)) as client:
         with client.lock("nightly-report", fenced=True) as guard:
             assert guard.valid
@@ -42,12 +48,7 @@ def test_a_set_across_slots_over_cluster_members_is_one_lock(tmp_path, cluster_m
     """A set whose resources hash to different slots is split per slot on
     each cluster member, and held, renewed and released as one lock."""
     single = nodes[0]
-    quorum = tmp_path / "redlock.toml"
-    text = ""
-    for member in cluster_members:
-        text += "[[node]]\ncluster = [" + ", ".join(f'"{s}"' for s in member.seeds) + "]\n"
-    text += f'[[node]]\naddress = "{single.address}"\n'
-    quorum.write_text(text)
+    quorum = quorum_file(tmp_path, cluster_members, single)
     names = ["cart:1", "cart:2", "cart:3"]
     with Client(config=str(quorum)) as client:
         with client.lock(names) as guard:

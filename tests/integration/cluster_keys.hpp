@@ -22,6 +22,23 @@ inline std::string slotted(const std::string& resource) {
   return "redlock:{" + std::string(detail::slot_tag(detail::hash_slot(resource))) + "}";
 }
 
+// Three members of three shards each, without replicas.
+inline std::vector<std::unique_ptr<ShardedMember>> three_members_of_three_shards() {
+  ShardedMemberOptions options;
+  options.shards = 3;
+  options.replicas_per_shard = 0;
+  std::vector<std::unique_ptr<ShardedMember>> members;
+  for (int i = 0; i < 3; ++i) members.push_back(std::make_unique<ShardedMember>(options));
+  return members;
+}
+
+// A probe of the master that takes `resource`'s keys in `member`.
+inline RedisProbe master_of(const std::vector<std::unique_ptr<ShardedMember>>& members,
+                            std::size_t member, const std::string& resource) {
+  const std::size_t shard = members[member]->shard_of(detail::hash_slot(resource));
+  return RedisProbe(members[member]->master(shard).port());
+}
+
 // A quorum of `members`, one attempt per acquire, releases that wait for
 // every member (the tests read the servers right after).
 inline QuorumConfig quorum_of(const std::vector<std::unique_ptr<ShardedMember>>& members) {

@@ -28,12 +28,7 @@ using detail::hash_slot;
 // Three members of three shards each, without replicas.
 class ClusterQuorum : public ::testing::Test {
  protected:
-  ClusterQuorum() {
-    ShardedMemberOptions options;
-    options.shards = 3;
-    options.replicas_per_shard = 0;
-    for (int i = 0; i < 3; ++i) members_.push_back(std::make_unique<ShardedMember>(options));
-  }
+  ClusterQuorum() : members_(three_members_of_three_shards()) {}
 
   QuorumConfig config() {
     QuorumConfig quorum = quorum_of(members_);
@@ -43,8 +38,7 @@ class ClusterQuorum : public ::testing::Test {
 
   // A probe of the master that takes `resource`'s keys in `member`.
   RedisProbe master_for(std::size_t member, const std::string& resource) {
-    const std::size_t shard = members_[member]->shard_of(hash_slot(resource));
-    return RedisProbe(members_[member]->master(shard).port());
+    return master_of(members_, member, resource);
   }
 
   std::vector<std::unique_ptr<ShardedMember>> members_;

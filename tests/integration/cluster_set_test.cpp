@@ -25,11 +25,7 @@ using detail::hash_slot;
 
 class ClusterSet : public ::testing::Test {
  protected:
-  ClusterSet() {
-    ShardedMemberOptions options;
-    options.shards = 3;
-    options.replicas_per_shard = 0;
-    for (int i = 0; i < 3; ++i) members_.push_back(std::make_unique<ShardedMember>(options));
+  ClusterSet() : members_(three_members_of_three_shards()) {
     // One resource in each shard of member 0 (so in three slots).
     std::set<std::size_t> shards;
     for (int i = 0; resources_.size() < 3 && i < 1000; ++i) {
@@ -52,8 +48,7 @@ class ClusterSet : public ::testing::Test {
 
   // A probe of the master that takes `resource`'s keys in `member`.
   RedisProbe master_for(std::size_t member, const std::string& resource) {
-    const std::size_t shard = members_[member]->shard_of(hash_slot(resource));
-    return RedisProbe(members_[member]->master(shard).port());
+    return master_of(members_, member, resource);
   }
 
   std::string lock_key(const std::string& resource) {

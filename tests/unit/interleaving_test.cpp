@@ -102,6 +102,22 @@ class Interleaving : public ::testing::Test {
     return found.size() == 1 ? found.front() : nullptr;
   }
 
+  // An acquire of the set {a, c} (two slots when keys are named per slot).
+  std::shared_ptr<AcquireOperation> launch_set(const AcquireOptions& options) {
+    auto op = detail::launch<AcquireOperation>(
+        *core_, std::vector<Resource>{Resource("a"), Resource("c")}, options,
+        [this](AcquireResult result) { result_ = std::move(result); });
+    turn();
+    return op;
+  }
+
+  // Every acquire_all call pending on `node` answered: granted.
+  void grant_every_part(std::size_t node) {
+    for (SentRequest* part : fake_.pending(node, ScriptId::acquire_all)) {
+      fake_.reply(*part, resp_integers({kGranted, 0}));
+    }
+  }
+
   // The cleanups sent to `node` that release `value`.
   std::size_t releases_of(std::size_t node, const std::string& value) {
     std::size_t count = 0;
@@ -280,10 +296,7 @@ TEST_F(Interleaving, ASemaphoreWinsThePermitAMajorityGrantedAndUndoesTheOther) {
 // whole set where it was granted, with one call naming every member.
 TEST_F(Interleaving, ALostSetAttemptReleasesEveryMemberWhereItWasGranted) {
   start(3);
-  auto op = detail::launch<AcquireOperation>(
-      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
-      [this](AcquireResult result) { result_ = std::move(result); });
-  turn();
+  auto op = launch_set(try_once());
   std::vector<SentRequest*> sent;
   for (std::size_t n = 0; n < 3; ++n) sent.push_back(fake_.one_pending(n, ScriptId::acquire_all));
   ASSERT_TRUE(sent[0] && sent[1] && sent[2]);
@@ -312,10 +325,7 @@ TEST_F(Interleaving, ALostSetAttemptReleasesEveryMemberWhereItWasGranted) {
 // whole (operations/slot_parts.hpp).
 TEST_F(Interleaving, ASetAcrossSlotsRefusedInOneSlotOfANodeIsUndoneThereBeforeItsRefusalCounts) {
   start(3, true);
-  auto op = detail::launch<AcquireOperation>(
-      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
-      [this](AcquireResult result) { result_ = std::move(result); });
-  turn();
+  auto op = launch_set(try_once());
   for (std::size_t n = 0; n < 3; ++n) {
     ASSERT_EQ(fake_.pending(n, ScriptId::acquire_all).size(), 2U) << "one call per slot";
   }
@@ -328,11 +338,8 @@ TEST_F(Interleaving, ASetAcrossSlotsRefusedInOneSlotOfANodeIsUndoneThereBeforeIt
   turn();
   EXPECT_FALSE(result_);
   EXPECT_EQ(releases_of(0, value), 2U) << "node 0's release of the set, one call per slot";
-  for (std::size_t n = 1; n < 3; ++n) {
-    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
-      fake_.reply(*part, resp_integers({kGranted, 0}));
-    }
-  }
+  grant_every_part(1);
+  grant_every_part(2);
   turn();
   ASSERT_TRUE(result_);
   ASSERT_TRUE(result_->ok()) << result_->error.message();
@@ -344,19 +351,13 @@ TEST_F(Interleaving, ASetAcrossSlotsRefusedInOneSlotOfANodeIsUndoneThereBeforeIt
 // other slot, granted before or after, is undone as its answer comes.
 TEST_F(Interleaving, ASetAcrossSlotsWonBeforeANodeRefusedOneSlotIsUndoneThereAsTheRefusalComes) {
   start(3, true);
-  auto op = detail::launch<AcquireOperation>(
-      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, try_once(),
-      [this](AcquireResult result) { result_ = std::move(result); });
-  turn();
+  auto op = launch_set(try_once());
   std::vector<SentRequest*> zero = fake_.pending(0, ScriptId::acquire_all);
   ASSERT_EQ(zero.size(), 2U);
   const std::string value = zero[0]->args[0];
   fake_.reply(*zero[0], resp_integers({kRefused, 500}));
-  for (std::size_t n = 1; n < 3; ++n) {
-    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
-      fake_.reply(*part, resp_integers({kGranted, 0}));
-    }
-  }
+  grant_every_part(1);
+  grant_every_part(2);
   turn();
   ASSERT_TRUE(result_);
   ASSERT_TRUE(result_->ok()) << result_->error.message();
@@ -377,20 +378,14 @@ TEST_F(Interleaving, ALateRefusalOfAGivenUpSetWinLeavesTheNextAttemptAlone) {
   options.retry_count = 1;
   options.retry_delay = milliseconds(1);
   options.ttl = milliseconds(1000);
-  auto op = detail::launch<AcquireOperation>(
-      *core_, std::vector<Resource>{Resource("a"), Resource("c")}, options,
-      [this](AcquireResult result) { result_ = std::move(result); });
-  turn();
+  auto op = launch_set(options);
   std::vector<SentRequest*> zero = fake_.pending(0, ScriptId::acquire_all);
   ASSERT_EQ(zero.size(), 2U);
   const std::string first_value = zero[0]->args[0];
   // The grants come after the lock's whole TTL: won, and too late.
   clock_.advance(milliseconds(1500));
-  for (std::size_t n = 1; n < 3; ++n) {
-    for (SentRequest* part : fake_.pending(n, ScriptId::acquire_all)) {
-      fake_.reply(*part, resp_integers({kGranted, 0}));
-    }
-  }
+  grant_every_part(1);
+  grant_every_part(2);
   turn();
   ASSERT_FALSE(result_);
   std::string second_value;
