@@ -174,6 +174,23 @@ struct CheckSlotMarkersCall {
   [[nodiscard]] std::array<std::string_view, 1> args() const { return {key_prefix}; }
 };
 
+// declare_new_slots: `redlock init`'s mark on a server of a quorum whose
+// keys are per slot, over the slots it has (or, with mark false, the
+// question alone).
+struct DeclareNewSlotsCall {
+  static constexpr ScriptId kId = ScriptId::declare_new_slots;
+  std::string_view key_prefix{}, marker_value{}, first_init_prefix{};
+  bool mark = false;
+  std::span<const std::string_view> slot_tags{};
+  [[nodiscard]] std::array<std::string_view, 0> keys() const { return {}; }
+  [[nodiscard]] std::vector<std::string_view> args() const {
+    std::vector<std::string_view> out{key_prefix, marker_value, first_init_prefix,
+                                      mark ? "1" : "0"};
+    out.insert(out.end(), slot_tags.begin(), slot_tags.end());
+    return out;
+  }
+};
+
 // acquire_all: every resource of a set granted or none.
 struct AcquireAllCall {
   static constexpr ScriptId kId = ScriptId::acquire_all;

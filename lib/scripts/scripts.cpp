@@ -170,6 +170,64 @@ until cursor == '0'
 return deleted
 )lua";
 
+// declare_new_slots (scripts.hpp). Every key under "<prefix>{" is a key of
+// the per-slot layout; what follows its tag's "}" says which: "node" a
+// slot's marker, "recovering" the story a first use left and "released:"
+// a waiter's listening mark (no sign of use by themselves, as in
+// declare_new's patterns), "fence" a slot's counters, anything else a
+// lock's key, line or permit.
+constexpr std::string_view kDeclareNewSlots = R"lua(
+if #KEYS ~= 0 or #ARGV < 4 then
+  return redis.error_reply('ERR declare_new_slots: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+if string.match(info_text('replication'), 'role:slave') then
+  return redis.error_reply('READONLY declare_new_slots: this server is a replica')
+end
+local prefix, marker, first_init = ARGV[1], ARGV[2], ARGV[3]
+local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*'
+local marked, first, counters, locks = 0, 0, 0, 0
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    local close = string.find(key, '}', #prefix + 2, true)
+    local what = close and string.sub(key, close + 1) or ''
+    if what == 'node' then
+      local value = redis.pcall('GET', key)
+      if type(value) == 'string' and string.sub(value, 1, #first_init) == first_init then
+        first = 1
+      else
+        marked = 1
+      end
+    elseif what == 'fence' then
+      local fields = redis.pcall('HKEYS', key)
+      if type(fields) ~= 'table' then
+        counters = 1
+      else
+        for _, field in ipairs(fields) do
+          if field ~= '' then counters = 1 end
+        end
+      end
+    elseif what ~= 'recovering' and string.sub(what, 1, 9) ~= 'released:' then
+      locks = 1
+    end
+  end
+until cursor == '0'
+local done = 0
+if ARGV[4] == '1' and marked == 0 and counters == 0 and locks == 0 then
+  local named = marker_name()
+  for i = 5, #ARGV do
+    local slot = prefix .. '{' .. ARGV[i] .. '}'
+    redis.call('SET', slot .. 'node', marker .. named)
+    redis.call('DEL', slot .. 'recovering')
+    redis.call('HDEL', slot .. 'fence', '')
+  end
+  done = 1
+end
+return {done, marked, first, counters, locks, own_run_id()}
+)lua";
+
 // The second merge of a node recovered with a delay (docs/algorithm.md,
 // "The amnesia defence"). KEYS: the recovering key, the fence hash; ARGV:
 // field, counter pairs (the field-wise maximum over other nodes, read
@@ -567,6 +625,9 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string check_slot_markers = "#!lua flags=allow-cross-slot-keys\n" +
                                                 std::string(kOwnRunId) +
                                                 std::string(kCheckSlotMarkers);
+  static const std::string declare_new_slots = "#!lua flags=allow-cross-slot-keys\n" +
+                                               std::string(kOwnRunId) +
+                                               std::string(kDeclareNewSlots);
   static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);
   static const std::string acquire_all =
@@ -654,6 +715,8 @@ const std::array<Script, kScriptCount>& script_table() {
        false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::check_slot_markers), "check_slot_markers", check_slot_markers,
        sha1_hex(check_slot_markers), false, 0, 0, kScriptReplyBytes},
+      {table_number(ScriptId::declare_new_slots), "declare_new_slots", declare_new_slots,
+       sha1_hex(declare_new_slots), false, 0, 0, kScriptReplyBytes},
       {table_number(ScriptId::acquire_set),
        "acquire_set",
        {},

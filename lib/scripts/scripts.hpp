@@ -88,11 +88,13 @@ enum class ScriptId : std::uint8_t {
   check_marker,
   // The same in the per-slot layout, over every slot's marker.
   check_slot_markers,
+  // `redlock init` in the per-slot layout: every slot a server has.
+  declare_new_slots,
   // The acquire sent as plain commands in one transaction (no script):
   // see acquire_set below.
   acquire_set,
 };
-inline constexpr std::size_t kScriptCount = 29;
+inline constexpr std::size_t kScriptCount = 30;
 
 static_assert(kScriptCount <= kMaxScripts, "a session's loaded set holds every script");
 
@@ -187,6 +189,20 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   deleted, and the answer is how many were. Otherwise nothing changes
 //   and the answer is 0 (every per-slot marker names its server: none was
 //   written before markers did).
+// declare_new_slots — no KEYS; ARGV: the key prefix, the marker to write,
+//   the first-init marker prefix, "1" to mark ("0" to ask only), then the
+//   tags (slot_tag) of the slots to mark. declare_new for a quorum that
+//   names its keys per slot (key_space.hpp), over every key of that layout
+//   on the server (found with SCAN; flagged allow-cross-slot-keys, as
+//   check_slot_markers): a slot's marker other than a first
+//   initialisation's, a fence counter, or any other key of the layout (a
+//   lock's key, line or permit) is a sign of use; a slot's recovering key
+//   and a waiter's listening mark are not. Asked to mark, and shown none, it
+//   writes each listed slot's marker (named as declare_new's), deletes its
+//   recovering key and its fence hash's empty field. On a replica: the
+//   error. Answers {marked now, a marker seen, a first initialisation's
+//   marker seen, counters seen, lock keys seen, this server's run_id}
+//   (1/0 each, the run_id "" without INFO).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
 //   On a server that is a replica (INFO replication's role:slave) it

@@ -91,10 +91,9 @@ TEST_F(ConfigTest, EverySubcommandReportsABadFileWith78) {
 }
 
 // A cluster member (docs/algorithm.md, "A cluster as a member") is read and
-// checked, and shown by check-config; `init`, which declares single servers
-// brand-new, refuses it with 78 and says why (each slot is marked on first
-// use), naming no seed's secret.
-TEST_F(ConfigTest, AClusterMemberIsCheckedAndInitRefusesIt) {
+// checked, and shown by check-config, which contacts no node; a database
+// other than 0 is refused at file:line:col.
+TEST_F(ConfigTest, AClusterMemberIsChecked) {
   const auto file = work_ / "cluster.toml";
   write_text(file, "[[node]]\ncluster = [\"127.0.0.1:7000\", \"127.0.0.1:7001\"]\n" +
                        cluster_.config_toml());
@@ -105,18 +104,6 @@ TEST_F(ConfigTest, AClusterMemberIsCheckedAndInitRefusesIt) {
       checked.out.find("a Redis Cluster, seeds 127.0.0.1:7000 127.0.0.1:7001 (keys per slot)"),
       std::string::npos)
       << checked.out;
-  for (const std::vector<std::string>& arguments :
-       {std::vector<std::string>{"init", "--config", file.string()},
-        std::vector<std::string>{"init", "--node", "redis+cluster://127.0.0.1:7000", "--node",
-                                 cluster_.node(0).address()}}) {
-    const CliResult refused = run_cli(arguments);
-    EXPECT_EQ(refused.exit_code, 78) << describe(refused);
-    EXPECT_NE(refused.err.find("is a Redis Cluster member: with one, each slot is marked the "
-                               "first time a lock is taken in it"),
-              std::string::npos)
-        << refused.err;
-    EXPECT_TRUE(refused.out.empty()) << refused.out;
-  }
   const auto bad = work_ / "cluster-db.toml";
   write_text(bad, "[[node]]\ncluster = [\"127.0.0.1:7000\"]\ndb = 2\n");
   const CliResult refused = run_cli({"check-config", bad.string()});

@@ -9,23 +9,10 @@
 #include <vector>
 
 #include "cli_test_support.hpp"
-#include "cluster_member.hpp"
+#include "cluster_cli.hpp"
 
 namespace redlock::test {
 namespace {
-
-ShardedMember sharded(std::size_t replicas) {
-  ShardedMemberOptions options;
-  options.shards = 3;
-  options.replicas_per_shard = replicas;
-  return ShardedMember(options);
-}
-
-std::string cluster_node(const std::vector<std::string>& seeds) {
-  std::string url = "redis+cluster://";
-  for (std::size_t i = 0; i < seeds.size(); ++i) url += (i > 0 ? "," : "") + seeds[i];
-  return url;
-}
 
 // `redlock status` (with --json when `json`) over `--node` each of `members`.
 CliResult status_of(const std::vector<std::string>& members, bool json) {
@@ -36,7 +23,7 @@ CliResult status_of(const std::vector<std::string>& members, bool json) {
 }
 
 TEST(StatusCluster, ListsEachShardsMasterNodeIdRunIdAndSlots) {
-  ShardedMember member = sharded(0);
+  ShardedMember member = three_shards(0);
   RedisServer first;
   RedisServer second;
   const std::vector<std::string> members{first.address(), second.address(),
@@ -83,7 +70,7 @@ TEST(StatusCluster, ListsEachShardsMasterNodeIdRunIdAndSlots) {
 }
 
 TEST(StatusCluster, AMemberWithAMasterDownIsDegradedAndNotCounted) {
-  ShardedMember member = sharded(0);
+  ShardedMember member = three_shards(0);
   RedisServer first;
   RedisServer second;
   const std::string down = member.master(1).address();
@@ -104,7 +91,7 @@ TEST(StatusCluster, AMemberWithAMasterDownIsDegradedAndNotCounted) {
 }
 
 TEST(StatusCluster, MembersThatAreNotIndependentAreRefusedWithExit78) {
-  ShardedMember member = sharded(1);
+  ShardedMember member = three_shards(1);
   RedisServer single;
   // One cluster named twice, by two of its servers: every master node id
   // is in both maps.
@@ -140,8 +127,8 @@ TEST(StatusCluster, MembersThatAreNotIndependentAreRefusedWithExit78) {
 // status --resource shows the holder and the slot's marker on each, and
 // release frees it.
 TEST(StatusCluster, AcquireStatusAndReleaseOverClusterMembers) {
-  ShardedMember first = sharded(0);
-  ShardedMember second = sharded(0);
+  ShardedMember first = three_shards(0);
+  ShardedMember second = three_shards(0);
   RedisServer single;
   const std::vector<std::string> nodes{"--node", cluster_node(first.seeds()),
                                        "--node", cluster_node(second.seeds()),

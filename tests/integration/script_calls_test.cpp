@@ -55,12 +55,13 @@ TEST(ScriptCalls, EveryScriptRunsTheCallItsStructEncodes) {
 TEST(ScriptCalls, TheSameCallOneArgumentShortIsRefusedByItsScriptsCountCheck) {
   // The scripts whose last arguments are a list of any length (probe's
   // patterns, recover's and remerge's counters, declare_new's patterns,
-  // fence_all's fields) or optional (queue_leave's count of hashes):
+  // declare_new_slots's tags, fence_all's fields) or optional (queue_leave's count of hashes):
   // one argument fewer is another valid call of them.
   const std::set<std::string> takes_a_list{"probe",
                                            "recover",
                                            "remerge",
                                            "declare_new",
+                                           "declare_new_slots",
                                            "fence_all",
                                            "queue_leave (line)",
                                            "queue_leave (fair)"};

@@ -4,6 +4,7 @@
 // tests/integration/script_calls_test.cpp sends to a real node.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,12 @@ inline std::vector<ScriptCallSample> script_call_samples() {
                                            .lock_patterns = patterns}));
   add("check_marker", encode(CheckMarkerCall{.marker_key = marker}));
   add("check_slot_markers", encode(CheckSlotMarkersCall{.key_prefix = "redlock:"}));
+  static const std::array<std::string_view, 2> tags{"0th", "a"};
+  add("declare_new_slots", encode(DeclareNewSlotsCall{.key_prefix = "redlock:",
+                                                      .marker_value = "m",
+                                                      .first_init_prefix = kFirstInitMarkerPrefix,
+                                                      .mark = true,
+                                                      .slot_tags = tags}));
   add("acquire_all", encode(AcquireAllCall{.marker_key = marker,
                                            .recovering_key = recovering,
                                            .fence_key = fence,

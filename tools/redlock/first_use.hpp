@@ -6,6 +6,7 @@
 // with the way out, `redlock init`.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "redlock/config.hpp"
@@ -14,6 +15,11 @@
 namespace redlock::cli {
 
 // Prints at most one note; nothing when no node waits after a first use.
-void print_first_use_note(const QuorumConfig& config, const std::vector<NodeOutcome>& nodes);
+// `resource`: the name the lock's keys are under (a lock's resource, a
+// semaphore's name), whose slot's recovering key tells the story when the
+// quorum names its keys per slot (scripts/key_space.hpp); a cluster
+// member is read at the master of that slot.
+void print_first_use_note(const QuorumConfig& config, const std::vector<NodeOutcome>& nodes,
+                          const std::string& resource);
 
 }  // namespace redlock::cli

@@ -2,24 +2,33 @@
 // "redlock init"). Every node is asked in parallel what it holds; the
 // decision is protocol/init_plan.hpp's; each node that answered is then
 // marked by the declare_new script, which checks again, atomically on the
-// node, that nothing was used meanwhile.
+// node, that nothing was used meanwhile. A quorum that names its keys per
+// slot (a member is a Redis Cluster) is asked and marked server by server
+// with declare_new_slots: each server every slot it has (a cluster
+// member's masters theirs, from its map), so that a slot first used
+// while a member is down is granted at once, as on a quorum of servers.
 #include <hiredis/hiredis.h>
 
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "cluster_probe.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "protocol/hash_slot.hpp"
 #include "protocol/init_plan.hpp"
 #include "protocol/random_value.hpp"
 #include "quorum_setup.hpp"
 #include "redlock/config.hpp"
 #include "report.hpp"
+#include "scripts/key_space.hpp"
 #include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 #include "text/escape.hpp"
 #include "transport/blocking_session.hpp"
+#include "transport/cluster_link.hpp"
 
 namespace redlock::cli {
 namespace {
@@ -129,36 +138,163 @@ std::string declare(const NodeConfig& node, const LockConfig& lock) {
          " now (used since it was asked)";
 }
 
-}  // namespace
+// One server of a quorum whose keys are per slot, and the slots it has.
+struct SlotServer {
+  NodeConfig config;
+  std::vector<std::string_view> tags;  // slot_tag of each
+};
 
-int init_command(const Invocation& invocation) {
-  std::optional<QuorumConfig> config = load_quorum(invocation, ClusterMembers::refused);
-  if (!config) return exit_code::config;
-  const std::vector<NodeConfig>& nodes = config->nodes;
-  std::vector<InitProbe> probes(nodes.size());
-  {
-    std::vector<std::thread> threads;
-    threads.reserve(nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      threads.emplace_back([&, i] { probes[i] = probe(nodes[i], config->lock); });
+// A member of such a quorum: its servers (a single member's one server has
+// every slot; a cluster member's masters, theirs in its map), and what
+// they answered.
+struct SlotMember {
+  std::vector<SlotServer> servers;
+  detail::MemberServers ids;  // for the independence check
+  std::size_t unmapped = 0;   // slots the cluster's map gives no master
+  InitProbe probe;
+};
+
+// A script's step over every slot a server has may take a while on a
+// large keyspace (its SCAN) or a full slot range (16 384 markers).
+constexpr Milliseconds kSlotScriptBudget{10000};
+
+std::vector<std::string_view> every_slot_tag() {
+  std::vector<std::string_view> tags;
+  tags.reserve(detail::kClusterSlots);
+  for (std::uint16_t slot = 0; slot < detail::kClusterSlots; ++slot) {
+    tags.push_back(detail::slot_tag(slot));
+  }
+  return tags;
+}
+
+// declare_new_slots on `server`: with `mark` false, what it holds (its
+// answer's flags into `probe`); with `mark` true, "" when marked, else why
+// not.
+std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mark, InitProbe& probe,
+                      std::string& run_id) {
+  BlockingSession session(server.config);
+  session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
+  if (!session.open()) return session.failure();
+  session.set_deadline(SteadyClock::now() + kSlotScriptBudget, kSlotScriptBudget);
+  std::string marker;
+  if (mark) {
+    std::uint8_t bytes[8];
+    detail::fill_random(bytes, sizeof bytes);
+    marker = detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
+  }
+  const BlockingReply reply =
+      eval(session, detail::DeclareNewSlotsCall{.key_prefix = lock.key_prefix,
+                                                .marker_value = marker,
+                                                .first_init_prefix = detail::kFirstInitMarkerPrefix,
+                                                .mark = mark,
+                                                .slot_tags = server.tags});
+  if (!reply) return session.failure();
+  if (reply->type == REDIS_REPLY_ERROR) {
+    return "error reply: " + detail::escape_text(std::string_view(reply->str, reply->len));
+  }
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 6 ||
+      reply->element[5]->type != REDIS_REPLY_STRING) {
+    return "unexpected reply (an ACL that refuses EVAL or SCAN?)";
+  }
+  const auto flag = [&](std::size_t i) {
+    return reply->element[i]->type == REDIS_REPLY_INTEGER && reply->element[i]->integer == 1;
+  };
+  run_id.assign(reply->element[5]->str, reply->element[5]->len);
+  if (mark) {
+    if (flag(0)) return {};
+    return std::string("it holds ") +
+           (flag(1)   ? "an identity marker"
+            : flag(3) ? "fence counters"
+                      : "lock keys") +
+           " now (used since it was asked)";
+  }
+  probe.marked = probe.marked || flag(1) || flag(2);
+  probe.first_init_marker = (probe.first_init_marker || flag(2)) && !flag(1);
+  probe.has_counters = probe.has_counters || flag(3);
+  probe.has_locks = probe.has_locks || flag(4);
+  return {};
+}
+
+// `node`'s servers and the slots each has; the member's probe's error set
+// when it cannot say (no seed answered, a master did not).
+SlotMember slot_member(const NodeConfig& node, const LockConfig& lock) {
+  SlotMember member;
+  member.probe.name = node.name;
+  member.ids.cluster = !node.cluster.empty();
+  if (node.cluster.empty()) {
+    static const std::vector<std::string_view> every = every_slot_tag();
+    member.servers.push_back({node, every});
+    return member;
+  }
+  const ClusterReport map = probe_cluster(node, lock.connect_timeout, lock, std::nullopt);
+  if (map.seed.empty()) {
+    member.probe.error = map.error;
+    return member;
+  }
+  member.unmapped = detail::kClusterSlots - map.covered;
+  for (const ShardReport& shard : map.shards) {
+    member.ids.node_ids.push_back(shard.master.id);
+    if (!shard.node.reachable) {
+      member.probe.error = "master " + shard.node.address + ": " + shard.node.error;
+      continue;
     }
-    for (std::thread& thread : threads) thread.join();
-  }
-  const detail::InitPlan plan = detail::plan_init(probes);
-  if (!plan.declare) {
-    for (const std::string& line : plan.refusals) print_error("init: " + line);
-    print_error("init: refused; nothing was written (next step: docs/operations.md#first-use)");
-    return exit_code::not_acquired;
-  }
-  std::vector<std::string> failures(nodes.size());
-  {
-    std::vector<std::thread> threads;
-    threads.reserve(plan.targets.size());
-    for (std::size_t i : plan.targets) {
-      threads.emplace_back([&, i] { failures[i] = declare(nodes[i], config->lock); });
+    SlotServer server{detail::member_server(node, shard.master.host, shard.master.port, {}), {}};
+    for (const auto& [first, last] : shard.ranges) {
+      for (std::uint32_t slot = first; slot <= last; ++slot) {
+        server.tags.push_back(detail::slot_tag(static_cast<std::uint16_t>(slot)));
+      }
     }
-    for (std::thread& thread : threads) thread.join();
+    member.servers.push_back(std::move(server));
   }
+  return member;
+}
+
+// Asks every server of `member` what it holds.
+void probe_slots(SlotMember& member, const LockConfig& lock) {
+  if (!member.probe.error.empty()) return;
+  for (const SlotServer& server : member.servers) {
+    std::string run_id;
+    const std::string failure = ask_slots(server, lock, false, member.probe, run_id);
+    if (!failure.empty()) {
+      member.probe.error = server.config.name + ": " + failure;
+      return;
+    }
+    if (!run_id.empty()) member.ids.run_ids.push_back(run_id);
+  }
+  member.probe.answered = true;
+}
+
+// Marks every server of `member`: "" when each was, else why not.
+std::string declare_slots(const SlotMember& member, const LockConfig& lock) {
+  for (const SlotServer& server : member.servers) {
+    InitProbe unused;
+    std::string run_id;
+    const std::string failure = ask_slots(server, lock, true, unused, run_id);
+    if (!failure.empty()) {
+      return member.servers.size() > 1 ? "master " + server.config.name + ": " + failure : failure;
+    }
+  }
+  return {};
+}
+
+template <class Job>
+void for_each_in_parallel(const std::vector<std::size_t>& indexes, Job job) {
+  std::vector<std::thread> threads;
+  threads.reserve(indexes.size());
+  for (std::size_t i : indexes) threads.emplace_back([&job, i] { job(i); });
+  for (std::thread& thread : threads) thread.join();
+}
+
+std::vector<std::size_t> every_index(std::size_t count) {
+  std::vector<std::size_t> indexes(count);
+  for (std::size_t i = 0; i < count; ++i) indexes[i] = i;
+  return indexes;
+}
+
+// What init says of the nodes it marked (or failed to) and of those that
+// did not answer; the exit code.
+int report_marks(const std::vector<NodeConfig>& nodes, const std::vector<InitProbe>& probes,
+                 const detail::InitPlan& plan, const std::vector<std::string>& failures) {
   std::size_t marked = 0;
   for (std::size_t i : plan.targets) {
     if (failures[i].empty()) {
@@ -183,6 +319,64 @@ int init_command(const Invocation& invocation) {
   print_output("the quorum is declared brand-new: " + std::to_string(marked) + " of " +
                std::to_string(nodes.size()) + " nodes marked");
   return exit_code::success;
+}
+
+int refuse(const detail::InitPlan& plan) {
+  for (const std::string& line : plan.refusals) print_error("init: " + line);
+  print_error("init: refused; nothing was written (next step: docs/operations.md#first-use)");
+  return exit_code::not_acquired;
+}
+
+// The per-slot layout: every server of every member asked, then marked
+// slot by slot.
+int init_slots(const QuorumConfig& config) {
+  const std::vector<NodeConfig>& nodes = config.nodes;
+  std::vector<SlotMember> members(nodes.size());
+  for_each_in_parallel(every_index(nodes.size()), [&](std::size_t i) {
+    members[i] = slot_member(nodes[i], config.lock);
+    probe_slots(members[i], config.lock);
+  });
+  std::vector<detail::MemberServers> ids;
+  std::vector<InitProbe> probes;
+  for (const SlotMember& member : members) {
+    ids.push_back(member.ids);
+    probes.push_back(member.probe);
+  }
+  const std::vector<detail::SharedMembers> shared = detail::members_not_independent(ids);
+  for (const detail::SharedMembers& pair : shared) {
+    print_not_independent("init", nodes[pair.first].name, nodes[pair.second].name, pair);
+  }
+  if (!shared.empty()) return exit_code::config;
+  const detail::InitPlan plan = detail::plan_init(probes);
+  if (!plan.declare) return refuse(plan);
+  std::vector<std::string> failures(nodes.size());
+  for_each_in_parallel(
+      plan.targets, [&](std::size_t i) { failures[i] = declare_slots(members[i], config.lock); });
+  for (std::size_t i : plan.targets) {
+    if (members[i].unmapped > 0 && failures[i].empty()) {
+      print_error("init: node " + nodes[i].name + ": " + std::to_string(members[i].unmapped) +
+                  " slots have no master in its map: each is marked by its first use");
+    }
+  }
+  return report_marks(nodes, probes, plan, failures);
+}
+
+}  // namespace
+
+int init_command(const Invocation& invocation) {
+  std::optional<QuorumConfig> config = load_quorum(invocation);
+  if (!config) return exit_code::config;
+  if (detail::key_layout(*config) == detail::KeyLayout::per_slot) return init_slots(*config);
+  const std::vector<NodeConfig>& nodes = config->nodes;
+  std::vector<InitProbe> probes(nodes.size());
+  for_each_in_parallel(every_index(nodes.size()),
+                       [&](std::size_t i) { probes[i] = probe(nodes[i], config->lock); });
+  const detail::InitPlan plan = detail::plan_init(probes);
+  if (!plan.declare) return refuse(plan);
+  std::vector<std::string> failures(nodes.size());
+  for_each_in_parallel(plan.targets,
+                       [&](std::size_t i) { failures[i] = declare(nodes[i], config->lock); });
+  return report_marks(nodes, probes, plan, failures);
 }
 
 }  // namespace redlock::cli

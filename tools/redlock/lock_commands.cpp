@@ -121,7 +121,7 @@ int acquire_command(const Invocation& invocation) {
     print_error(failure_line("acquire", invocation, error));
   }
   (void)print_node_faults("acquire", result.nodes);
-  print_first_use_note(quorum, result.nodes);
+  print_first_use_note(quorum, result.nodes, keys_named(invocation));
   return exit_code_for(error);
 }
 

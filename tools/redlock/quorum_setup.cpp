@@ -7,8 +7,7 @@
 
 namespace redlock::cli {
 
-std::optional<QuorumConfig> load_quorum(const Invocation& invocation,
-                                        ClusterMembers cluster_members) {
+std::optional<QuorumConfig> load_quorum(const Invocation& invocation) {
   ConfigResult loaded;
   if (!invocation.node_addresses.empty()) {
     loaded = config_from_addresses(invocation.node_addresses);
@@ -31,14 +30,6 @@ std::optional<QuorumConfig> load_quorum(const Invocation& invocation,
   }
   if (!loaded.ok()) {
     print_error(loaded.error.to_string());
-    return std::nullopt;
-  }
-  for (const NodeConfig& node : loaded.config->nodes) {
-    if (node.cluster.empty() || cluster_members == ClusterMembers::allowed) continue;
-    print_error(loaded.config->source + ": " + printable(node.name) +
-                " is a Redis Cluster member: with one, each slot is marked the first time a lock "
-                "is taken in it, and there is no quorum to declare brand-new "
-                "(docs/algorithm.md, \"Key layout\")");
     return std::nullopt;
   }
   return std::move(loaded.config);
@@ -90,6 +81,12 @@ Semaphore semaphore_of(const Invocation& invocation) {
 }
 
 }  // namespace
+
+std::string keys_named(const Invocation& invocation) {
+  if (invocation.subcommand == Subcommand::campaign) return invocation.name.value_or("");
+  if (invocation.semaphore) return *invocation.semaphore;
+  return invocation.resource.value_or("");
+}
 
 std::string lock_target(const Invocation& invocation) {
   if (invocation.subcommand == Subcommand::campaign) {

@@ -15,18 +15,10 @@
 
 namespace redlock::cli {
 
-// Whether a command can serve a quorum with a Redis Cluster member: every
-// one but `init`, which declares single servers brand-new (with a cluster
-// member each slot is marked the first time a lock is taken in it:
-// docs/algorithm.md, "Key layout").
-enum class ClusterMembers { refused, allowed };
-
 // The quorum named by --node flags, else by the lookup --config /
 // $REDLOCK_CONFIG / ./redlock.toml. On failure prints the error
-// (file:line:col: ...) on stderr and returns nullopt: exit 78 (also for a
-// cluster member, unless `cluster_members` allows it).
-[[nodiscard]] std::optional<QuorumConfig> load_quorum(
-    const Invocation& invocation, ClusterMembers cluster_members = ClusterMembers::allowed);
+// (file:line:col: ...) on stderr and returns nullopt: exit 78.
+[[nodiscard]] std::optional<QuorumConfig> load_quorum(const Invocation& invocation);
 
 // The TTL in force: --ttl, else the file's lock.ttl_ms.
 [[nodiscard]] Milliseconds effective_ttl(const Invocation& invocation,
@@ -49,6 +41,11 @@ enum class ClusterMembers { refused, allowed };
 // resource, "a", "b" for several, semaphore "s" for a permit (semaphore
 // "s" permit 3 once --permit names it), quoted with printable().
 [[nodiscard]] std::string lock_target(const Invocation& invocation);
+
+// The name the keys of the lock the command line names are under, whose
+// slot they are in when the quorum names its keys per slot: the
+// election's or the semaphore's name, else the (first) resource.
+[[nodiscard]] std::string keys_named(const Invocation& invocation);
 
 // Acquires what the command line names: one permit of --semaphore, every
 // --resource at once, or the one --resource.

@@ -129,6 +129,16 @@ std::string next_step(std::string_view anchor) {
   return "; next step: docs/operations.md#" + std::string(anchor);
 }
 
+void print_not_independent(std::string_view command, std::string_view first,
+                           std::string_view second, const detail::SharedMembers& pair) {
+  print_error(std::string(command) + ": node " + detail::escape_text(first) + " and node " +
+              detail::escape_text(second) +
+              (pair.same_cluster ? " are one Redis Cluster (both list the master node id "
+                                 : " share a server (both have run_id ") +
+              detail::escape_text(pair.shared) + "): quorum members must fail independently" +
+              next_step("how-many-nodes-and-where"));
+}
+
 std::string endpoint_address(const std::string& host, std::uint16_t port,
                              const std::string& unix_path) {
   if (!unix_path.empty()) return "unix://" + unix_path;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "json_writer.hpp"
+#include "protocol/same_server.hpp"
 #include "redlock/inspection.hpp"
 #include "redlock/outcome.hpp"
 
@@ -53,6 +54,13 @@ void write_node_outcomes(JsonWriter& json, const std::vector<NodeOutcome>& nodes
 // note the tools print, naming the section that says what to do
 // (tests/cli/next_step_test.cpp checks each anchor exists).
 [[nodiscard]] std::string next_step(std::string_view anchor);
+
+// "COMMAND: node A and node B are one Redis Cluster (both list the master
+// node id ID) | share a server (both have run_id ID): quorum members must
+// fail independently; next step: ...": status's and init's refusal of a
+// quorum whose members are not independent (exit 78).
+void print_not_independent(std::string_view command, std::string_view first,
+                           std::string_view second, const detail::SharedMembers& pair);
 
 // Majority of n nodes: n/2 + 1.
 // A server's address as host:port ([v6]:port), or unix:///path for a

@@ -222,7 +222,7 @@ int run_command(const Invocation& invocation) {
     const std::string mismatch = permits_mismatch(invocation, guard.acquired().nodes);
     print_error(verb + " " + target + ": " + (mismatch.empty() ? describe(error) : mismatch));
     (void)print_node_faults("acquire", guard.acquired().nodes);
-    print_first_use_note(quorum, guard.acquired().nodes);
+    print_first_use_note(quorum, guard.acquired().nodes, keys_named(invocation));
     return exit_code_for(error);
   }
 

@@ -397,7 +397,7 @@ std::string render_table(const std::vector<MemberReport>& members, const Summary
 }  // namespace
 
 int status_command(const Invocation& invocation) {
-  std::optional<QuorumConfig> config = load_quorum(invocation, ClusterMembers::allowed);
+  std::optional<QuorumConfig> config = load_quorum(invocation);
   if (!config) return exit_code::config;
   const std::vector<MemberReport> members = probe_all(*config, invocation.resource);
   const Summary summary = summarize(members);
@@ -474,12 +474,8 @@ int status_command(const Invocation& invocation) {
   // Members that are not independent make no quorum: one cluster named
   // twice, or a server in two members, lets one failure cost two votes.
   for (const detail::SharedMembers& pair : shared) {
-    print_error("status: node " + detail::escape_text(members[pair.first].row.name) + " and node " +
-                detail::escape_text(members[pair.second].row.name) +
-                (pair.same_cluster ? " are one Redis Cluster (both list the master node id "
-                                   : " share a server (both have run_id ") +
-                detail::escape_text(pair.shared) + "): quorum members must fail independently" +
-                next_step("how-many-nodes-and-where"));
+    print_not_independent("status", members[pair.first].row.name, members[pair.second].row.name,
+                          pair);
   }
   if (!shared.empty()) return exit_code::config;
   if (summary.reachable >= summary.quorum) return exit_code::success;

@@ -237,7 +237,8 @@ constexpr std::string_view kInit =
     "nodes are new. It is taken only when a majority answers and no node that\n"
     "answers shows a sign of use: no lock key, no fence counter, and no identity\n"
     "marker but one a first use wrote. An empty node beside nodes in use is a\n"
-    "restarted one: recovery, not init, brings it back.\n"
+    "restarted one: recovery, not init, brings it back. With a Redis Cluster\n"
+    "member every slot is marked, on the server that has it.\n"
     "\n"
     "options:\n"
     "  --config F     the quorum file (default: $REDLOCK_CONFIG, then ./redlock.toml)\n"
@@ -245,7 +246,7 @@ constexpr std::string_view kInit =
     "\n"
     "exit: 0 declared (a majority marked); 75 refused, naming the nodes and what\n"
     "they hold (nothing written), or fewer than a majority marked; 78\n"
-    "configuration; 64 usage.\n";
+    "configuration, or members that are not independent; 64 usage.\n";
 
 constexpr std::string_view kCampaign =
     "usage: redlock campaign [--config F | --node H:P ...] --name N [--payload P]\n"
