@@ -120,8 +120,18 @@ TEST_F(ClusterSet, AFencedSetAcrossSlotsWaitsItsTurnAndIsAdoptedAndFencedSlotByS
   ASSERT_TRUE(single.ok()) << single.error.message();
   AcquireOptions waits = fenced;
   waits.wait = std::chrono::seconds(20);
+  // The holder lets go once the set has its place in the held resource's
+  // line on every member, so that the set is served at its turn.
   std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::string& busy = resources_[2];
+    const std::string line = slotted(busy) + "queue:" + busy;
+    EXPECT_TRUE(eventually([&] {
+      for (std::size_t member = 0; member < members_.size(); ++member) {
+        if (master_for(member, busy).command({"ZCARD", line}).integer != 1) return false;
+      }
+      return true;
+    })) << "the set took no place in the line of "
+        << busy;
     EXPECT_FALSE(holder.release(*single.lock).error);
   });
   const AcquireResult held = client.acquire(set(), waits);
