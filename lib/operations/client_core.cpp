@@ -1,5 +1,6 @@
 #include "operations/client_core.hpp"
 
+#include "protocol/hash_slot.hpp"
 #include "protocol/quorum.hpp"
 #include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
@@ -106,7 +107,8 @@ ClientCore::ClientCore(uv_loop_t* loop, QuorumConfig config, ClientOptions optio
   if (config_.lock.amnesia_defence) {
     setup.opening = layout_ == KeyLayout::shared
                         ? encode(CheckMarkerCall{.marker_key = marker_key(config_.lock.key_prefix)})
-                        : encode(CheckSlotMarkersCall{.key_prefix = config_.lock.key_prefix});
+                        : encode(CheckSlotMarkersCall{.key_prefix = config_.lock.key_prefix,
+                                                      .slot_tag = slot_tag(0)});
   }
   nodes_.reserve(config_.nodes.size());
   marked_session_.assign(config_.nodes.size(), 0);

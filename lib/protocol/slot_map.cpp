@@ -50,6 +50,17 @@ std::size_t SlotMap::covered() const noexcept {
       std::count_if(owner_.begin(), owner_.end(), [](std::uint16_t o) { return o != kNone; }));
 }
 
+std::optional<std::uint16_t> SlotMap::first_slot_of(std::string_view host,
+                                                    std::uint16_t port) const noexcept {
+  for (std::size_t slot = 0; slot < owner_.size(); ++slot) {
+    const std::uint16_t owner = owner_[slot];
+    if (owner != kNone && masters_[owner].host == host && masters_[owner].port == port) {
+      return static_cast<std::uint16_t>(slot);
+    }
+  }
+  return std::nullopt;
+}
+
 void SlotMap::move_slot(std::uint16_t slot, const ShardEndpoint& master) {
   if (slot >= kClusterSlots) return;
   owner_[slot] = static_cast<std::uint16_t>(index_of(master));

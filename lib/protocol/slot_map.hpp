@@ -54,6 +54,9 @@ class SlotMap {
   [[nodiscard]] const std::vector<ShardEndpoint>& masters() const noexcept { return masters_; }
   // How many slots have a master.
   [[nodiscard]] std::size_t covered() const noexcept;
+  // The first slot the map gives the master at host:port, if any.
+  [[nodiscard]] std::optional<std::uint16_t> first_slot_of(std::string_view host,
+                                                           std::uint16_t port) const noexcept;
 
   // A MOVED redirect: `slot` is served by `master` from now on (the map is
   // read again too; until then this one slot is right).

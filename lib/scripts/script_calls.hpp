@@ -167,11 +167,15 @@ struct CheckMarkerCall {
 };
 
 // check_slot_markers: check_marker over every slot's marker (per slot).
+// The last argument is the tag of a slot the server serves: where the
+// server notes that its markers were checked after a promotion. A Redis
+// Cluster's link puts one of each server's own slots there
+// (SessionSetup::opening_ends_with_slot_tag).
 struct CheckSlotMarkersCall {
   static constexpr ScriptId kId = ScriptId::check_slot_markers;
-  std::string_view key_prefix{};
+  std::string_view key_prefix{}, slot_tag{};
   [[nodiscard]] std::array<std::string_view, 0> keys() const { return {}; }
-  [[nodiscard]] std::array<std::string_view, 1> args() const { return {key_prefix}; }
+  [[nodiscard]] std::array<std::string_view, 2> args() const { return {key_prefix, slot_tag}; }
 };
 
 // declare_new_slots: `redlock init`'s mark on a server of a quorum whose

@@ -137,9 +137,13 @@ return 1
 
 // check_slot_markers (scripts.hpp). The slot's tag is what lies between the
 // prefix's "{" and "}node"; a key of another shape that the glob also
-// matches (a lock key whose resource ends in "}node") is left alone.
+// matches (a lock key whose resource ends in "}node") is left alone. The
+// promotion's name is the server's run_id and its replication id, which a
+// promotion changes (a replica taking its master's place starts a new
+// history); a read or write of the checked key in a slot the server does
+// not serve fails (pcall) and the scan runs, as it would without the key.
 constexpr std::string_view kCheckSlotMarkers = R"lua(
-if #KEYS ~= 0 or #ARGV ~= 1 then
+if #KEYS ~= 0 or #ARGV ~= 2 then
   return redis.error_reply('ERR check_slot_markers: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local replication = info_text('replication')
@@ -150,6 +154,9 @@ if not shows_promotion(replication) then return 0 end
 local own = own_run_id()
 if own == '' then return 0 end
 local prefix = ARGV[1]
+local promotion = own .. ' ' .. (string.match(replication, 'master_replid:(%x+)') or '')
+local checked_key = prefix .. '{' .. ARGV[2] .. '}checked'
+if redis.pcall('GET', checked_key) == promotion then return 0 end
 local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*}node'
 local deleted = 0
 local cursor = '0'
@@ -167,14 +174,16 @@ repeat
     end
   end
 until cursor == '0'
+redis.pcall('SET', checked_key, promotion)
 return deleted
 )lua";
 
 // declare_new_slots (scripts.hpp). Every key under "<prefix>{" is a key of
 // the per-slot layout; what follows its tag's "}" says which: "node" a
-// slot's marker, "recovering" the story a first use left and "released:"
-// a waiter's listening mark (no sign of use by themselves, as in
-// declare_new's patterns), "fence" a slot's counters, anything else a
+// slot's marker, "recovering" the story a first use left, "checked" a
+// promoted server's note that its markers were checked (check_slot_markers)
+// and "released:" a waiter's listening mark (no sign of use by themselves,
+// as in declare_new's patterns), "fence" a slot's counters, anything else a
 // lock's key, line or permit.
 constexpr std::string_view kDeclareNewSlots = R"lua(
 if #KEYS ~= 0 or #ARGV < 4 then
@@ -209,7 +218,7 @@ repeat
           if field ~= '' then counters = 1 end
         end
       end
-    elseif what ~= 'recovering' and string.sub(what, 1, 9) ~= 'released:' then
+    elseif what ~= 'recovering' and what ~= 'checked' and string.sub(what, 1, 9) ~= 'released:' then
       locks = 1
     end
   end

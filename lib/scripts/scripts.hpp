@@ -179,16 +179,21 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   else changes nothing and answers {0, "marker" | "counters" | "locks"}.
 //   It and recover write the marker with " run_id=<this server's run_id>"
 //   after the value they are given (INFO server).
-// check_slot_markers — no KEYS; ARGV: the key prefix. check_marker for a
-//   quorum that names its keys per slot (key_space.hpp): the session's
-//   first word there, over every slot's marker on the server
-//   (`<prefix>{<tag>}node`, found with SCAN; a script flagged
-//   allow-cross-slot-keys, since the markers of a cluster shard's slots are
-//   keys of many slots). On a replica: the error. On a server that shows a
-//   promotion: every such marker that does not name this server is
-//   deleted, and the answer is how many were. Otherwise nothing changes
-//   and the answer is 0 (every per-slot marker names its server: none was
-//   written before markers did).
+// check_slot_markers — no KEYS; ARGV: the key prefix, the tag (slot_tag)
+//   of a slot the server serves. check_marker for a quorum that names its
+//   keys per slot (key_space.hpp): the session's first word there, over
+//   every slot's marker on the server (`<prefix>{<tag>}node`, found with
+//   SCAN; a script flagged allow-cross-slot-keys, since the markers of a
+//   cluster shard's slots are keys of many slots). On a replica: the
+//   error. On a server that shows a promotion: every such marker that
+//   does not name this server is deleted, and the answer is how many were;
+//   then `<prefix>{<tag>}checked` records the promotion ("<run_id>
+//   <master_replid>"), and while it does, later sessions' checks scan
+//   nothing and answer 0 (the server has been a master since, so no copy
+//   of another server's marker came to it by replication; a new promotion
+//   has a new replication id). Otherwise nothing changes and the answer is
+//   0 (every per-slot marker names its server: none was written before
+//   markers did).
 // declare_new_slots — no KEYS; ARGV: the key prefix, the marker to write,
 //   the first-init marker prefix, "1" to mark ("0" to ask only), then the
 //   tags (slot_tag) of the slots to mark. declare_new for a quorum that
@@ -196,13 +201,12 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   on the server (found with SCAN; flagged allow-cross-slot-keys, as
 //   check_slot_markers): a slot's marker other than a first
 //   initialisation's, a fence counter, or any other key of the layout (a
-//   lock's key, line or permit) is a sign of use; a slot's recovering key
-//   and a waiter's listening mark are not. Asked to mark, and shown none, it
-//   writes each listed slot's marker (named as declare_new's), deletes its
-//   recovering key and its fence hash's empty field. On a replica: the
-//   error. Answers {marked now, a marker seen, a first initialisation's
-//   marker seen, counters seen, lock keys seen, this server's run_id}
-//   (1/0 each, the run_id "" without INFO).
+//   lock's key, line or permit) is a sign of use; a slot's recovering key,
+//   a promoted server's checked key and a waiter's listening mark are not. Asked to mark, and shown
+//   none, it writes each listed slot's marker (named as declare_new's), deletes its recovering key
+//   and its fence hash's empty field. On a replica: the error. Answers {marked now, a marker seen,
+//   a first initialisation's marker seen, counters seen, lock keys seen, this server's run_id} (1/0
+//   each, the run_id "" without INFO).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
 //   On a server that is a replica (INFO replication's role:slave) it

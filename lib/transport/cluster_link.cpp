@@ -116,9 +116,19 @@ NodeConnection& ClusterLink::connection_in(Servers& list, const std::string& hos
   for (auto& [known, connection] : list) {
     if (known == key) return *connection;
   }
-  list.emplace_back(
-      key, std::make_unique<NodeConnection>(
-               loop_, stats_, index_, member_server(member_, host, port, unix_path), lock_, setup));
+  SessionSetup session = setup;
+  // The opening's slot: one of this server's own in the map of the moment
+  // (the link owns its connections, so `this` outlives them).
+  if (session.opening) {
+    session.opening_slot_tag = [this, host, port]() -> std::string_view {
+      if (!map_) return {};
+      const std::optional<std::uint16_t> slot = map_->first_slot_of(host, port);
+      return slot ? slot_tag(*slot) : std::string_view();
+    };
+  }
+  list.emplace_back(key, std::make_unique<NodeConnection>(
+                             loop_, stats_, index_, member_server(member_, host, port, unix_path),
+                             lock_, std::move(session)));
   made = true;
   NodeConnection& added = *list.back().second;
   if (started_ && !closed_) added.start();

@@ -279,6 +279,9 @@ void NodeConnection::queue_handshake() {
     words[2] = key_count;
     words.insert(words.end(), opening.keys.begin(), opening.keys.end());
     words.insert(words.end(), opening.args.begin(), opening.args.end());
+    if (setup_.opening_slot_tag && !opening.args.empty()) {
+      if (const std::string_view tag = setup_.opening_slot_tag(); !tag.empty()) words.back() = tag;
+    }
     append_command(head, words);
     // An error ends the session, as a failed AUTH does: the layer above
     // refuses this server for now (its script's error says why).

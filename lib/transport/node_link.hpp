@@ -109,6 +109,12 @@ struct SessionSetup {
   // answer is dropped; an error reply ends the session as a failed AUTH
   // does (reconnecting with backoff), with the error as its reason.
   std::optional<ScriptCall> opening;
+  // When set, the opening's last argument is, at each session's start,
+  // what this returns instead: the hash tag of a slot the server serves
+  // now (a Redis Cluster's link gives one from its map; empty keeps the
+  // argument as it is). Called on the loop thread; it must outlive the
+  // connection.
+  std::function<std::string_view()> opening_slot_tag;
   // What the session sends in a script's place (loaded, EVALSHA, EVAL):
   // the layer above's variant of it, as a script of its own (its own
   // number, body and SHA-1). Null: the script itself.

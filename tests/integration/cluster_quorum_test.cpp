@@ -318,7 +318,17 @@ class ClusterQuorumFailover : public ::testing::Test {
   std::vector<std::unique_ptr<ShardedMember>> members;
 };
 
-TEST_F(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilRecovered) {
+// SCAN calls the server has run (INFO commandstats), scripts' included.
+long long scans_on(RedisProbe& server) {
+  const std::string stats = server.command({"INFO", "commandstats"}).text;
+  const std::size_t at = stats.find("cmdstat_scan:calls=");
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 19));
+}
+
+// ... and the promoted master scans its keyspace for copied markers once
+// for its promotion: a later client's sessions there scan nothing.
+TEST_F(ClusterQuorumFailover,
+       APromotedShardMasterGrantsNothingInItsSlotsUntilRecoveredScannedOnce) {
   const QuorumConfig quorum = config();
   const std::string resource = "alpha";
   const std::uint16_t slot = hash_slot(resource);
@@ -344,6 +354,17 @@ TEST_F(ClusterQuorumFailover, APromotedShardMasterGrantsNothingInItsSlotsUntilRe
       << "no recovery delay on the promoted master";
   EXPECT_NE(promoted.get(slotted(resource) + "lock:" + resource), held.lock->value.str())
       << "the promoted master granted with its old master's marker";
+
+  const long long scanned = scans_on(promoted);
+  EXPECT_GT(scanned, 0) << "the promoted master's markers were not checked";
+  // Another client's acquire (refused: b holds the lock) opens its own
+  // sessions at the promoted master, each checked first.
+  BlockingClient c(quorum);
+  (void)c.acquire(Resource(resource));
+  const std::uint16_t first_slot = static_cast<std::uint16_t>(members[0]->slots_of(shard).first);
+  const std::string note = "redlock:{" + std::string(detail::slot_tag(first_slot)) + "}checked";
+  EXPECT_NE(promoted.get(note).value_or("").find(' '), std::string::npos) << "no note of the check";
+  EXPECT_EQ(scans_on(promoted), scanned) << "a later session scanned the keyspace again";
 }
 
 // A server promoted back to the master it was (a failover, then a

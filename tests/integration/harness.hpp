@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -19,9 +20,24 @@
 
 #include "redis_fixture.hpp"
 #include "redlock/redlock.hpp"
+#include "scripts/script_calls.hpp"
 #include "scripts/scripts.hpp"
 
 namespace redlock::test {
+
+// The EVAL a node would run for `call`: a batched script's shared keys go
+// first, then the request's own key (scripts.hpp).
+inline std::vector<std::string> eval_words(const detail::ScriptCall& call) {
+  std::vector<std::string> keys = call.keys;
+  if (call.script->batched && !keys.empty()) {
+    std::rotate(keys.begin(), keys.begin() + 1, keys.end());
+  }
+  std::vector<std::string> words{"EVAL", std::string(call.script->body),
+                                 std::to_string(keys.size())};
+  words.insert(words.end(), keys.begin(), keys.end());
+  words.insert(words.end(), call.args.begin(), call.args.end());
+  return words;
+}
 
 inline NodeConfig node_at(std::uint16_t port) {
   NodeConfig node;

@@ -213,5 +213,58 @@ TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAP
       << "the promoted replica was not recovered with a delay";
 }
 
+// SCAN calls the server has run (INFO commandstats), scripts' included.
+long long scans_of(RedisProbe& server) {
+  const std::string stats = server.command({"INFO", "commandstats"}).text;
+  const std::size_t at = stats.find("cmdstat_scan:calls=");
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 19));
+}
+
+// The per-slot check (check_slot_markers) of a promoted server scans its
+// keyspace for copies of another server's markers once per promotion: it
+// notes the promotion, by the server's run_id and replication id, and
+// skips the scan while the note matches. A server promoted a second time
+// has a new replication id, so a note of its first promotion, come back to
+// it by replication, does not spare it the scan.
+TEST(SlotMarkersCheck, APromotedServerScansOncePerPromotion) {
+  RedisServer master;
+  RedisServerOptions options;
+  options.master_port = master.port();
+  RedisServer server(options);
+  RedisProbe m(master.port());
+  RedisProbe s(server.port());
+  const std::string marker = "redlock:{0th}node";
+  const std::string note = "redlock:{0th}checked";
+  const std::string by_master = "x run_id=" + run_id_of(master);
+  ASSERT_TRUE(m.command({"SET", marker, by_master}).is_ok());
+  ASSERT_TRUE(eventually([&] { return s.get(marker) == by_master; }));
+  const detail::ScriptCall check =
+      detail::encode(detail::CheckSlotMarkersCall{.key_prefix = "redlock:", .slot_tag = "0th"});
+  const auto run_check = [&](RedisProbe& on) { return on.command(eval_words(check)); };
+
+  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  const long long before = scans_of(s);
+  EXPECT_EQ(run_check(s).integer, 1) << "the copied marker was kept";
+  EXPECT_GT(scans_of(s), before);
+  const std::string noted = s.get(note).value_or("");
+  EXPECT_EQ(noted.substr(0, 40), run_id_of(server)) << noted;
+  // Checked for this promotion: the next session's check scans nothing.
+  const long long after_first = scans_of(s);
+  EXPECT_EQ(run_check(s).integer, 0);
+  EXPECT_EQ(scans_of(s), after_first);
+
+  // The server a replica again, of a master that holds its note (as a
+  // copy made by replication would) and a marker of its own; then
+  // promoted again.
+  ASSERT_TRUE(m.command({"SET", note, noted}).is_ok());
+  ASSERT_TRUE(m.command({"SET", marker, by_master}).is_ok());
+  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())}).is_ok());
+  ASSERT_TRUE(eventually([&] { return s.get(marker) == by_master && s.get(note) == noted; }))
+      << "the server never copied its master's keys";
+  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  EXPECT_EQ(run_check(s).integer, 1) << "a note of an earlier promotion spared the scan";
+  EXPECT_NE(s.get(note), noted);
+}
+
 }  // namespace
 }  // namespace redlock::test

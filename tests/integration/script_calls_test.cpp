@@ -16,20 +16,6 @@
 namespace redlock::test {
 namespace {
 
-// The EVAL a node would run for `call`: a batched script's shared keys go
-// first, then the request's own key (scripts.hpp).
-std::vector<std::string> eval_words(const detail::ScriptCall& call) {
-  std::vector<std::string> keys = call.keys;
-  if (call.script->batched && !keys.empty()) {
-    std::rotate(keys.begin(), keys.begin() + 1, keys.end());
-  }
-  std::vector<std::string> words{"EVAL", std::string(call.script->body),
-                                 std::to_string(keys.size())};
-  words.insert(words.end(), keys.begin(), keys.end());
-  words.insert(words.end(), call.args.begin(), call.args.end());
-  return words;
-}
-
 // The error `script`'s count check answers ("ERR <name>: 3 keys and 4
 // arguments", "ERR <name> batch: …" for a batched one; the announcement, one PUBLISH, has none:
 // PUBLISH refuses a missing argument itself).

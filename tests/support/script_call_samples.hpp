@@ -82,7 +82,8 @@ inline std::vector<ScriptCallSample> script_call_samples() {
                                            .first_init_prefix = kFirstInitMarkerPrefix,
                                            .lock_patterns = patterns}));
   add("check_marker", encode(CheckMarkerCall{.marker_key = marker}));
-  add("check_slot_markers", encode(CheckSlotMarkersCall{.key_prefix = "redlock:"}));
+  add("check_slot_markers",
+      encode(CheckSlotMarkersCall{.key_prefix = "redlock:", .slot_tag = "0th"}));
   static const std::array<std::string_view, 2> tags{"0th", "a"};
   add("declare_new_slots", encode(DeclareNewSlotsCall{.key_prefix = "redlock:",
                                                       .marker_value = "m",
