@@ -170,7 +170,7 @@ struct CheckMarkerCall {
 // The last argument is the tag of a slot the server serves: where the
 // server notes that its markers were checked after a promotion. A Redis
 // Cluster's link puts one of each server's own slots there
-// (SessionSetup::opening_ends_with_slot_tag).
+// (SessionSetup::opening_slot_tag).
 struct CheckSlotMarkersCall {
   static constexpr ScriptId kId = ScriptId::check_slot_markers;
   std::string_view key_prefix{}, slot_tag{};
@@ -185,11 +185,12 @@ struct DeclareNewSlotsCall {
   static constexpr ScriptId kId = ScriptId::declare_new_slots;
   std::string_view key_prefix{}, marker_value{}, first_init_prefix{};
   bool mark = false;
+  std::string_view lock_pattern{}, permit_pattern{};  // slot_lock_pattern, slot_permit_pattern
   std::span<const std::string_view> slot_tags{};
   [[nodiscard]] std::array<std::string_view, 0> keys() const { return {}; }
   [[nodiscard]] std::vector<std::string_view> args() const {
-    std::vector<std::string_view> out{key_prefix, marker_value, first_init_prefix,
-                                      mark ? "1" : "0"};
+    std::vector<std::string_view> out{key_prefix,       marker_value, first_init_prefix,
+                                      mark ? "1" : "0", lock_pattern, permit_pattern};
     out.insert(out.end(), slot_tags.begin(), slot_tags.end());
     return out;
   }

@@ -142,6 +142,9 @@ return 1
 // promotion changes (a replica taking its master's place starts a new
 // history); a read or write of the checked key in a slot the server does
 // not serve fails (pcall) and the scan runs, as it would without the key.
+// A scan that could not read some marker (a key of a slot the server does
+// not serve, left by a migration) records nothing, so the next session's
+// check scans again; so does a server whose INFO gives no replication id.
 constexpr std::string_view kCheckSlotMarkers = R"lua(
 if #KEYS ~= 0 or #ARGV ~= 2 then
   return redis.error_reply('ERR check_slot_markers: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
@@ -154,9 +157,11 @@ if not shows_promotion(replication) then return 0 end
 local own = own_run_id()
 if own == '' then return 0 end
 local prefix = ARGV[1]
-local promotion = own .. ' ' .. (string.match(replication, 'master_replid:(%x+)') or '')
+local replid = string.match(replication, 'master_replid:(%x+)')
+local promotion = replid and (own .. ' ' .. replid)
 local checked_key = prefix .. '{' .. ARGV[2] .. '}checked'
-if redis.pcall('GET', checked_key) == promotion then return 0 end
+if promotion and redis.pcall('GET', checked_key) == promotion then return 0 end
+local unread = 0
 local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*}node'
 local deleted = 0
 local cursor = '0'
@@ -167,66 +172,85 @@ repeat
     local tag = string.sub(key, #prefix + 2, -6)
     if string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true) then
       local marker = redis.pcall('GET', key)
-      if type(marker) == 'string' and string.match(marker, ' run_id=(%x+)') ~= own then
+      if type(marker) ~= 'string' then
+        unread = unread + 1
+      elseif string.match(marker, ' run_id=(%x+)') ~= own then
         redis.call('DEL', key)
         deleted = deleted + 1
       end
     end
   end
 until cursor == '0'
-redis.pcall('SET', checked_key, promotion)
+if promotion and unread == 0 then redis.pcall('SET', checked_key, promotion) end
 return deleted
 )lua";
 
-// declare_new_slots (scripts.hpp). Every key under "<prefix>{" is a key of
-// the per-slot layout; what follows its tag's "}" says which: "node" a
-// slot's marker, "recovering" the story a first use left, "checked" a
-// promoted server's note that its markers were checked (check_slot_markers)
-// and "released:" a waiter's listening mark (no sign of use by themselves,
-// as in declare_new's patterns), "fence" a slot's counters, anything else a
-// lock's key, line or permit.
+// declare_new_slots (scripts.hpp). The signs of use are declare_new's, in
+// every slot: a slot's marker (`<prefix>{<tag>}node`, its tag as
+// check_slot_markers reads it) other than a first initialisation's, a
+// counter in a slot's fence hash, a key of the lock or permit globs. A key
+// that cannot be read (a slot the server does not serve) counts as use.
+// Every listed slot is checked to be the server's own before any is
+// written, so a slot moved since the question leaves the server unmarked.
 constexpr std::string_view kDeclareNewSlots = R"lua(
-if #KEYS ~= 0 or #ARGV < 4 then
+if #KEYS ~= 0 or #ARGV < 6 then
   return redis.error_reply('ERR declare_new_slots: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 if string.match(info_text('replication'), 'role:slave') then
   return redis.error_reply('READONLY declare_new_slots: this server is a replica')
 end
 local prefix, marker, first_init = ARGV[1], ARGV[2], ARGV[3]
-local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*'
-local marked, first, counters, locks = 0, 0, 0, 0
-local cursor = '0'
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    local close = string.find(key, '}', #prefix + 2, true)
-    local what = close and string.sub(key, close + 1) or ''
-    if what == 'node' then
-      local value = redis.pcall('GET', key)
-      if type(value) == 'string' and string.sub(value, 1, #first_init) == first_init then
-        first = 1
-      else
-        marked = 1
-      end
-    elseif what == 'fence' then
-      local fields = redis.pcall('HKEYS', key)
-      if type(fields) ~= 'table' then
-        counters = 1
-      else
-        for _, field in ipairs(fields) do
-          if field ~= '' then counters = 1 end
-        end
-      end
-    elseif what ~= 'recovering' and what ~= 'checked' and string.sub(what, 1, 9) ~= 'released:' then
-      locks = 1
+local escaped = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0')
+-- Whether `found` answers true for some key of `pattern`.
+local function any_key(pattern, found)
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do
+      if found(key) then return true end
+    end
+  until cursor == '0'
+  return false
+end
+-- Whether `key` is the key `name` of some slot: <prefix>{<tag>}<name>.
+local function slot_key(key, name)
+  local tag = string.sub(key, #prefix + 2, -(#name + 2))
+  return string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true)
+end
+local marked, first = 0, 0
+any_key(escaped .. '{*}node', function(key)
+  if slot_key(key, 'node') then
+    local value = redis.pcall('GET', key)
+    if type(value) == 'string' and string.sub(value, 1, #first_init) == first_init then
+      first = 1
+    else
+      marked = 1
     end
   end
-until cursor == '0'
+  return false
+end)
+local counters = any_key(escaped .. '{*}fence', function(key)
+  if not slot_key(key, 'fence') then return false end
+  local fields = redis.pcall('HKEYS', key)
+  if type(fields) ~= 'table' or fields.err then return true end
+  for _, field in ipairs(fields) do
+    if field ~= '' then return true end
+  end
+  return false
+end) and 1 or 0
+local function any(key) return true end
+local locks = (any_key(ARGV[5], any) or any_key(ARGV[6], any)) and 1 or 0
 local done = 0
 if ARGV[4] == '1' and marked == 0 and counters == 0 and locks == 0 then
+  for i = 7, #ARGV do
+    if type(redis.pcall('EXISTS', prefix .. '{' .. ARGV[i] .. '}node')) ~= 'number' then
+      return redis.error_reply('ERR declare_new_slots: the slot of tag ' .. ARGV[i] ..
+                               ' is not served here (it moved?); nothing was written')
+    end
+  end
   local named = marker_name()
-  for i = 5, #ARGV do
+  for i = 7, #ARGV do
     local slot = prefix .. '{' .. ARGV[i] .. '}'
     redis.call('SET', slot .. 'node', marker .. named)
     redis.call('DEL', slot .. 'recovering')
@@ -873,6 +897,29 @@ bool is_bookkeeping_key(std::string_view prefix, std::string_view key) {
     if (rest.starts_with(space)) return true;
   }
   return false;
+}
+
+namespace {
+
+// `glob` (lock_key_glob of a pattern under `prefix` + "{\x01}") with that
+// tag turned into "{*}": the pattern's keys in every slot. The prefix has
+// no braces (per_slot_problem), so the tag is where it ends.
+std::string any_slot(std::string glob) {
+  for (std::size_t at = glob.find("{\x01}"); at != std::string::npos;
+       at = glob.find("{\x01}", at)) {
+    glob.replace(at, 3, "{*}");
+  }
+  return glob;
+}
+
+}  // namespace
+
+std::string slot_lock_pattern(const LockConfig& lock) {
+  return any_slot(lock_key_glob(lock.lock_key, lock.key_prefix + "{\x01}"));
+}
+
+std::string slot_permit_pattern(std::string_view prefix) {
+  return any_slot(lock_key_glob("{prefix}sem:{resource}", std::string(prefix) + "{\x01}"));
 }
 
 std::string permit_pattern(std::string_view prefix) {

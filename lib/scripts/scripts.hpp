@@ -187,26 +187,28 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   cluster shard's slots are keys of many slots). On a replica: the
 //   error. On a server that shows a promotion: every such marker that
 //   does not name this server is deleted, and the answer is how many were;
-//   then `<prefix>{<tag>}checked` records the promotion ("<run_id>
-//   <master_replid>"), and while it does, later sessions' checks scan
-//   nothing and answer 0 (the server has been a master since, so no copy
-//   of another server's marker came to it by replication; a new promotion
-//   has a new replication id). Otherwise nothing changes and the answer is
-//   0 (every per-slot marker names its server: none was written before
-//   markers did).
+//   then, when it read every marker it found, `<prefix>{<tag>}checked`
+//   records the promotion ("<run_id> <master_replid>"), and while it does,
+//   later sessions' checks scan nothing and answer 0 (the server has been a master since, so no
+//   copy of another server's marker came to it by replication; a new promotion has a new
+//   replication id). Otherwise nothing changes and the answer is 0 (every per-slot marker names its
+//   server: none was written before markers did).
 // declare_new_slots — no KEYS; ARGV: the key prefix, the marker to write,
-//   the first-init marker prefix, "1" to mark ("0" to ask only), then the
-//   tags (slot_tag) of the slots to mark. declare_new for a quorum that
-//   names its keys per slot (key_space.hpp), over every key of that layout
-//   on the server (found with SCAN; flagged allow-cross-slot-keys, as
-//   check_slot_markers): a slot's marker other than a first
-//   initialisation's, a fence counter, or any other key of the layout (a
-//   lock's key, line or permit) is a sign of use; a slot's recovering key,
-//   a promoted server's checked key and a waiter's listening mark are not. Asked to mark, and shown
-//   none, it writes each listed slot's marker (named as declare_new's), deletes its recovering key
-//   and its fence hash's empty field. On a replica: the error. Answers {marked now, a marker seen,
-//   a first initialisation's marker seen, counters seen, lock keys seen, this server's run_id} (1/0
-//   each, the run_id "" without INFO).
+//   the first-init marker prefix, "1" to mark ("0" to ask only), the glob
+//   of the lock keys and that of the permit keys of every slot
+//   (slot_lock_pattern, slot_permit_pattern), then the tags (slot_tag) of
+//   the slots to mark. declare_new for a quorum that names its keys per
+//   slot (key_space.hpp), over every slot's keys on the server (found with
+//   SCAN; flagged allow-cross-slot-keys, as check_slot_markers): a slot's
+//   marker other than a first initialisation's, a counter in a slot's
+//   fence hash, or a lock or permit key is a sign of use (a key it cannot
+//   read, too). Asked to mark, and shown none, it checks that every listed
+//   slot is the server's (else the error, nothing written), then writes
+//   each one's marker (named as declare_new's), deletes its recovering key
+//   and its fence hash's empty field. On a replica: the error. Answers
+//   {marked now, a marker seen, a first initialisation's marker seen,
+//   counters seen, lock keys seen, this server's run_id} (1/0 each, the
+//   run_id "" without INFO).
 // check_marker — KEYS: node marker. Run at the start of every session of a
 //   lock connection (SessionSetup::opening) with the amnesia defence on.
 //   On a server that is a replica (INFO replication's role:slave) it
@@ -274,6 +276,10 @@ inline constexpr std::string_view kFirstInitRecovering = "first-init: ";
 // The same for the lock keys under `keys` (per slot: that slot's only).
 [[nodiscard]] std::string lock_pattern(const KeySpace& keys);
 [[nodiscard]] std::string permit_pattern(std::string_view prefix);
+// The same globs for the per-slot layout's keys of every slot (the slot's
+// tag as `{*}`): `redlock init` of such a quorum looks for them.
+[[nodiscard]] std::string slot_lock_pattern(const LockConfig& lock);
+[[nodiscard]] std::string slot_permit_pattern(std::string_view prefix);
 // The lock key of `resource`: lock.lock_key with its placeholders replaced
 // (config/lock_key_pattern.hpp).
 [[nodiscard]] std::string lock_key(const LockConfig& lock, std::string_view resource);

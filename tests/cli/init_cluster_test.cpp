@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cli_test_support.hpp"
 #include "cluster_cli.hpp"
 #include "protocol/hash_slot.hpp"
+#include "scripts/scripts.hpp"
 
 namespace redlock::test {
 namespace {
@@ -89,6 +91,7 @@ TEST(InitCluster, AQuorumInUseIsRefusedAndNothingIsWritten) {
     before.push_back(keys_on(member.master(shard)));
   }
   before.push_back(keys_on(first));
+  before.push_back(keys_on(second));
 
   const CliResult init = run_cli(with(nodes, {"init"}));
   EXPECT_EQ(init.exit_code, 75) << describe(init);
@@ -100,7 +103,61 @@ TEST(InitCluster, AQuorumInUseIsRefusedAndNothingIsWritten) {
     after.push_back(keys_on(member.master(shard)));
   }
   after.push_back(keys_on(first));
+  after.push_back(keys_on(second));
   EXPECT_EQ(after, before);
+}
+
+// A member shows use when any of its masters does: a marker of a quorum
+// in use on one master is not hidden by the first use's tagged markers on
+// the others, whichever master answers first.
+TEST(InitCluster, AMemberWithAMarkerInUseOnOneMasterIsInUseWhateverTheOthersShow) {
+  ShardedMember member = three_shards(0);
+  RedisServer first;
+  RedisServer second;
+  const std::vector<std::string> nodes{"--node", cluster_node(member.seeds()),
+                                       "--node", first.address(),
+                                       "--node", second.address()};
+  for (std::size_t shard = 0; shard < member.shards(); ++shard) {
+    const auto slot = static_cast<std::uint16_t>(member.slots_of(shard).first);
+    const std::string value =
+        shard == 1 ? "in-use" : std::string(detail::kFirstInitMarkerPrefix) + "x";
+    ASSERT_TRUE(
+        member.master(shard)
+            .probe()
+            .command({"SET", "redlock:{" + std::string(detail::slot_tag(slot)) + "}node", value})
+            .is_ok());
+  }
+  const CliResult init = run_cli(with(nodes, {"init"}));
+  EXPECT_EQ(init.exit_code, 75) << describe(init);
+  EXPECT_NE(init.err.find("holds an identity marker of a quorum in use"), npos) << init.err;
+  EXPECT_EQ(keys_on(first), 0);
+}
+
+// Lock keys named outside the prefix's slot keys (a lock_key such as
+// "app:{prefix}{resource}") are signs of use too.
+TEST(InitCluster, LockKeysOfACustomLockKeyAreSignsOfUse) {
+  ShardedMember member = three_shards(0);
+  RedisServer first;
+  RedisServer second;
+  const std::filesystem::path file =
+      std::filesystem::path(testing::TempDir()) / "init-cluster-lock-key.toml";
+  std::string toml = "[[node]]\ncluster = [";
+  for (std::size_t i = 0; i < member.seeds().size(); ++i) {
+    toml += (i > 0 ? ", \"" : "\"") + member.seeds()[i] + "\"";
+  }
+  toml += "]\n\n[[node]]\naddress = \"" + first.address() + "\"\n\n[[node]]\naddress = \"" +
+          second.address() + "\"\n\n[lock]\nlock_key = \"app:{prefix}{resource}\"\n";
+  write_text(file, toml);
+  // A lock held on the single servers alone, under the custom key.
+  for (RedisServer* server : {&first, &second}) {
+    ASSERT_TRUE(server->probe()
+                    .command({"SET", "app:redlock:{0th}orders:42", "holder", "PX", "60000"})
+                    .is_ok());
+  }
+  const CliResult init = run_cli({"init", "--config", file.string()});
+  EXPECT_EQ(init.exit_code, 75) << describe(init);
+  EXPECT_NE(init.err.find("holds lock keys"), npos) << init.err;
+  std::filesystem::remove(file);
 }
 
 // One cluster named twice makes no quorum: exit 78, as status, and

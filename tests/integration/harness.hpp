@@ -39,6 +39,15 @@ inline std::vector<std::string> eval_words(const detail::ScriptCall& call) {
   return words;
 }
 
+// How many times `command` ran on the server (INFO commandstats'
+// cmdstat_<command>:calls), scripts' calls included.
+inline long long calls_of(RedisProbe& server, std::string_view command) {
+  const std::string stats = server.command({"INFO", "commandstats"}).text;
+  const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+  const std::size_t at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
+
 inline NodeConfig node_at(std::uint16_t port) {
   NodeConfig node;
   node.host = "127.0.0.1";

@@ -213,13 +213,6 @@ TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAP
       << "the promoted replica was not recovered with a delay";
 }
 
-// SCAN calls the server has run (INFO commandstats), scripts' included.
-long long scans_of(RedisProbe& server) {
-  const std::string stats = server.command({"INFO", "commandstats"}).text;
-  const std::size_t at = stats.find("cmdstat_scan:calls=");
-  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 19));
-}
-
 // The per-slot check (check_slot_markers) of a promoted server scans its
 // keyspace for copies of another server's markers once per promotion: it
 // notes the promotion, by the server's run_id and replication id, and
@@ -243,15 +236,15 @@ TEST(SlotMarkersCheck, APromotedServerScansOncePerPromotion) {
   const auto run_check = [&](RedisProbe& on) { return on.command(eval_words(check)); };
 
   ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
-  const long long before = scans_of(s);
+  const long long before = calls_of(s, "scan");
   EXPECT_EQ(run_check(s).integer, 1) << "the copied marker was kept";
-  EXPECT_GT(scans_of(s), before);
+  EXPECT_GT(calls_of(s, "scan"), before);
   const std::string noted = s.get(note).value_or("");
   EXPECT_EQ(noted.substr(0, 40), run_id_of(server)) << noted;
   // Checked for this promotion: the next session's check scans nothing.
-  const long long after_first = scans_of(s);
+  const long long after_first = calls_of(s, "scan");
   EXPECT_EQ(run_check(s).integer, 0);
-  EXPECT_EQ(scans_of(s), after_first);
+  EXPECT_EQ(calls_of(s, "scan"), after_first);
 
   // The server a replica again, of a master that holds its note (as a
   // copy made by replication would) and a marker of its own; then

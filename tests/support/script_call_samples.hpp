@@ -89,6 +89,8 @@ inline std::vector<ScriptCallSample> script_call_samples() {
                                                       .marker_value = "m",
                                                       .first_init_prefix = kFirstInitMarkerPrefix,
                                                       .mark = true,
+                                                      .lock_pattern = "redlock:{*}lock:*",
+                                                      .permit_pattern = "redlock:{*}sem:*",
                                                       .slot_tags = tags}));
   add("acquire_all", encode(AcquireAllCall{.marker_key = marker,
                                            .recovering_key = recovering,

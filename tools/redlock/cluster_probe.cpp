@@ -3,9 +3,9 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
+#include "parallel.hpp"
 #include "protocol/hash_slot.hpp"
 #include "report.hpp"
 #include "scripts/scripts.hpp"
@@ -98,22 +98,17 @@ ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, cons
     }
   }
   // Every master at once, as status asks every member.
-  std::vector<std::thread> threads;
-  threads.reserve(report.shards.size());
-  for (std::size_t i = 0; i < report.shards.size(); ++i) {
-    threads.emplace_back([&, i] {
-      ShardReport& shard = report.shards[i];
-      const NodeConfig server =
-          detail::member_server(member, shard.master.host, shard.master.port, {});
-      // A quorum with a cluster member names its keys per slot: the
-      // resource's master reads its slot's marker, recovering key and fence
-      // counter, the others none (docs/algorithm.md, "Key layout").
-      shard.node =
-          probe_node(server, timeout, lock, report.resource_shard == i ? resource : std::nullopt,
-                     detail::KeyLayout::per_slot);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  for_each_in_parallel(report.shards.size(), [&](std::size_t i) {
+    ShardReport& shard = report.shards[i];
+    const NodeConfig server =
+        detail::member_server(member, shard.master.host, shard.master.port, {});
+    // A quorum with a cluster member names its keys per slot: the
+    // resource's master reads its slot's marker, recovering key and fence
+    // counter, the others none (docs/algorithm.md, "Key layout").
+    shard.node =
+        probe_node(server, timeout, lock, report.resource_shard == i ? resource : std::nullopt,
+                   detail::KeyLayout::per_slot);
+  });
   return report;
 }
 

@@ -11,12 +11,12 @@
 
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "cluster_probe.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "parallel.hpp"
 #include "protocol/hash_slot.hpp"
 #include "protocol/init_plan.hpp"
 #include "protocol/random_value.hpp"
@@ -100,15 +100,19 @@ InitProbe probe(const NodeConfig& node, const LockConfig& lock) {
   return probe;
 }
 
+// A new marker: a random incarnation and this quorum's max_ttl.
+std::string new_marker(const LockConfig& lock) {
+  std::uint8_t bytes[8];
+  detail::fill_random(bytes, sizeof bytes);
+  return detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
+}
+
 // Marks one node; "" when done, else why not.
 std::string declare(const NodeConfig& node, const LockConfig& lock) {
   BlockingSession session(node);
   session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
   if (!session.open()) return session.failure();
-  std::uint8_t bytes[8];
-  detail::fill_random(bytes, sizeof bytes);
-  const std::string marker =
-      detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
+  const std::string marker = new_marker(lock);
   const std::vector<std::string> patterns = lock_patterns(lock);
   const std::string prefix = lock.key_prefix;
   const std::string marker_key = detail::marker_key(prefix);
@@ -144,6 +148,15 @@ struct SlotServer {
   std::vector<std::string_view> tags;  // slot_tag of each
 };
 
+// What the servers of one member showed, over all of them: a sign of use
+// on any is the member's.
+struct SlotSigns {
+  bool marker = false;      // a marker other than a first initialisation's
+  bool first_init = false;  // a first initialisation's marker
+  bool counters = false;
+  bool locks = false;
+};
+
 // A member of such a quorum: its servers (a single member's one server has
 // every slot; a cluster member's masters, theirs in its map), and what
 // they answered.
@@ -151,6 +164,7 @@ struct SlotMember {
   std::vector<SlotServer> servers;
   detail::MemberServers ids;  // for the independence check
   std::size_t unmapped = 0;   // slots the cluster's map gives no master
+  SlotSigns signs;
   InitProbe probe;
 };
 
@@ -168,25 +182,24 @@ std::vector<std::string_view> every_slot_tag() {
 }
 
 // declare_new_slots on `server`: with `mark` false, what it holds (its
-// answer's flags into `probe`); with `mark` true, "" when marked, else why
+// answer's flags into `signs`); with `mark` true, "" when marked, else why
 // not.
-std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mark, InitProbe& probe,
+std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mark, SlotSigns& signs,
                       std::string& run_id) {
   BlockingSession session(server.config);
   session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
   if (!session.open()) return session.failure();
   session.set_deadline(SteadyClock::now() + kSlotScriptBudget, kSlotScriptBudget);
-  std::string marker;
-  if (mark) {
-    std::uint8_t bytes[8];
-    detail::fill_random(bytes, sizeof bytes);
-    marker = detail::marker_value(detail::to_hex(bytes, sizeof bytes), effective_max_ttl(lock));
-  }
+  const std::string marker = mark ? new_marker(lock) : std::string();
+  const std::string lock_glob = detail::slot_lock_pattern(lock);
+  const std::string permit_glob = detail::slot_permit_pattern(lock.key_prefix);
   const BlockingReply reply =
       eval(session, detail::DeclareNewSlotsCall{.key_prefix = lock.key_prefix,
                                                 .marker_value = marker,
                                                 .first_init_prefix = detail::kFirstInitMarkerPrefix,
                                                 .mark = mark,
+                                                .lock_pattern = lock_glob,
+                                                .permit_pattern = permit_glob,
                                                 .slot_tags = server.tags});
   if (!reply) return session.failure();
   if (reply->type == REDIS_REPLY_ERROR) {
@@ -208,10 +221,10 @@ std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mar
                       : "lock keys") +
            " now (used since it was asked)";
   }
-  probe.marked = probe.marked || flag(1) || flag(2);
-  probe.first_init_marker = (probe.first_init_marker || flag(2)) && !flag(1);
-  probe.has_counters = probe.has_counters || flag(3);
-  probe.has_locks = probe.has_locks || flag(4);
+  signs.marker = signs.marker || flag(1);
+  signs.first_init = signs.first_init || flag(2);
+  signs.counters = signs.counters || flag(3);
+  signs.locks = signs.locks || flag(4);
   return {};
 }
 
@@ -249,46 +262,62 @@ SlotMember slot_member(const NodeConfig& node, const LockConfig& lock) {
   return member;
 }
 
-// Asks every server of `member` what it holds.
+// Asks every server of `member` what it holds, all at once. The member
+// answered when every one of its masters did; a sign of use on any server
+// that answered is the member's answer even when another did not, since
+// it refuses init whatever the rest would say.
 void probe_slots(SlotMember& member, const LockConfig& lock) {
   if (!member.probe.error.empty()) return;
-  for (const SlotServer& server : member.servers) {
-    std::string run_id;
-    const std::string failure = ask_slots(server, lock, false, member.probe, run_id);
-    if (!failure.empty()) {
-      member.probe.error = server.config.name + ": " + failure;
-      return;
+  const std::size_t count = member.servers.size();
+  std::vector<SlotSigns> signs(count);
+  std::vector<std::string> run_ids(count);
+  std::vector<std::string> failures(count);
+  for_each_in_parallel(count, [&](std::size_t i) {
+    failures[i] = ask_slots(member.servers[i], lock, false, signs[i], run_ids[i]);
+  });
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!failures[i].empty()) {
+      if (member.probe.error.empty()) {
+        member.probe.error = member.servers[i].config.name + ": " + failures[i];
+      }
+      continue;
     }
-    if (!run_id.empty()) member.ids.run_ids.push_back(run_id);
+    member.signs.marker = member.signs.marker || signs[i].marker;
+    member.signs.first_init = member.signs.first_init || signs[i].first_init;
+    member.signs.counters = member.signs.counters || signs[i].counters;
+    member.signs.locks = member.signs.locks || signs[i].locks;
+    if (!run_ids[i].empty()) member.ids.run_ids.push_back(run_ids[i]);
   }
-  member.probe.answered = true;
+  const bool in_use = member.signs.marker || member.signs.counters || member.signs.locks;
+  member.probe.answered = member.probe.error.empty() || in_use;
+  member.probe.marked = member.signs.marker || member.signs.first_init;
+  member.probe.first_init_marker = member.signs.first_init && !member.signs.marker;
+  member.probe.has_counters = member.signs.counters;
+  member.probe.has_locks = member.signs.locks;
 }
 
-// Marks every server of `member`: "" when each was, else why not.
+// Marks every server of `member`, all at once: "" when each was, else why
+// not (each server is marked whole or not at all; how many were is said).
 std::string declare_slots(const SlotMember& member, const LockConfig& lock) {
-  for (const SlotServer& server : member.servers) {
-    InitProbe unused;
+  const std::size_t count = member.servers.size();
+  std::vector<std::string> failures(count);
+  for_each_in_parallel(count, [&](std::size_t i) {
+    SlotSigns unused;
     std::string run_id;
-    const std::string failure = ask_slots(server, lock, true, unused, run_id);
-    if (!failure.empty()) {
-      return member.servers.size() > 1 ? "master " + server.config.name + ": " + failure : failure;
+    failures[i] = ask_slots(member.servers[i], lock, true, unused, run_id);
+  });
+  std::string why;
+  std::size_t marked = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (failures[i].empty()) {
+      ++marked;
+    } else if (why.empty()) {
+      why =
+          count > 1 ? "master " + member.servers[i].config.name + ": " + failures[i] : failures[i];
     }
   }
-  return {};
-}
-
-template <class Job>
-void for_each_in_parallel(const std::vector<std::size_t>& indexes, Job job) {
-  std::vector<std::thread> threads;
-  threads.reserve(indexes.size());
-  for (std::size_t i : indexes) threads.emplace_back([&job, i] { job(i); });
-  for (std::thread& thread : threads) thread.join();
-}
-
-std::vector<std::size_t> every_index(std::size_t count) {
-  std::vector<std::size_t> indexes(count);
-  for (std::size_t i = 0; i < count; ++i) indexes[i] = i;
-  return indexes;
+  if (why.empty() || count == 1) return why;
+  return why + " (" + std::to_string(marked) + " of " + std::to_string(count) + " masters marked)";
 }
 
 // What init says of the nodes it marked (or failed to) and of those that
@@ -332,7 +361,7 @@ int refuse(const detail::InitPlan& plan) {
 int init_slots(const QuorumConfig& config) {
   const std::vector<NodeConfig>& nodes = config.nodes;
   std::vector<SlotMember> members(nodes.size());
-  for_each_in_parallel(every_index(nodes.size()), [&](std::size_t i) {
+  for_each_in_parallel(nodes.size(), [&](std::size_t i) {
     members[i] = slot_member(nodes[i], config.lock);
     probe_slots(members[i], config.lock);
   });
@@ -350,8 +379,10 @@ int init_slots(const QuorumConfig& config) {
   const detail::InitPlan plan = detail::plan_init(probes);
   if (!plan.declare) return refuse(plan);
   std::vector<std::string> failures(nodes.size());
-  for_each_in_parallel(
-      plan.targets, [&](std::size_t i) { failures[i] = declare_slots(members[i], config.lock); });
+  for_each_in_parallel(plan.targets.size(), [&](std::size_t t) {
+    const std::size_t i = plan.targets[t];
+    failures[i] = declare_slots(members[i], config.lock);
+  });
   for (std::size_t i : plan.targets) {
     if (members[i].unmapped > 0 && failures[i].empty()) {
       print_error("init: node " + nodes[i].name + ": " + std::to_string(members[i].unmapped) +
@@ -369,13 +400,15 @@ int init_command(const Invocation& invocation) {
   if (detail::key_layout(*config) == detail::KeyLayout::per_slot) return init_slots(*config);
   const std::vector<NodeConfig>& nodes = config->nodes;
   std::vector<InitProbe> probes(nodes.size());
-  for_each_in_parallel(every_index(nodes.size()),
+  for_each_in_parallel(nodes.size(),
                        [&](std::size_t i) { probes[i] = probe(nodes[i], config->lock); });
   const detail::InitPlan plan = detail::plan_init(probes);
   if (!plan.declare) return refuse(plan);
   std::vector<std::string> failures(nodes.size());
-  for_each_in_parallel(plan.targets,
-                       [&](std::size_t i) { failures[i] = declare(nodes[i], config->lock); });
+  for_each_in_parallel(plan.targets.size(), [&](std::size_t t) {
+    const std::size_t i = plan.targets[t];
+    failures[i] = declare(nodes[i], config->lock);
+  });
   return report_marks(nodes, probes, plan, failures);
 }
 

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "cluster_probe.hpp"
@@ -13,6 +12,7 @@
 #include "exit_codes.hpp"
 #include "json_writer.hpp"
 #include "node_probe.hpp"
+#include "parallel.hpp"
 #include "protocol/same_server.hpp"
 #include "quorum_setup.hpp"
 #include "report.hpp"
@@ -96,21 +96,16 @@ NodeReport cluster_row(const NodeConfig& member, const ClusterReport& cluster) {
 std::vector<MemberReport> probe_all(const QuorumConfig& config,
                                     const std::optional<std::string>& resource) {
   std::vector<MemberReport> reports(config.nodes.size());
-  std::vector<std::thread> threads;
-  threads.reserve(config.nodes.size());
-  for (std::size_t i = 0; i < config.nodes.size(); ++i) {
-    threads.emplace_back([&, i] {
-      const NodeConfig& node = config.nodes[i];
-      if (node.cluster.empty()) {
-        reports[i].row = probe_node(node, config.lock.connect_timeout, config.lock, resource,
-                                    detail::key_layout(config));
-        return;
-      }
-      reports[i].cluster = probe_cluster(node, config.lock.connect_timeout, config.lock, resource);
-      reports[i].row = cluster_row(node, *reports[i].cluster);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  for_each_in_parallel(config.nodes.size(), [&](std::size_t i) {
+    const NodeConfig& node = config.nodes[i];
+    if (node.cluster.empty()) {
+      reports[i].row = probe_node(node, config.lock.connect_timeout, config.lock, resource,
+                                  detail::key_layout(config));
+      return;
+    }
+    reports[i].cluster = probe_cluster(node, config.lock.connect_timeout, config.lock, resource);
+    reports[i].row = cluster_row(node, *reports[i].cluster);
+  });
   return reports;
 }
 
