@@ -67,11 +67,21 @@ local function own_run_id()
   return string.match(info_text('server'), 'run_id:(%x+)') or ''
 end
 -- What a marker this script writes ends with: this server's name, when
--- INFO tells it.
+-- INFO tells it, after the replication history it was written in.
 local function marker_name()
   local id = own_run_id()
   if id == '' then return '' end
-  return ' run_id=' .. id
+  local replid = string.match(info_text('replication'), 'master_replid:(%x+)')
+  if not replid then return ' run_id=' .. id end
+  return ' replid=' .. replid .. ' run_id=' .. id
+end
+-- Whether a marker this server wrote (it names its run_id) still stands on
+-- it after it showed a promotion: written in its current replication
+-- history. One that names no history was written before markers did, and
+-- is taken as it was then.
+local function own_marker_stands(marker, replication)
+  local written_in = string.match(marker, ' replid=(%x+)')
+  return not written_in or written_in == string.match(replication, 'master_replid:(%x+)')
 end
 )lua";
 
@@ -124,10 +134,14 @@ if not marker then return 0 end
 local own = own_run_id()
 if own == '' then return 0 end
 local written_by = string.match(marker, ' run_id=(%x+)')
-if written_by == own then return 0 end
+if written_by == own then
+  if not shows_promotion(replication) or own_marker_stands(marker, replication) then return 0 end
+  redis.call('DEL', KEYS[1])
+  return 1
+end
 if not shows_promotion(replication) then
   if not written_by then
-    redis.call('SET', KEYS[1], marker .. ' run_id=' .. own)
+    redis.call('SET', KEYS[1], marker .. marker_name())
   end
   return 0
 end
@@ -174,7 +188,8 @@ repeat
       local marker = redis.pcall('GET', key)
       if type(marker) ~= 'string' then
         unread = unread + 1
-      elseif string.match(marker, ' run_id=(%x+)') ~= own then
+      elseif string.match(marker, ' run_id=(%x+)') ~= own or
+             not own_marker_stands(marker, replication) then
         redis.call('DEL', key)
         deleted = deleted + 1
       end

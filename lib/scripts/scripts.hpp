@@ -177,8 +177,10 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   field, a second merge's flag, aside); no lock key — writes the marker,
 //   deletes the recovering key and the empty field, and answers {1, ""};
 //   else changes nothing and answers {0, "marker" | "counters" | "locks"}.
-//   It and recover write the marker with " run_id=<this server's run_id>"
-//   after the value they are given (INFO server).
+//   It and recover write the marker with " replid=<master_replid>
+//   run_id=<this server's run_id>" after the value they are given (INFO
+//   replication and server): the server and the replication history it
+//   was written in.
 // check_slot_markers — no KEYS; ARGV: the key prefix, the tag (slot_tag)
 //   of a slot the server serves. check_marker for a quorum that names its
 //   keys per slot (key_space.hpp): the session's first word there, over
@@ -186,13 +188,15 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   SCAN; a script flagged allow-cross-slot-keys, since the markers of a
 //   cluster shard's slots are keys of many slots). On a replica: the
 //   error. On a server that shows a promotion: every such marker that
-//   does not name this server is deleted, and the answer is how many were;
-//   then, when it read every marker it found, `<prefix>{<tag>}checked`
-//   records the promotion ("<run_id> <master_replid>"), and while it does,
-//   later sessions' checks scan nothing and answer 0 (the server has been a master since, so no
-//   copy of another server's marker came to it by replication; a new promotion has a new
-//   replication id). Otherwise nothing changes and the answer is 0 (every per-slot marker names its
-//   server: none was written before markers did).
+//   does not name this server, or names it in another replication history
+//   (as check_marker), is deleted, and the answer is how many were; then,
+//   when it read every marker it found, `<prefix>{<tag>}checked` records
+//   the promotion ("<run_id> <master_replid>"), and while it does, later
+//   sessions' checks scan nothing and answer 0 (the server has been a
+//   master since, so no marker came to it by replication; a new promotion
+//   has a new replication id). Otherwise nothing changes and the answer is
+//   0 (every per-slot marker names its server: none was written before
+//   markers did).
 // declare_new_slots — no KEYS; ARGV: the key prefix, the marker to write,
 //   the first-init marker prefix, "1" to mark ("0" to ask only), the glob
 //   of the lock keys and that of the permit keys of every slot
@@ -216,7 +220,12 @@ inline constexpr std::size_t kProbeReplyBytes = std::size_t{64} << 20;  // 64 Mi
 //   promotion must not serve after it. Without INFO (an ACL) it changes
 //   nothing and answers 0.
 //   A marker that names this server (" run_id=…", INFO server) is left as
-//   it is. Otherwise, on a server that shows a promotion (INFO
+//   it is, except on a server that shows a promotion when it names
+//   another replication history (" replid=…" other than INFO
+//   replication's master_replid: written before this server was last a
+//   replica, so it may lack the grants of the master it followed, and it
+//   is deleted; one that names no history was written before markers did,
+//   and is left). Otherwise, on a server that shows a promotion (INFO
 //   replication's second_repl_offset is not -1: it was a replica and took
 //   its master's place), the marker is deleted: a replica copies its
 //   master's marker but may lack the grants its master acknowledged last,

@@ -12,12 +12,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -200,7 +203,13 @@ TEST_F(PromotedReplica, AMarkerThatNamesNoServerIsNamedByItsMasterAndTakenFromAP
     const AcquireResult first = client.acquire(Resource("first"));
     ASSERT_TRUE(first.ok()) << first.error.message();
   }
-  EXPECT_EQ(master.get(kMarkerKey), old_marker + " run_id=" + run_id_of(*master_));
+  // Named as the scripts name markers: the server's history, then its run_id.
+  const std::string replication = master.command({"INFO", "replication"}).text;
+  const std::size_t replid_at = replication.find("master_replid:");
+  ASSERT_NE(replid_at, std::string::npos);
+  EXPECT_EQ(master.get(kMarkerKey), old_marker +
+                                        " replid=" + replication.substr(replid_at + 14, 40) +
+                                        " run_id=" + run_id_of(*master_));
 
   RedisProbe replica(replica_->port());
   ASSERT_EQ(replica.command({"REPLICAOF", "NO", "ONE"}).text, "OK");
@@ -257,6 +266,77 @@ TEST(SlotMarkersCheck, APromotedServerScansOncePerPromotion) {
   ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
   EXPECT_EQ(run_check(s).integer, 1) << "a note of an earlier promotion spared the scan";
   EXPECT_NE(s.get(note), noted);
+}
+
+// A server promoted again after it followed a master it never caught up
+// with (a failback to a lagging server): the marker it wrote before it was
+// a replica may lack the grants of the master it followed, so its check
+// deletes it as a copy of another server's would be. A marker it writes
+// after the promotion, in its new replication history, stands.
+TEST(MarkerHistory, AServerPromotedBackWithoutCatchingUpDropsItsEarlierMarker) {
+  RedisServer server;
+  RedisProbe s(server.port());
+  const std::vector<std::string> patterns{"redlock:lock:*"};
+  const detail::ScriptCall mark =
+      detail::encode(detail::DeclareNewCall{.marker_key = kMarkerKey,
+                                            .recovering_key = "redlock:recovering",
+                                            .fence_key = "redlock:fence",
+                                            .marker_value = "m",
+                                            .first_init_prefix = detail::kFirstInitMarkerPrefix,
+                                            .lock_patterns = patterns});
+  const detail::ScriptCall check =
+      detail::encode(detail::CheckMarkerCall{.marker_key = kMarkerKey});
+  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
+  // Named by the script: the server and its replication history.
+  EXPECT_NE(s.get(kMarkerKey).value_or("").find(" replid="), std::string::npos);
+  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
+
+  // It follows a master it never reaches (its data stays as it was), then
+  // takes over again.
+  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
+  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  EXPECT_EQ(s.command(eval_words(check)).integer, 1) << "its earlier marker was kept";
+  EXPECT_FALSE(s.exists(kMarkerKey));
+
+  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
+  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
+  EXPECT_TRUE(s.exists(kMarkerKey)) << "a marker of the current history was deleted";
+}
+
+// The same per slot (check_slot_markers), the record of the first check
+// made before the server followed another master.
+TEST(MarkerHistory, AServerPromotedBackWithoutCatchingUpDropsItsEarlierSlotMarkers) {
+  RedisServer server;
+  RedisProbe s(server.port());
+  const std::array<std::string_view, 1> tags{"0th"};
+  const detail::ScriptCall mark = detail::encode(
+      detail::DeclareNewSlotsCall{.key_prefix = "redlock:",
+                                  .marker_value = "m",
+                                  .first_init_prefix = detail::kFirstInitMarkerPrefix,
+                                  .mark = true,
+                                  .lock_pattern = "redlock:{*}lock:*",
+                                  .permit_pattern = "redlock:{*}sem:*",
+                                  .slot_tags = tags});
+  const detail::ScriptCall check =
+      detail::encode(detail::CheckSlotMarkersCall{.key_prefix = "redlock:", .slot_tag = "0th"});
+  const std::string marker = "redlock:{0th}node";
+  // Promoted once (a replica of a master it never reached, then master):
+  // marked and checked in that history.
+  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
+  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
+  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
+  EXPECT_TRUE(s.exists(marker));
+
+  // A replica again that never catches up, then promoted again.
+  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
+  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  EXPECT_EQ(s.command(eval_words(check)).integer, 1) << "its earlier slot marker was kept";
+  EXPECT_FALSE(s.exists(marker));
+
+  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
+  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
+  EXPECT_TRUE(s.exists(marker)) << "a marker of the current history was deleted";
 }
 
 }  // namespace

@@ -201,6 +201,11 @@ TEST(MarkerValue, NamesTheServerThatWroteItAfterItsMaxTtl) {
   const std::string named = "redlock-node-0123abcd max_ttl_ms=30000 run_id=" + id;
   EXPECT_EQ(marker_max_ttl(named), Milliseconds(30000));
   EXPECT_EQ(marker_run_id(named), id);
+  // With the replication history it was written in, before the run_id.
+  const std::string with_history =
+      "redlock-node-0123abcd max_ttl_ms=30000 replid=" + std::string(40, 'b') + " run_id=" + id;
+  EXPECT_EQ(marker_max_ttl(with_history), Milliseconds(30000));
+  EXPECT_EQ(marker_run_id(with_history), id);
   // Written before markers named their server, or not a run_id.
   EXPECT_EQ(marker_run_id("redlock-node-0123abcd max_ttl_ms=30000"), std::nullopt);
   EXPECT_EQ(marker_run_id("x run_id=abc"), std::nullopt);
