@@ -133,6 +133,30 @@ TEST(InitCluster, AMemberWithAMarkerInUseOnOneMasterIsInUseWhateverTheOthersShow
   EXPECT_EQ(keys_on(first), 0);
 }
 
+// A master that does not answer does not hide what the member's other
+// masters show: a marker of a quorum in use there refuses init, though
+// the member as a whole did not answer.
+TEST(InitCluster, AMemberWithAMasterDownStillShowsTheUseItsOtherMastersShow) {
+  ShardedMember member = three_shards(0);
+  RedisServer first;
+  RedisServer second;
+  const std::vector<std::string> nodes{"--node", cluster_node(member.seeds()),
+                                       "--node", first.address(),
+                                       "--node", second.address()};
+  const auto slot = static_cast<std::uint16_t>(member.slots_of(1).first);
+  ASSERT_TRUE(
+      member.master(1)
+          .probe()
+          .command({"SET", "redlock:{" + std::string(detail::slot_tag(slot)) + "}node", "in-use"})
+          .is_ok());
+  member.master(2).stop();
+  const CliResult init = run_cli(with(nodes, {"init"}));
+  EXPECT_EQ(init.exit_code, 75) << describe(init);
+  EXPECT_NE(init.err.find("holds an identity marker of a quorum in use"), npos) << init.err;
+  EXPECT_EQ(keys_on(first), 0);
+  EXPECT_EQ(keys_on(second), 0);
+}
+
 // Lock keys named outside the prefix's slot keys (a lock_key such as
 // "app:{prefix}{resource}") are signs of use too.
 TEST(InitCluster, LockKeysOfACustomLockKeyAreSignsOfUse) {

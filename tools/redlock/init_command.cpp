@@ -264,10 +264,10 @@ SlotMember slot_member(const NodeConfig& node, const LockConfig& lock) {
 
 // Asks every server of `member` what it holds, all at once. The member
 // answered when every one of its masters did; a sign of use on any server
-// that answered is the member's answer even when another did not, since
-// it refuses init whatever the rest would say.
+// that answered is the member's answer even when another did not (or its
+// map named a master that did not answer), since it refuses init whatever
+// the rest would say.
 void probe_slots(SlotMember& member, const LockConfig& lock) {
-  if (!member.probe.error.empty()) return;
   const std::size_t count = member.servers.size();
   std::vector<SlotSigns> signs(count);
   std::vector<std::string> run_ids(count);
