@@ -149,10 +149,37 @@ redis.call('DEL', KEYS[1])
 return 1
 )lua";
 
-// check_slot_markers (scripts.hpp). The slot's tag is what lies between the
-// prefix's "{" and "}node"; a key of another shape that the glob also
-// matches (a lock key whose resource ends in "}node") is left alone. The
-// promotion's name is the server's run_id and its replication id, which a
+// What the per-slot scripts (check_slot_markers, declare_new_slots) share:
+// a scan of the server's keys, and the per-slot layout's key names,
+// `<prefix>{<tag>}<name>` (key_space.hpp). A key of another shape that a
+// glob also matches (a lock key whose resource ends in "}node") is not one.
+constexpr std::string_view kSlotKeys = R"lua(
+-- Whether found(key) answers true for some key of `pattern` (one SCAN).
+local function any_key(pattern, found)
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do
+      if found(key) then return true end
+    end
+  until cursor == '0'
+  return false
+end
+-- The glob of every slot's key `name` under `prefix` (its own glob
+-- characters escaped).
+local function slot_glob(prefix, name)
+  return string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*}' .. name
+end
+-- Whether `key` is the key `name` of some slot under `prefix`.
+local function slot_key(prefix, key, name)
+  local tag = string.sub(key, #prefix + 2, -(#name + 2))
+  return string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true)
+end
+)lua";
+
+// check_slot_markers (scripts.hpp), over every slot's marker (kSlotKeys).
+// The promotion's name is the server's run_id and its replication id, which a
 // promotion changes (a replica taking its master's place starts a new
 // history); a read or write of the checked key in a slot the server does
 // not serve fails (pcall) and the scan runs, as it would without the key.
@@ -175,36 +202,28 @@ local replid = string.match(replication, 'master_replid:(%x+)')
 local promotion = replid and (own .. ' ' .. replid)
 local checked_key = prefix .. '{' .. ARGV[2] .. '}checked'
 if promotion and redis.pcall('GET', checked_key) == promotion then return 0 end
-local unread = 0
-local pattern = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0') .. '{*}node'
-local deleted = 0
-local cursor = '0'
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    local tag = string.sub(key, #prefix + 2, -6)
-    if string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true) then
-      local marker = redis.pcall('GET', key)
-      if type(marker) ~= 'string' then
-        unread = unread + 1
-      elseif string.match(marker, ' run_id=(%x+)') ~= own or
-             not own_marker_stands(marker, replication) then
-        redis.call('DEL', key)
-        deleted = deleted + 1
-      end
-    end
+local unread, deleted = 0, 0
+any_key(slot_glob(prefix, 'node'), function(key)
+  if not slot_key(prefix, key, 'node') then return false end
+  local marker = redis.pcall('GET', key)
+  if type(marker) ~= 'string' then
+    unread = unread + 1
+  elseif string.match(marker, ' run_id=(%x+)') ~= own or
+         not own_marker_stands(marker, replication) then
+    redis.call('DEL', key)
+    deleted = deleted + 1
   end
-until cursor == '0'
+  return false
+end)
 if promotion and unread == 0 then redis.pcall('SET', checked_key, promotion) end
 return deleted
 )lua";
 
 // declare_new_slots (scripts.hpp). The signs of use are declare_new's, in
-// every slot: a slot's marker (`<prefix>{<tag>}node`, its tag as
-// check_slot_markers reads it) other than a first initialisation's, a
-// counter in a slot's fence hash, a key of the lock or permit globs. A key
-// that cannot be read (a slot the server does not serve) counts as use.
+// every slot (kSlotKeys): a slot's marker other than a first
+// initialisation's, a counter in a slot's fence hash, a key of the lock
+// or permit globs. A key that cannot be read (a slot the server does not
+// serve) counts as use.
 // Every listed slot is checked to be the server's own before any is
 // written, so a slot moved since the question leaves the server unmarked.
 constexpr std::string_view kDeclareNewSlots = R"lua(
@@ -215,27 +234,9 @@ if string.match(info_text('replication'), 'role:slave') then
   return redis.error_reply('READONLY declare_new_slots: this server is a replica')
 end
 local prefix, marker, first_init = ARGV[1], ARGV[2], ARGV[3]
-local escaped = string.gsub(prefix, '[%*%?%[%]\\]', '\\%0')
--- Whether `found` answers true for some key of `pattern`.
-local function any_key(pattern, found)
-  local cursor = '0'
-  repeat
-    local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
-    cursor = page[1]
-    for _, key in ipairs(page[2]) do
-      if found(key) then return true end
-    end
-  until cursor == '0'
-  return false
-end
--- Whether `key` is the key `name` of some slot: <prefix>{<tag>}<name>.
-local function slot_key(key, name)
-  local tag = string.sub(key, #prefix + 2, -(#name + 2))
-  return string.sub(key, #prefix + 1, #prefix + 1) == '{' and not string.find(tag, '}', 1, true)
-end
 local marked, first = 0, 0
-any_key(escaped .. '{*}node', function(key)
-  if slot_key(key, 'node') then
+any_key(slot_glob(prefix, 'node'), function(key)
+  if slot_key(prefix, key, 'node') then
     local value = redis.pcall('GET', key)
     if type(value) == 'string' and string.sub(value, 1, #first_init) == first_init then
       first = 1
@@ -245,8 +246,8 @@ any_key(escaped .. '{*}node', function(key)
   end
   return false
 end)
-local counters = any_key(escaped .. '{*}fence', function(key)
-  if not slot_key(key, 'fence') then return false end
+local counters = any_key(slot_glob(prefix, 'fence'), function(key)
+  if not slot_key(prefix, key, 'fence') then return false end
   local fields = redis.pcall('HKEYS', key)
   if type(fields) ~= 'table' or fields.err then return true end
   for _, field in ipairs(fields) do
@@ -671,10 +672,10 @@ const std::array<Script, kScriptCount>& script_table() {
   static const std::string check_marker = std::string(kOwnRunId) + std::string(kCheckMarker);
   // The flag lets one call touch the markers of every slot the server has.
   static const std::string check_slot_markers = "#!lua flags=allow-cross-slot-keys\n" +
-                                                std::string(kOwnRunId) +
+                                                std::string(kOwnRunId) + std::string(kSlotKeys) +
                                                 std::string(kCheckSlotMarkers);
   static const std::string declare_new_slots = "#!lua flags=allow-cross-slot-keys\n" +
-                                               std::string(kOwnRunId) +
+                                               std::string(kOwnRunId) + std::string(kSlotKeys) +
                                                std::string(kDeclareNewSlots);
   static const std::string remerge = std::string(kRaiseCounters) + std::string(kRemerge);
   static const std::string pass_turn = std::string(kNameNext) + std::string(kPassTurn);

@@ -268,6 +268,22 @@ TEST(SlotMarkersCheck, APromotedServerScansOncePerPromotion) {
   EXPECT_NE(s.get(note), noted);
 }
 
+// The server follows a master it never reaches (its data stays as it
+// was), then takes over again: a promotion, with a new replication history.
+void follow_no_one_then_take_over(RedisProbe& server) {
+  ASSERT_TRUE(server.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
+  ASSERT_TRUE(server.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+}
+
+// Marks the server (`mark`), then runs a session's check (`check`): the
+// marker, written in the server's current history, stands.
+void expect_a_new_marker_stands(RedisProbe& server, const detail::ScriptCall& mark,
+                                const detail::ScriptCall& check, const std::string& key) {
+  ASSERT_EQ(server.command(eval_words(mark)).elements.at(0).integer, 1);
+  EXPECT_EQ(server.command(eval_words(check)).integer, 0);
+  EXPECT_TRUE(server.exists(key)) << "a marker of the current history was deleted";
+}
+
 // A server promoted again after it followed a master it never caught up
 // with (a failback to a lagging server): the marker it wrote before it was
 // a replica may lack the grants of the master it followed, so its check
@@ -291,16 +307,10 @@ TEST(MarkerHistory, AServerPromotedBackWithoutCatchingUpDropsItsEarlierMarker) {
   EXPECT_NE(s.get(kMarkerKey).value_or("").find(" replid="), std::string::npos);
   EXPECT_EQ(s.command(eval_words(check)).integer, 0);
 
-  // It follows a master it never reaches (its data stays as it was), then
-  // takes over again.
-  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
-  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  follow_no_one_then_take_over(s);
   EXPECT_EQ(s.command(eval_words(check)).integer, 1) << "its earlier marker was kept";
   EXPECT_FALSE(s.exists(kMarkerKey));
-
-  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
-  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
-  EXPECT_TRUE(s.exists(kMarkerKey)) << "a marker of the current history was deleted";
+  expect_a_new_marker_stands(s, mark, check, kMarkerKey);
 }
 
 // The same per slot (check_slot_markers), the record of the first check
@@ -320,23 +330,15 @@ TEST(MarkerHistory, AServerPromotedBackWithoutCatchingUpDropsItsEarlierSlotMarke
   const detail::ScriptCall check =
       detail::encode(detail::CheckSlotMarkersCall{.key_prefix = "redlock:", .slot_tag = "0th"});
   const std::string marker = "redlock:{0th}node";
-  // Promoted once (a replica of a master it never reached, then master):
-  // marked and checked in that history.
-  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
-  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
-  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
-  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
-  EXPECT_TRUE(s.exists(marker));
+  // Promoted once: marked and checked in that history.
+  follow_no_one_then_take_over(s);
+  expect_a_new_marker_stands(s, mark, check, marker);
 
   // A replica again that never catches up, then promoted again.
-  ASSERT_TRUE(s.command({"REPLICAOF", "127.0.0.1", "1"}).is_ok());
-  ASSERT_TRUE(s.command({"REPLICAOF", "NO", "ONE"}).is_ok());
+  follow_no_one_then_take_over(s);
   EXPECT_EQ(s.command(eval_words(check)).integer, 1) << "its earlier slot marker was kept";
   EXPECT_FALSE(s.exists(marker));
-
-  ASSERT_EQ(s.command(eval_words(mark)).elements.at(0).integer, 1);
-  EXPECT_EQ(s.command(eval_words(check)).integer, 0);
-  EXPECT_TRUE(s.exists(marker)) << "a marker of the current history was deleted";
+  expect_a_new_marker_stands(s, mark, check, marker);
 }
 
 }  // namespace

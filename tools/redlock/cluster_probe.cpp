@@ -49,8 +49,8 @@ bool ClusterReport::answered() const {
   });
 }
 
-ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, const LockConfig& lock,
-                            const std::optional<std::string>& resource) {
+ClusterReport read_cluster_map(const NodeConfig& member, Milliseconds timeout,
+                               const std::optional<std::string>& resource) {
   ClusterReport report;
   report.name = member.name;
   std::optional<std::vector<detail::SlotRange>> ranges;
@@ -97,6 +97,12 @@ ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, cons
       }
     }
   }
+  return report;
+}
+
+ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout, const LockConfig& lock,
+                            const std::optional<std::string>& resource) {
+  ClusterReport report = read_cluster_map(member, timeout, resource);
   // Every master at once, as status asks every member.
   for_each_in_parallel(report.shards.size(), [&](std::size_t i) {
     ShardReport& shard = report.shards[i];

@@ -42,7 +42,13 @@ struct ClusterReport {
   [[nodiscard]] bool answered() const;
 };
 
-// Reads `member`'s map from its seeds, in order, and asks each master.
+// Reads `member`'s map from its seeds, in order: the shards, their ranges
+// and the resource's shard, no master asked (each shard's `node` is left
+// as it is default-built).
+[[nodiscard]] ClusterReport read_cluster_map(const NodeConfig& member, Milliseconds timeout,
+                                             const std::optional<std::string>& resource);
+
+// The same, then asks each master.
 [[nodiscard]] ClusterReport probe_cluster(const NodeConfig& member, Milliseconds timeout,
                                           const LockConfig& lock,
                                           const std::optional<std::string>& resource);

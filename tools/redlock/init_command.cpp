@@ -53,14 +53,24 @@ BlockingReply eval(BlockingSession& session, const Call& call) {
   return session.command(words);
 }
 
+// Opens `session` within the quorum's connect timeout.
+bool opened(BlockingSession& session, const LockConfig& lock) {
+  session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
+  return session.open();
+}
+
+// A script's error reply, escaped, as init reports it.
+std::string error_reply_text(const redisReply& reply) {
+  return "error reply: " + detail::escape_text(std::string_view(reply.str, reply.len));
+}
+
 // What one node holds: its marker (and whether a first initialisation
 // wrote it), its fence counters, its lock keys.
 InitProbe probe(const NodeConfig& node, const LockConfig& lock) {
   InitProbe probe;
   probe.name = node.name;
   BlockingSession session(node);
-  session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
-  if (!session.open()) {
+  if (!opened(session, lock)) {
     probe.error = session.failure();
     return probe;
   }
@@ -110,8 +120,7 @@ std::string new_marker(const LockConfig& lock) {
 // Marks one node; "" when done, else why not.
 std::string declare(const NodeConfig& node, const LockConfig& lock) {
   BlockingSession session(node);
-  session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
-  if (!session.open()) return session.failure();
+  if (!opened(session, lock)) return session.failure();
   const std::string marker = new_marker(lock);
   const std::vector<std::string> patterns = lock_patterns(lock);
   const std::string prefix = lock.key_prefix;
@@ -127,7 +136,7 @@ std::string declare(const NodeConfig& node, const LockConfig& lock) {
                                            .lock_patterns = patterns});
   if (!reply) return session.failure();
   if (reply->type == REDIS_REPLY_ERROR) {
-    return "error reply: " + detail::escape_text(std::string_view(reply->str, reply->len));
+    return error_reply_text(*reply);
   }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
       reply->element[0]->type != REDIS_REPLY_INTEGER) {
@@ -145,6 +154,7 @@ std::string declare(const NodeConfig& node, const LockConfig& lock) {
 // One server of a quorum whose keys are per slot, and the slots it has.
 struct SlotServer {
   NodeConfig config;
+  std::string what;                    // how messages name it ("" for a member's one server)
   std::vector<std::string_view> tags;  // slot_tag of each
 };
 
@@ -168,6 +178,11 @@ struct SlotMember {
   InitProbe probe;
 };
 
+// `failure` of `server`, as a message says it.
+std::string named(const SlotServer& server, const std::string& failure) {
+  return server.what.empty() ? failure : server.what + ": " + failure;
+}
+
 // A script's step over every slot a server has may take a while on a
 // large keyspace (its SCAN) or a full slot range (16 384 markers).
 constexpr Milliseconds kSlotScriptBudget{10000};
@@ -187,8 +202,7 @@ std::vector<std::string_view> every_slot_tag() {
 std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mark, SlotSigns& signs,
                       std::string& run_id) {
   BlockingSession session(server.config);
-  session.set_deadline(SteadyClock::now() + lock.connect_timeout, lock.connect_timeout);
-  if (!session.open()) return session.failure();
+  if (!opened(session, lock)) return session.failure();
   session.set_deadline(SteadyClock::now() + kSlotScriptBudget, kSlotScriptBudget);
   const std::string marker = mark ? new_marker(lock) : std::string();
   const std::string lock_glob = detail::slot_lock_pattern(lock);
@@ -203,7 +217,7 @@ std::string ask_slots(const SlotServer& server, const LockConfig& lock, bool mar
                                                 .slot_tags = server.tags});
   if (!reply) return session.failure();
   if (reply->type == REDIS_REPLY_ERROR) {
-    return "error reply: " + detail::escape_text(std::string_view(reply->str, reply->len));
+    return error_reply_text(*reply);
   }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 6 ||
       reply->element[5]->type != REDIS_REPLY_STRING) {
@@ -236,10 +250,11 @@ SlotMember slot_member(const NodeConfig& node, const LockConfig& lock) {
   member.ids.cluster = !node.cluster.empty();
   if (node.cluster.empty()) {
     static const std::vector<std::string_view> every = every_slot_tag();
-    member.servers.push_back({node, every});
+    member.servers.push_back({node, {}, every});
     return member;
   }
-  const ClusterReport map = probe_cluster(node, lock.connect_timeout, lock, std::nullopt);
+  // The map alone: each master is asked by declare_new_slots itself.
+  const ClusterReport map = read_cluster_map(node, lock.connect_timeout, std::nullopt);
   if (map.seed.empty()) {
     member.probe.error = map.error;
     return member;
@@ -247,11 +262,9 @@ SlotMember slot_member(const NodeConfig& node, const LockConfig& lock) {
   member.unmapped = detail::kClusterSlots - map.covered;
   for (const ShardReport& shard : map.shards) {
     member.ids.node_ids.push_back(shard.master.id);
-    if (!shard.node.reachable) {
-      member.probe.error = "master " + shard.node.address + ": " + shard.node.error;
-      continue;
-    }
-    SlotServer server{detail::member_server(node, shard.master.host, shard.master.port, {}), {}};
+    SlotServer server{detail::member_server(node, shard.master.host, shard.master.port, {}),
+                      "master " + endpoint_address(shard.master.host, shard.master.port, {}),
+                      {}};
     for (const auto& [first, last] : shard.ranges) {
       for (std::uint32_t slot = first; slot <= last; ++slot) {
         server.tags.push_back(detail::slot_tag(static_cast<std::uint16_t>(slot)));
@@ -278,7 +291,7 @@ void probe_slots(SlotMember& member, const LockConfig& lock) {
   for (std::size_t i = 0; i < count; ++i) {
     if (!failures[i].empty()) {
       if (member.probe.error.empty()) {
-        member.probe.error = member.servers[i].config.name + ": " + failures[i];
+        member.probe.error = named(member.servers[i], failures[i]);
       }
       continue;
     }
@@ -312,8 +325,7 @@ std::string declare_slots(const SlotMember& member, const LockConfig& lock) {
     if (failures[i].empty()) {
       ++marked;
     } else if (why.empty()) {
-      why =
-          count > 1 ? "master " + member.servers[i].config.name + ": " + failures[i] : failures[i];
+      why = named(member.servers[i], failures[i]);
     }
   }
   if (why.empty() || count == 1) return why;
